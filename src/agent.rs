@@ -1,0 +1,165 @@
+//! The agent: one logical thread of execution with its own current state, Claude
+//! session, return stack and working directory (spec §2.1).
+//!
+//! Agents are plain data. The workflow loop owns them; executors get a clone; the
+//! transition handlers return new values instead of mutating in place, so a failed
+//! step can never leave an agent half-updated.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Whether an agent is scheduled to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    /// Runs (or will run) its `current_state`.
+    #[default]
+    Active,
+    /// Stopped until the run is resumed; `pause_reason` and `error` say why.
+    Paused,
+}
+
+/// Why an agent was paused. Stable strings: they appear in events and `baton status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseReason {
+    /// A multi-fork output broke the structural rules (R3.44).
+    ValidationError,
+    /// Retryable Claude failures exhausted their attempts (R10.1).
+    ClaudeError,
+    /// The Claude idle timeout exhausted its attempts.
+    Timeout,
+    /// The prompt file could not be loaded after all attempts.
+    PromptError,
+    /// A usage limit was reported by Claude Code (A15).
+    UsageLimit,
+}
+
+impl PauseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseReason::ValidationError => "validation_error",
+            PauseReason::ClaudeError => "claude_error",
+            PauseReason::Timeout => "timeout",
+            PauseReason::PromptError => "prompt_error",
+            PauseReason::UsageLimit => "usage_limit",
+        }
+    }
+}
+
+impl fmt::Display for PauseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A return address pushed by `<call>` and `<function>` and popped by `<result>`
+/// (R3.11, R3.17). It records the caller's *effective* cwd so that a pop always
+/// restores it (decision A4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frame {
+    /// The caller's session at the time of the call, including the calling turn (R2.6).
+    pub session: Option<String>,
+    /// The resolved return state.
+    pub state: String,
+    pub scope_dir: PathBuf,
+    pub cwd: PathBuf,
+    #[serde(default)]
+    pub nesting_depth: u32,
+    pub task_folder: PathBuf,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub id: String,
+    /// The resolved file name of the state to run next.
+    pub current_state: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Return frames, innermost last. `null` is accepted on read (R8.5).
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub stack: Vec<Frame>,
+    /// Delivered to the next state as `{{input}}` / `BATON_INPUT`; `Some("")` is a real, empty input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_result: Option<String>,
+    /// Absolute working directory for the agent's scripts and Claude sessions.
+    pub cwd: PathBuf,
+    pub scope_dir: PathBuf,
+    #[serde(default)]
+    pub nesting_depth: u32,
+    #[serde(default)]
+    pub status: AgentStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<PauseReason>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub task_folder: PathBuf,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub task_count: u32,
+    /// Set by `<call>`: the next Claude invocation forks this session (R2.1). Persisted (A5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_session_id: Option<String>,
+    /// Extra `<fork>` attributes for the worker's first state (R2.2). Persisted (A5).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fork_attributes: BTreeMap<String, String>,
+    /// How many steps this agent has started; numbers its debug files (R7.11).
+    #[serde(default)]
+    pub steps_started: u64,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Frame>, D::Error> {
+    Ok(Option::<Vec<Frame>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+impl Agent {
+    /// The first agent of a run.
+    pub fn main(initial_state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
+        Agent {
+            id: "main".to_string(),
+            current_state: initial_state,
+            session_id: None,
+            stack: Vec::new(),
+            pending_result: None,
+            cwd,
+            scope_dir,
+            nesting_depth: 0,
+            status: AgentStatus::Active,
+            pause_reason: None,
+            retry_count: 0,
+            error: None,
+            task_folder,
+            task_count: 0,
+            fork_session_id: None,
+            fork_attributes: BTreeMap::new(),
+            steps_started: 0,
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.status == AgentStatus::Active
+    }
+
+    /// Pause with a reason; the agent is not relaunched until the run is resumed (R10.2).
+    pub fn pause(&mut self, reason: PauseReason, message: String) {
+        self.status = AgentStatus::Paused;
+        self.pause_reason = Some(reason);
+        self.error = Some(message);
+    }
+
+    /// Undo a pause on resume (R8.13).
+    pub fn unpause(&mut self) {
+        self.status = AgentStatus::Active;
+        self.pause_reason = None;
+        self.error = None;
+        self.retry_count = 0;
+    }
+}

@@ -1,0 +1,88 @@
+//! Command-line arguments (clap). Only parsing lives here; each command has its own file.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "Run AI-agent workflows written as plain files",
+    max_term_width = 100
+)]
+pub struct Arguments {
+    /// Use this `.baton` directory instead of discovering one.
+    #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]
+    pub baton_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a run of a workflow directory (or of one state file in it).
+    Run(RunArguments),
+    /// Continue a run that stopped (crash, error, pause or interrupt).
+    Resume(ResumeArguments),
+    /// List the runs in this project's `.baton` directory.
+    List,
+    /// Show a run's agents, their states and stacks, and its totals.
+    Status(StatusArguments),
+}
+
+/// Options shared by `run` and `resume`.
+#[derive(Debug, Args)]
+pub struct ExecutionArguments {
+    /// Inactivity timeout per state in seconds (0 disables it) [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Print one JSON object describing the run on stdout instead of the result.
+    #[arg(long)]
+    pub json: bool,
+    /// Show only errors and the final line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Do not write the trace files (events.jsonl, per-step output, transitions.log).
+    #[arg(long)]
+    pub no_debug: bool,
+    /// Attempts per state for retryable errors.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub attempts: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArguments {
+    /// A workflow directory, or a state file inside one.
+    pub workflow: String,
+    /// Input for the first state (`{{input}}` / `$BATON_INPUT`).
+    #[arg(long, value_name = "TEXT")]
+    pub input: Option<String>,
+    /// Name the run instead of generating an id.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
+    #[command(flatten)]
+    pub execution: ExecutionArguments,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArguments {
+    pub run_id: String,
+    /// The answer for an agent waiting at an `<ask>`.
+    #[arg(long, value_name = "TEXT")]
+    pub input: Option<String>,
+    /// Raise (or set) the run's budget in US dollars.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
+    #[command(flatten)]
+    pub execution: ExecutionArguments,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArguments {
+    pub run_id: String,
+}

@@ -1,0 +1,162 @@
+//! What `run` and `resume` share: wire the bus, observers and executors around a
+//! run state, drive the workflow loop, and report the outcome (A7, A8).
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::CliError;
+use super::arguments::ExecutionArguments;
+use crate::event_bus::EventBus;
+use crate::events::Event;
+use crate::executor::context::{StateTimeout, TimeoutSource};
+use crate::executor::{ExecutionContext, Executors};
+use crate::exit_code;
+use crate::observers::console_observer::Verbosity;
+use crate::observers::{ConsoleObserver, DebugObserver};
+use crate::retry_policy::RetryPolicy;
+use crate::run_state::RunState;
+use crate::run_store::RunStore;
+use crate::shutdown::wait_for_shutdown_signal;
+use crate::workflow_loop::{RunOutcome, WorkflowLoop};
+
+/// Validate `--budget`: a finite, non-negative number of dollars (R9.1).
+pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
+    match budget {
+        Some(value) if !value.is_finite() || value < 0.0 => Err(CliError::InvalidValue {
+            flag: "budget",
+            value: value.to_string(),
+            expected: "expected a non-negative amount in US dollars, such as 5 or 0.50 (0 means unlimited)",
+        }),
+        other => Ok(other),
+    }
+}
+
+/// The effective timeout: the flag, else the one the run was launched with (A10), else 600 s.
+pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>) -> Result<StateTimeout, CliError> {
+    if let Some(value) = flag.filter(|value| !value.is_finite()) {
+        return Err(CliError::InvalidValue {
+            flag: "timeout",
+            value: value.to_string(),
+            expected: "expected a number of seconds (0 disables the timeout)",
+        });
+    }
+    Ok(match flag.or(launched_with) {
+        Some(seconds) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
+        None => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
+    })
+}
+
+/// The first retry's delay; tests shorten it with `BATON_RETRY_BASE_MS`.
+fn retry_policy(attempts: u32) -> RetryPolicy {
+    let base_delay = std::env::var("BATON_RETRY_BASE_MS")
+        .ok()
+        .and_then(|value| value.parse::<u64>().ok())
+        .map_or(RetryPolicy::default().base_delay, Duration::from_millis);
+    RetryPolicy {
+        max_attempts: attempts,
+        base_delay,
+    }
+}
+
+pub async fn execute(
+    store: RunStore,
+    state: RunState,
+    options: &ExecutionArguments,
+    timeout: StateTimeout,
+    resumed: bool,
+) -> Result<i32, CliError> {
+    let bus = Arc::new(EventBus::new());
+    let run_dir = store.run_dir(&state.run_id);
+    if !options.no_debug {
+        let observer = DebugObserver::open(&run_dir).map_err(|source| CliError::Trace {
+            path: run_dir.clone(),
+            source,
+        })?;
+        Arc::new(observer).attach(&bus);
+    }
+    let verbosity = if options.quiet {
+        Verbosity::Quiet
+    } else {
+        Verbosity::Normal
+    };
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
+
+    let (cancel_sender, cancel) = watch::channel(false);
+    let context = Arc::new(ExecutionContext {
+        run_id: state.run_id.clone(),
+        bus: Arc::clone(&bus),
+        timeout,
+        cancel,
+        run_dir: run_dir.clone(),
+    });
+    bus.emit(Event::WorkflowStarted {
+        run_id: state.run_id.clone(),
+        scope_dir: state.scope_dir.clone(),
+        run_dir,
+        initial_state: state
+            .agents
+            .first()
+            .map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
+        resumed,
+    });
+    let mut workflow = WorkflowLoop::new(
+        state,
+        store,
+        context,
+        Executors::standard(),
+        retry_policy(options.attempts),
+        cancel_sender,
+    );
+    let outcome = workflow.run(wait_for_shutdown_signal()).await;
+    report(workflow.state(), &outcome, options.json)?;
+    Ok(match outcome {
+        RunOutcome::Completed => exit_code::COMPLETED,
+        RunOutcome::Paused => exit_code::PAUSED,
+        RunOutcome::Failed { .. } => exit_code::ERROR,
+        RunOutcome::Interrupted { signal } => signal.exit_code(),
+    })
+}
+
+/// stdout carries the result and nothing else (A8): the main agent's payload, or
+/// with `--json` one object describing the run.
+fn report(state: &RunState, outcome: &RunOutcome, as_json: bool) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    let written = if as_json {
+        let mut agents: Vec<serde_json::Value> = state
+            .terminated
+            .iter()
+            .map(|agent| json!({"id": agent.id, "status": "terminated", "result": agent.result}))
+            .collect();
+        agents.extend(state.agents.iter().map(|agent| {
+            json!({"id": agent.id, "status": agent.status, "state": agent.current_state, "result": null, "error": agent.error})
+        }));
+        let error = match outcome {
+            RunOutcome::Failed { error } => Some(error.as_str()),
+            _ => None,
+        };
+        let object = json!({
+            "run_id": state.run_id,
+            "status": state.status,
+            "result": state.main_result(),
+            "agents": agents,
+            "cost_usd": state.total_cost_usd,
+            "steps": state.steps_completed,
+            "error": error,
+        });
+        writeln!(stdout, "{object}")
+    } else {
+        match state.main_result() {
+            Some(result) if result.ends_with('\n') => write!(stdout, "{result}"),
+            Some(result) => writeln!(stdout, "{result}"),
+            None => Ok(()),
+        }
+    };
+    written
+        .and_then(|()| stdout.flush())
+        .map_err(|source| CliError::Stdout { source })
+}

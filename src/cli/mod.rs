@@ -1,0 +1,84 @@
+//! The command-line front end: parse arguments, run one command, map the outcome
+//! to an exit code (A7). Kept thin: everything a command does lives in the library
+//! modules it calls, and `run` is what `main` and the tests call.
+
+mod arguments;
+mod cli_error;
+mod execute;
+mod list_command;
+mod resume_command;
+mod run_command;
+mod status_command;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+pub use arguments::{Arguments, Command};
+pub use cli_error::CliError;
+
+use crate::exit_code;
+use crate::run_store::{RunStore, discover_baton_dir};
+
+/// Run the command line `args` (including the program name) and return the exit code.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let arguments = match Arguments::try_parse_from(args) {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                exit_code::ERROR
+            } else {
+                exit_code::COMPLETED
+            };
+        }
+    };
+    init_tracing();
+    match dispatch(arguments) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error}");
+            exit_code::ERROR
+        }
+    }
+}
+
+fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
+    let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+    let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
+    match arguments.command {
+        Command::List => list_command::list(&store),
+        Command::Status(status) => status_command::status(&store, &status.run_id),
+        Command::Run(run) => runtime()?.block_on(run_command::run(store, run, cwd)),
+        Command::Resume(resume) => runtime()?.block_on(resume_command::resume(store, resume)),
+    }
+}
+
+fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {
+    match explicit {
+        Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+        Some(dir) => cwd.join(dir),
+        None => discover_baton_dir(cwd),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| CliError::Runtime { source })
+}
+
+/// Diagnostics about Baton itself (observer failures and the like) go to stderr,
+/// at the level `BATON_LOG` asks for (default: warnings).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BATON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}

@@ -1,0 +1,30 @@
+//! `baton resume <RUN_ID>`: continue a run from its last snapshot. Paused agents
+//! are un-paused (R8.13); an agent whose step was in flight or failed runs that
+//! step again; everything whose transition was recorded stays done.
+
+use super::CliError;
+use super::arguments::ResumeArguments;
+use super::execute::{check_budget, execute, timeout_of};
+use crate::run_state::RunStatus;
+use crate::run_store::RunStore;
+
+pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, CliError> {
+    let mut state = store.load(&arguments.run_id)?;
+    if state.status == RunStatus::Completed {
+        return Err(CliError::AlreadyCompleted { run_id: state.run_id });
+    }
+    if arguments.input.is_some() {
+        return Err(CliError::NoAgentWaiting { run_id: state.run_id });
+    }
+    if let Some(budget) = check_budget(arguments.budget)? {
+        state.budget_usd = budget;
+    }
+    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds)?;
+    if let Some(seconds) = arguments.execution.timeout {
+        state.launch_params.timeout_seconds = Some(seconds);
+    }
+    for agent in &mut state.agents {
+        agent.unpause();
+    }
+    execute(store, state, &arguments.execution, timeout, true).await
+}

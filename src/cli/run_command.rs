@@ -1,0 +1,55 @@
+//! `baton run <WORKFLOW>`: create a run and execute it.
+
+use std::path::PathBuf;
+
+use super::CliError;
+use super::arguments::RunArguments;
+use super::execute::{check_budget, execute, timeout_of};
+use crate::agent::Agent;
+use crate::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::run_store::{RunStore, StoreError, is_valid_run_id};
+use crate::task_folder::TaskFolders;
+use crate::workflow_target;
+
+pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Result<i32, CliError> {
+    let target = workflow_target::interpret(&arguments.workflow, &cwd)?;
+    let budget_usd = check_budget(arguments.budget)?.unwrap_or(0.0);
+    let timeout = timeout_of(arguments.execution.timeout, None)?;
+    let run_id = match arguments.run_id {
+        Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
+        Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
+        Some(id) => id,
+        None => store.new_run_id(),
+    };
+    let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for("main", 0);
+    let mut main = Agent::main(
+        target.initial_state.clone(),
+        target.scope_dir.clone(),
+        cwd.clone(),
+        task_folder,
+    );
+    main.pending_result = arguments.input;
+    let now = jiff::Timestamp::now().to_string();
+    let state = RunState {
+        version: STATE_VERSION,
+        run_id,
+        scope_dir: target.scope_dir,
+        initial_state: target.initial_state,
+        launch_cwd: cwd,
+        status: RunStatus::Running,
+        created_at: now.clone(),
+        updated_at: now,
+        total_cost_usd: 0.0,
+        budget_usd,
+        steps_completed: 0,
+        agents: vec![main],
+        terminated: Vec::new(),
+        fork_counters: Default::default(),
+        launch_params: LaunchParams {
+            timeout_seconds: arguments.execution.timeout,
+        },
+        error: None,
+    };
+    store.create(&state)?;
+    execute(store, state, &arguments.execution, timeout, false).await
+}

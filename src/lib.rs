@@ -1,0 +1,37 @@
+//! Baton runs AI-agent workflows written as plain files: markdown prompts for
+//! Claude Code and shell scripts, connected by transition tags.
+//!
+//! The pipeline, in the order data flows:
+//! CLI (`cli`) → workflow loop (`workflow_loop`) → executors (`executor`) →
+//! tag scanning and interpretation (`tag_scanner`, `interpret_output`) →
+//! transitions (`apply_transition`) → persistence (`run_store`) and events
+//! (`event_bus`) → observers (`observers`).
+
+pub mod agent;
+pub mod apply_transition;
+pub mod cli;
+pub mod event_bus;
+pub mod events;
+pub mod executor;
+pub mod exit_code;
+pub mod interpret_output;
+pub mod observers;
+pub mod print_extractor;
+pub mod resolve_cd;
+pub mod retry_policy;
+pub mod run_state;
+pub mod run_store;
+pub mod script_process;
+pub mod shutdown;
+pub mod state_name;
+pub mod state_resolution;
+pub mod step_failure;
+pub mod suggestion;
+pub mod tag;
+pub mod tag_scanner;
+pub mod task_folder;
+pub mod transition;
+pub mod workflow_loop;
+pub mod workflow_target;
+
+pub use cli::run;

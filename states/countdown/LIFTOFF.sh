@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+echo "<result>Liftoff!</result>"

@@ -1,0 +1,1 @@
+//! Conformance tests named after the spec rules they check (../shared/spec/protocol.md §16).

@@ -1,0 +1,9 @@
+//! Integration tests: every test drives the real `baton` binary on a temporary
+//! workflow through [`support::Test`].
+
+mod support;
+
+mod cli;
+mod conformance;
+mod crash_resume;
+mod samples;

@@ -1,0 +1,202 @@
+//! `Test::new().file("START.sh", "...").args(["run", "wf"]).run()` writes a temp
+//! project (with a `.git` marker, so `.baton/` is created inside it), runs the real
+//! binary there, and returns an [`Outcome`] with normalised output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+pub struct Test {
+    root: tempfile::TempDir,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Default for Test {
+    fn default() -> Test {
+        Test::new()
+    }
+}
+
+impl Test {
+    /// An empty project with a workflow directory `wf/`.
+    pub fn new() -> Test {
+        let root = tempfile::Builder::new()
+            .prefix("baton-test-")
+            .tempdir()
+            .expect("temp dir");
+        std::fs::create_dir_all(root.path().join(".git")).expect(".git marker");
+        std::fs::create_dir_all(root.path().join("wf")).expect("wf dir");
+        Test {
+            root,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Write `contents` to `wf/<name>` (a state of the default workflow).
+    pub fn file(self, name: &str, contents: &str) -> Test {
+        self.write(&format!("wf/{name}"), contents)
+    }
+
+    /// Write `contents` to `<root>/<path>`, creating directories.
+    pub fn write(self, path: &str, contents: &str) -> Test {
+        let full = self.root.path().join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).expect("parent dir");
+        }
+        std::fs::write(&full, contents).expect("write test file");
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Test
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Test {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// `baton run wf --run-id test` plus `extra` arguments.
+    pub fn run_workflow(self, extra: &[&str]) -> Outcome {
+        let mut args = vec![
+            "run".to_string(),
+            "wf".to_string(),
+            "--run-id".to_string(),
+            "test".to_string(),
+        ];
+        args.extend(extra.iter().map(|arg| arg.to_string()));
+        self.args(args).run()
+    }
+
+    pub fn run(self) -> Outcome {
+        let output = self.command(&self.args).output().expect("run baton");
+        Outcome {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            test: self,
+        }
+    }
+
+    /// The command for `baton <args>` in this project, ready to spawn.
+    pub fn command(&self, args: &[String]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
+        command
+            .args(args)
+            .current_dir(self.root.path())
+            .env_remove("BATON_DIR")
+            .env_remove("BATON_LOG")
+            .env("NO_COLOR", "1")
+            .env("BATON_RETRY_BASE_MS", "10")
+            .stdin(Stdio::null());
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command
+    }
+}
+
+pub struct Outcome {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub test: Test,
+}
+
+impl Outcome {
+    pub fn root(&self) -> &Path {
+        self.test.root()
+    }
+
+    pub fn run_dir(&self, run_id: &str) -> PathBuf {
+        self.root().join(".baton/runs").join(run_id)
+    }
+
+    /// stderr with the temp root replaced by `[ROOT]` and durations by `N ms`.
+    pub fn stderr_normalized(&self) -> String {
+        normalize(&self.stderr, self.root())
+    }
+
+    /// Fail with the whole output when the exit code is not `expected`.
+    #[track_caller]
+    pub fn status(&self, expected: i32) -> &Outcome {
+        assert_eq!(
+            self.status, expected,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout(&self, expected: &str) -> &Outcome {
+        assert_eq!(self.stdout, expected, "stdout differs\n--- stderr\n{}", self.stderr);
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_contains(&self, expected: &str) -> &Outcome {
+        let normalized = self.stderr_normalized();
+        assert!(
+            normalized.contains(expected),
+            "stderr lacks {expected:?}\n--- stderr (normalized)\n{normalized}"
+        );
+        self
+    }
+
+    /// The `error: …` line(s) Baton printed for a command that failed before a run.
+    pub fn error_message(&self) -> String {
+        normalize(self.stderr.trim_end(), self.root())
+    }
+
+    /// The state file of run `run_id`.
+    pub fn state(&self, run_id: &str) -> Value {
+        let text = std::fs::read_to_string(self.run_dir(run_id).join("state.json")).expect("state.json");
+        serde_json::from_str(&text).expect("state.json is JSON")
+    }
+
+    /// Every event of run `run_id`, in order.
+    pub fn events(&self, run_id: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.run_dir(run_id).join("events.jsonl")).unwrap_or_default();
+        text.lines()
+            .map(|line| serde_json::from_str(line).expect("event line is JSON"))
+            .collect()
+    }
+
+    /// The events of type `kind`.
+    pub fn events_of(&self, run_id: &str, kind: &str) -> Vec<Value> {
+        self.events(run_id)
+            .into_iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    }
+
+    /// Run `baton <args>` again in the same project.
+    pub fn rerun<I, S>(self, args: I) -> Outcome
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.test.args(args).run()
+    }
+}
+
+/// Replace what changes from run to run: the temp root and durations.
+pub fn normalize(text: &str, root: &Path) -> String {
+    let root = root.to_string_lossy();
+    let replaced = text.replace(root.as_ref(), "[ROOT]");
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").expect("regex");
+    durations.replace_all(&replaced, "N ms").into_owned()
+}
