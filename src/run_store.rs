@@ -244,3 +244,49 @@ mod tests {
         assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1);
     }
 }
+
+#[cfg(test)]
+mod property_tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A valid snapshot to mutate.
+    const VALID: &str = r#"{"version":1,"run_id":"r","scope_dir":"/wf","initial_state":"START.sh",
+"launch_cwd":"/","status":"running","created_at":"t","updated_at":"t","total_cost_usd":0.5,
+"agents":[{"id":"main","current_state":"A.sh","session_id":null,"stack":null,"cwd":"/",
+"scope_dir":"/wf","task_folder":"/t","fork_attributes":{"k":"v"}}],"fork_counters":{"main":2}}"#;
+
+    fn load(bytes: &[u8]) -> Result<RunState, StoreError> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(STATE_FILE);
+        std::fs::write(&path, bytes).expect("write");
+        read_state(&path)
+    }
+
+    #[test]
+    fn r8_5_null_stack_and_missing_optional_keys_are_accepted() {
+        let state = load(VALID.as_bytes()).expect("valid snapshot loads");
+        assert!(state.agents[0].stack.is_empty());
+        assert_eq!(state.fork_counters.get("main"), Some(&2));
+    }
+
+    proptest! {
+        #[test]
+        fn loading_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = load(&bytes);
+        }
+
+        #[test]
+        fn loading_a_mutated_snapshot_never_panics(cut in 0..VALID.len(), insert in ".{0,8}", remove in 0usize..16) {
+            let mut text = VALID.to_string();
+            let mut at = cut;
+            while !text.is_char_boundary(at) { at -= 1; }
+            let end = (at + remove).min(text.len());
+            let mut end_at = end;
+            while !text.is_char_boundary(end_at) { end_at -= 1; }
+            text.replace_range(at..end_at, &insert);
+            let _ = load(text.as_bytes());
+        }
+    }
+}

@@ -11,7 +11,7 @@ use crate::state_name;
 
 /// The candidate closest to `wanted`, or `None` when nothing is close enough.
 ///
-/// Distances are Levenshtein distances over lowercased characters. Each candidate
+/// Distances are edit distances (with adjacent swaps) over lowercased characters. Each candidate
 /// is compared both as written and by its stem (without its extension), so that
 /// the abstract name `REVEIW` finds `REVIEW.md`. A candidate is accepted only when
 /// its distance is at most `max(1, len / 3)`, where `len` is the number of
@@ -33,8 +33,8 @@ pub fn did_you_mean<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a s
 
 /// The smaller of the distances to the whole candidate and to its stem.
 fn distance_to_candidate(wanted: &[char], candidate: &str) -> usize {
-    let whole = levenshtein(wanted, &lowercase_chars(candidate));
-    let stem = levenshtein(wanted, &lowercase_chars(state_name::stem(candidate)));
+    let whole = edit_distance(wanted, &lowercase_chars(candidate));
+    let stem = edit_distance(wanted, &lowercase_chars(state_name::stem(candidate)));
     whole.min(stem)
 }
 
@@ -42,21 +42,29 @@ fn lowercase_chars(text: &str) -> Vec<char> {
     text.chars().flat_map(char::to_lowercase).collect()
 }
 
-/// Classic two-row Levenshtein distance (insertions, deletions, substitutions).
-fn levenshtein(a: &[char], b: &[char]) -> usize {
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, a_char) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, b_char) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(a_char != b_char);
-            let deletion = previous[j + 1] + 1;
-            let insertion = current[j] + 1;
-            current[j + 1] = substitution.min(deletion).min(insertion);
-        }
-        std::mem::swap(&mut previous, &mut current);
+/// Edit distance where inserting, deleting or replacing a character, or swapping
+/// two adjacent ones, each cost 1 (optimal string alignment). Swaps matter: `tset`
+/// for `test` is the typical typo, and plain Levenshtein would call it 2 edits.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let width = b.len() + 1;
+    let mut rows = vec![0usize; (a.len() + 1) * width];
+    for (j, cell) in rows.iter_mut().take(width).enumerate() {
+        *cell = j;
     }
-    previous[b.len()]
+    for i in 1..=a.len() {
+        rows[i * width] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[(i - 1) * width + j - 1] + cost)
+                .min(rows[(i - 1) * width + j] + 1)
+                .min(rows[i * width + j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[(i - 2) * width + j - 2] + 1);
+            }
+            rows[i * width + j] = best;
+        }
+    }
+    rows[a.len() * width + b.len()]
 }
 
 #[cfg(test)]
@@ -68,12 +76,13 @@ mod tests {
     }
 
     #[test]
-    fn levenshtein_known_values() {
-        assert_eq!(levenshtein(&chars("kitten"), &chars("sitting")), 3);
-        assert_eq!(levenshtein(&chars(""), &chars("abc")), 3);
-        assert_eq!(levenshtein(&chars("abc"), &chars("")), 3);
-        assert_eq!(levenshtein(&chars("same"), &chars("same")), 0);
-        assert_eq!(levenshtein(&chars("REVEIW"), &chars("REVIEW")), 2);
+    fn edit_distance_known_values() {
+        assert_eq!(edit_distance(&chars("kitten"), &chars("sitting")), 3);
+        assert_eq!(edit_distance(&chars(""), &chars("abc")), 3);
+        assert_eq!(edit_distance(&chars("abc"), &chars("")), 3);
+        assert_eq!(edit_distance(&chars("same"), &chars("same")), 0);
+        assert_eq!(edit_distance(&chars("REVEIW"), &chars("REVIEW")), 1);
+        assert_eq!(edit_distance(&chars("tset"), &chars("test")), 1);
     }
 
     #[test]

@@ -1,1 +1,370 @@
-//! placeholder
+//! The command line as a user meets it: the output contract (A8), exit codes (A7),
+//! every error message before a run starts (asserted verbatim), `list`, `status`,
+//! `.baton` discovery, and Ctrl-C.
+
+use std::time::{Duration, Instant};
+
+use crate::support::Test;
+
+fn countdown() -> Test {
+    Test::new()
+        .file(
+            "START.sh",
+            "echo '<print>go</print>'\necho '<goto input=\"2\">TICK</goto>'\n",
+        )
+        .file(
+            "TICK.sh",
+            "if [ \"$BATON_INPUT\" -le 1 ]; then echo '<result>done</result>'; \
+             else echo \"<goto input=\\\"$((BATON_INPUT - 1))\\\">TICK</goto>\"; fi\n",
+        )
+}
+
+#[test]
+fn a8_stdout_is_the_result_and_stderr_is_the_show() {
+    let outcome = countdown().run_workflow(&[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        outcome.stderr_normalized(),
+        "run test started: [ROOT]/wf (START.sh)\n\
+         [main] > START.sh\n\
+         [main] print: go\n\
+         [main] < START.sh in N ms: goto -> TICK.sh input=\"2\"\n\
+         [main] > TICK.sh\n\
+         [main] < TICK.sh in N ms: goto -> TICK.sh input=\"1\"\n\
+         [main] > TICK.sh\n\
+         [main] < TICK.sh in N ms: terminated with result: done\n\
+         done: run test completed: 3 steps, $0.0000, N ms\n"
+    );
+}
+
+#[test]
+fn a8_result_keeps_its_own_trailing_newline() {
+    Test::new()
+        .file("START.sh", "printf '<result>two\\nlines\\n</result>'\n")
+        .run_workflow(&[])
+        .stdout("two\nlines\n");
+}
+
+#[test]
+fn quiet_keeps_only_the_final_line() {
+    let outcome = countdown().run_workflow(&["--quiet"]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        outcome.stderr_normalized(),
+        "done: run test completed: 3 steps, $0.0000, N ms\n"
+    );
+}
+
+#[test]
+fn quiet_still_shows_errors() {
+    let outcome = Test::new()
+        .file("START.sh", "echo oops >&2; exit 4\n")
+        .run_workflow(&["-q"]);
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.stderr_normalized(),
+        "error: run test failed: agent main at START.sh: script `START.sh` failed with exit code 4; its stderr:\n    oops\n\
+         continue after fixing it with `baton resume test`\n"
+    );
+}
+
+#[test]
+fn json_describes_the_run() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<fork next=\"WAIT\">W</fork>'\n")
+        .file("W.sh", "echo '<result>worker says hi</result>'\n")
+        .file("WAIT.sh", "echo '<result>main done</result>'\n")
+        .run_workflow(&["--json"]);
+    outcome.status(0);
+    let mut report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("one JSON object");
+    let agents = report["agents"].as_array_mut().expect("agents");
+    agents.sort_by_key(|agent| agent["id"].as_str().unwrap_or_default().to_string());
+    assert_eq!(
+        report,
+        serde_json::json!({
+            "run_id": "test",
+            "status": "completed",
+            "result": "main done",
+            "agents": [
+                {"id": "main", "status": "terminated", "result": "main done"},
+                {"id": "main_w1", "status": "terminated", "result": "worker says hi"},
+            ],
+            "cost_usd": 0.0,
+            "steps": 3,
+            "error": null,
+        })
+    );
+}
+
+#[test]
+fn no_debug_writes_no_trace_but_keeps_the_state() {
+    let outcome = countdown().run_workflow(&["--no-debug"]);
+    outcome.status(0);
+    assert!(outcome.run_dir("test").join("state.json").is_file());
+    assert!(!outcome.run_dir("test").join("events.jsonl").exists());
+    assert!(!outcome.run_dir("test").join("transitions.log").exists());
+}
+
+#[test]
+fn a16_trace_has_versioned_sequenced_events_and_step_files() {
+    let outcome = countdown().run_workflow(&[]);
+    let events = outcome.events("test");
+    for (index, event) in events.iter().enumerate() {
+        assert_eq!(event["v"], 1);
+        assert_eq!(event["seq"], index as u64 + 1);
+        assert!(event["ts"].as_str().is_some_and(|ts| ts.ends_with('Z')), "{event}");
+    }
+    let dir = outcome.run_dir("test");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("main_TICK_002.stdout.txt")).unwrap(),
+        "<goto input=\"1\">TICK</goto>\n"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("main_TICK_002.meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["exit_code"], 0);
+    assert_eq!(meta["env_vars"]["BATON_INPUT"], "2");
+    assert_eq!(meta["env_vars"]["RAYMOND_INPUT"], "2");
+    let log = std::fs::read_to_string(dir.join("transitions.log")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        log.lines()
+            .next()
+            .unwrap()
+            .ends_with(" main START.sh -> TICK.sh [goto] input=\"2\""),
+        "{log}"
+    );
+}
+
+#[test]
+fn resumed_trace_continues_the_sequence() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<fork next=\"B\">W</fork>'\n")
+        .file("W.sh", "exit 1\n")
+        .file("B.sh", "echo '<result>b</result>'\n")
+        .run_workflow(&[]);
+    outcome.status(1);
+    let before = outcome.events("test").len();
+    std::fs::write(outcome.root().join("wf/W.sh"), "echo '<result>w</result>'\n").unwrap();
+    let outcome = outcome.rerun(["resume", "test"]);
+    outcome.status(0).stdout("b\n");
+    let events = outcome.events("test");
+    assert!(events.len() > before);
+    let seqs: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+    assert_eq!(events[before]["type"], "WorkflowStarted");
+    assert_eq!(events[before]["resumed"], true);
+}
+
+#[test]
+fn run_id_that_exists_is_refused() {
+    let outcome = countdown().run_workflow(&[]).rerun(["run", "wf", "--run-id", "test"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `test` already exists; use `baton resume test` to continue it"
+    );
+}
+
+#[test]
+fn invalid_run_id_is_refused() {
+    let outcome = countdown().args(["run", "wf", "--run-id", "../x"]).run();
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid run id `../x`: use only letters, digits, `_` and `-`"
+    );
+}
+
+#[test]
+fn missing_workflow_suggests_a_sibling() {
+    let outcome = countdown().args(["run", "wff"]).run();
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wff` not found: no such file or directory; did you mean `wf`?"
+    );
+}
+
+#[test]
+fn negative_budget_is_refused_with_what_is_expected() {
+    let outcome = countdown().run_workflow(&["--budget", "-1"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid value `-1` for --budget: expected a non-negative amount in US dollars, such as 5 or 0.50 (0 means unlimited)"
+    );
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error_with_exit_1() {
+    let outcome = countdown().args(["run", "wf", "--frobnicate"]).run();
+    outcome.status(1);
+    assert!(
+        outcome.stderr.contains("unexpected argument '--frobnicate'"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn resume_of_an_unknown_run_suggests_a_close_one() {
+    let outcome = Test::new()
+        .file("START.sh", "exit 1\n")
+        .run_workflow(&[])
+        .rerun(["resume", "tset"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `tset` not found in [ROOT]/.baton/runs; did you mean `test`?"
+    );
+}
+
+#[test]
+fn resume_of_a_completed_run_is_refused() {
+    let outcome = countdown().run_workflow(&[]).rerun(["resume", "test"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `test` has already completed; `baton status test` shows its result"
+    );
+}
+
+#[test]
+fn resume_input_without_an_asking_agent_is_refused() {
+    let outcome = Test::new()
+        .file("START.sh", "exit 1\n")
+        .run_workflow(&[])
+        .rerun(["resume", "test", "--input", "x"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: --input was given, but no agent of run `test` is waiting for input"
+    );
+}
+
+#[test]
+fn a7_paused_run_exits_3_and_resumes_after_the_fix() {
+    let outcome = Test::new()
+        .file(
+            "START.sh",
+            "echo '<fork next=\"A\">W</fork><fork next=\"B\">W</fork>'\n",
+        )
+        .file("W.sh", "echo '<result>w</result>'\n")
+        .file("A.sh", "echo '<result>a</result>'\n")
+        .file("B.sh", "echo '<result>b</result>'\n")
+        .run_workflow(&[]);
+    outcome.status(3).stdout("");
+    outcome.stderr_contains("paused: run test: 1 agent paused; continue with `baton resume test`");
+    assert_eq!(outcome.state("test")["status"], "paused");
+    std::fs::write(outcome.root().join("wf/START.sh"), "echo '<result>fixed</result>'\n").unwrap();
+    outcome.rerun(["resume", "test"]).status(0).stdout("fixed\n");
+}
+
+#[test]
+fn list_shows_every_run_with_its_status() {
+    let outcome = countdown()
+        .run_workflow(&[])
+        .rerun(["run", "wf", "--run-id", "second", "-q"])
+        .rerun(["list"]);
+    outcome.status(0);
+    let lines: Vec<&str> = outcome.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", outcome.stdout);
+    assert!(lines[0].starts_with("RUN "), "{}", lines[0]);
+    for (line, id) in lines[1..].iter().zip(["test", "second"]) {
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(columns[0], id);
+        assert_eq!(columns[1], "completed");
+        assert_eq!(columns[3], "$0.0000");
+        assert_eq!(columns[4], "3");
+    }
+}
+
+#[test]
+fn list_without_runs_says_so() {
+    let outcome = Test::new().args(["list"]).run();
+    outcome.status(0).stdout("");
+    assert_eq!(outcome.error_message(), "no runs in [ROOT]/.baton/runs");
+}
+
+#[test]
+fn status_shows_agents_stack_and_errors() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<call return=\"RET\">SUB</call>'\n")
+        .file("SUB.sh", "echo '<fork next=\"X\">W</fork><goto>Y</goto>'\n")
+        .file("RET.sh", "echo '<result>r</result>'\n")
+        .file("W.sh", "echo '<result>w</result>'\n")
+        .file("X.sh", "echo '<result>x</result>'\n")
+        .file("Y.sh", "echo '<result>y</result>'\n")
+        .run_workflow(&[])
+        .rerun(["status", "test"]);
+    outcome.status(0);
+    let stdout = crate::support::test_builder::normalize(&outcome.stdout, outcome.root());
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "run test: paused");
+    assert_eq!(lines[1], "workflow: [ROOT]/wf");
+    assert_eq!(lines[3], "steps: 1  cost: $0.0000");
+    assert_eq!(
+        &lines[4..],
+        [
+            "agents:",
+            "  main  at SUB.sh  [paused (validation_error)]",
+            "      cwd: [ROOT]",
+            "      returns to: RET.sh",
+            "      error: script `SUB.sh` produced an invalid multi-fork: the continuations disagree (X.sh, Y.sh); every `next` and the <goto> must name the same state",
+        ]
+    );
+}
+
+#[test]
+fn r8_1_baton_dir_is_found_at_the_git_root_from_a_subdirectory() {
+    let test = countdown().write("deep/er/keep", "");
+    let outcome = test.args(["run", "../../wf", "--run-id", "nested"]).run_in("deep/er");
+    outcome.status(0);
+    assert!(outcome.root().join(".baton/runs/nested/state.json").is_file());
+    assert!(!outcome.root().join("deep/er/.baton").exists());
+}
+
+#[test]
+fn baton_dir_flag_overrides_discovery() {
+    let outcome = countdown().run_workflow(&["--baton-dir", "elsewhere"]);
+    outcome.status(0);
+    assert!(outcome.root().join("elsewhere/runs/test/state.json").is_file());
+    assert!(!outcome.root().join(".baton").exists());
+}
+
+#[test]
+fn a7_sigint_stops_children_saves_and_exits_130() {
+    let test = Test::new().file(
+        "START.sh",
+        "echo $$ > \"$BATON_TASK_FOLDER/../script.pid\"\nsleep 30\necho '<result>late</result>'\n",
+    );
+    let mut child = test
+        .command(&["run".into(), "wf".into(), "--run-id".into(), "sig".into()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn baton");
+    let pid_file = test.root().join(".baton/tasks/sig/script.pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !pid_file.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let script_pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("script started")
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: plain signal delivery to a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("baton exits");
+    assert_eq!(status.code(), Some(130));
+    // SAFETY: signal 0 only checks for existence.
+    let alive = unsafe { libc::kill(script_pid, 0) } == 0;
+    assert!(!alive, "the script's process group was killed");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(test.root().join(".baton/runs/sig/state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["status"], "interrupted");
+    std::fs::write(test.root().join("wf/START.sh"), "echo '<result>resumed</result>'\n").unwrap();
+    test.args(["resume", "sig"]).run().status(0).stdout("resumed\n");
+}

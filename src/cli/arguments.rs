@@ -36,7 +36,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ExecutionArguments {
     /// Inactivity timeout per state in seconds (0 disables it) [default: 600].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub timeout: Option<f64>,
     /// Print one JSON object describing the run on stdout instead of the result.
     #[arg(long)]
@@ -63,7 +63,7 @@ pub struct RunArguments {
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
     /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub budget: Option<f64>,
     #[command(flatten)]
     pub execution: ExecutionArguments,
@@ -76,7 +76,7 @@ pub struct ResumeArguments {
     #[arg(long, value_name = "TEXT")]
     pub input: Option<String>,
     /// Raise (or set) the run's budget in US dollars.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub budget: Option<f64>,
     #[command(flatten)]
     pub execution: ExecutionArguments,

@@ -81,7 +81,16 @@ impl Test {
     }
 
     pub fn run(self) -> Outcome {
-        let output = self.command(&self.args).output().expect("run baton");
+        self.run_in(".")
+    }
+
+    /// Run with the working directory `<root>/<subdirectory>`.
+    pub fn run_in(self, subdirectory: &str) -> Outcome {
+        let output = self
+            .command(&self.args)
+            .current_dir(self.root.path().join(subdirectory))
+            .output()
+            .expect("run baton");
         Outcome {
             status: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
