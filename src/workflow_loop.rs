@@ -378,3 +378,289 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
     }
     metadata
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, VecDeque};
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::event_bus::EventBus;
+    use crate::events::EventKind;
+    use crate::executor::context::{StateTimeout, TimeoutSource};
+    use crate::executor::{StateExecutor, StepFuture};
+    use crate::run_state::{LaunchParams, STATE_VERSION};
+
+    /// Replies with scripted results per state name, in order; records every call.
+    struct ScriptedExecutor {
+        replies: Mutex<HashMap<String, VecDeque<Result<ExecutionResult, StepFailure>>>>,
+        calls: Mutex<Vec<(String, u32)>>,
+        delay: Duration,
+    }
+
+    impl ScriptedExecutor {
+        fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>, delay: Duration) -> Arc<ScriptedExecutor> {
+            let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
+            for (state, reply) in replies {
+                let reply = reply.map(|transition| ExecutionResult {
+                    transition,
+                    session_id: None,
+                    cost_usd: 0.25,
+                });
+                map.entry(state.to_string()).or_default().push_back(reply);
+            }
+            Arc::new(ScriptedExecutor {
+                replies: Mutex::new(map),
+                calls: Mutex::new(Vec::new()),
+                delay,
+            })
+        }
+    }
+
+    impl StateExecutor for ScriptedExecutor {
+        fn execute<'a>(&'a self, input: StepInput, _context: &'a ExecutionContext) -> StepFuture<'a> {
+            Box::pin(async move {
+                let state = input.agent.current_state.clone();
+                self.calls.lock().unwrap().push((state.clone(), input.attempt));
+                if state == "SLOW" {
+                    tokio::time::sleep(self.delay).await;
+                }
+                let reply = self
+                    .replies
+                    .lock()
+                    .unwrap()
+                    .get_mut(&state)
+                    .and_then(VecDeque::pop_front);
+                reply.unwrap_or_else(|| Err(StepFailure::fatal("Test", format!("no scripted reply for {state}"))))
+            })
+        }
+    }
+
+    fn goto(target: &str) -> Result<Transition, StepFailure> {
+        Ok(Transition::Goto {
+            target: target.into(),
+            input: None,
+        })
+    }
+
+    fn result(payload: &str) -> Result<Transition, StepFailure> {
+        Ok(Transition::Result {
+            payload: payload.into(),
+        })
+    }
+
+    fn retryable() -> Result<Transition, StepFailure> {
+        Err(StepFailure::retryable(
+            PauseReason::ClaudeError,
+            "ClaudeCodeError",
+            "claude exited with 1",
+        ))
+    }
+
+    struct Harness {
+        workflow: WorkflowLoop,
+        executor: Arc<ScriptedExecutor>,
+        bus: Arc<EventBus>,
+        _dir: tempfile::TempDir,
+    }
+
+    fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path().join(".baton"));
+        let task_folder = dir.path().join("task");
+        let state = RunState {
+            version: STATE_VERSION,
+            run_id: "r".into(),
+            scope_dir: PathBuf::from("/wf"),
+            initial_state: "START".into(),
+            launch_cwd: dir.path().to_path_buf(),
+            status: RunStatus::Running,
+            created_at: String::new(),
+            updated_at: String::new(),
+            total_cost_usd: 0.0,
+            budget_usd: 0.0,
+            steps_completed: 0,
+            agents: vec![Agent::main(
+                "START".into(),
+                PathBuf::from("/wf"),
+                dir.path().to_path_buf(),
+                task_folder,
+            )],
+            terminated: Vec::new(),
+            fork_counters: BTreeMap::new(),
+            launch_params: LaunchParams::default(),
+            error: None,
+        };
+        store.create(&state).unwrap();
+        let executor = ScriptedExecutor::new(replies, Duration::from_millis(200));
+        let executors = Executors {
+            script: executor.clone(),
+            markdown: executor.clone(),
+        };
+        let bus = Arc::new(EventBus::new());
+        let (cancel, cancel_receiver) = watch::channel(false);
+        let context = Arc::new(ExecutionContext {
+            run_id: "r".into(),
+            bus: Arc::clone(&bus),
+            timeout: StateTimeout::from_seconds(0.0, TimeoutSource::Default),
+            cancel: cancel_receiver,
+            run_dir: dir.path().to_path_buf(),
+        });
+        let retry = RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(1),
+        };
+        Harness {
+            workflow: WorkflowLoop::new(state, store, context, executors, retry, cancel),
+            executor,
+            bus,
+            _dir: dir,
+        }
+    }
+
+    async fn run(harness: &mut Harness) -> RunOutcome {
+        harness.workflow.run(std::future::pending()).await
+    }
+
+    #[tokio::test]
+    async fn r10_1_retryable_failures_are_retried_then_succeed_with_retry_count_reset() {
+        let mut harness = harness(vec![
+            ("START", retryable()),
+            ("START", retryable()),
+            ("START", goto("END")),
+            ("END", result("ok")),
+        ]);
+        assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+        let calls = harness.executor.calls.lock().unwrap().clone();
+        assert_eq!(
+            calls,
+            [
+                ("START".into(), 1),
+                ("START".into(), 2),
+                ("START".into(), 3),
+                ("END".into(), 1)
+            ]
+        );
+        assert_eq!(harness.workflow.state().main_result(), Some("ok"));
+        assert_eq!(harness.workflow.state().total_cost_usd, 0.5);
+    }
+
+    #[tokio::test]
+    async fn r10_1_exhausted_retries_pause_the_agent_with_the_reason() {
+        let mut harness = harness(vec![
+            ("START", retryable()),
+            ("START", retryable()),
+            ("START", retryable()),
+        ]);
+        let paused = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&paused);
+        harness.bus.on(
+            EventKind::AgentPaused,
+            Arc::new(move |event: &Event| {
+                sink.lock().unwrap().push(event.clone());
+                Ok(())
+            }),
+        );
+        assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+        let agent = &harness.workflow.state().agents[0];
+        assert_eq!(agent.pause_reason, Some(PauseReason::ClaudeError));
+        assert_eq!(agent.retry_count, 3);
+        assert_eq!(harness.executor.calls.lock().unwrap().len(), 3);
+        assert_eq!(paused.lock().unwrap().len(), 1);
+        assert_eq!(harness.workflow.state().status, RunStatus::Paused);
+    }
+
+    #[tokio::test]
+    async fn a13_retries_wait_with_backoff() {
+        let mut harness = harness(vec![("START", retryable()), ("START", result("ok"))]);
+        harness.workflow.retry.base_delay = Duration::from_millis(150);
+        let started = Instant::now();
+        assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+        assert!(
+            started.elapsed() >= Duration::from_millis(120),
+            "the retry waited about base_delay"
+        );
+    }
+
+    #[tokio::test]
+    async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
+        let fork = Transition::MultiFork {
+            workers: vec![crate::transition::ForkSpec {
+                target: "SLOW".into(),
+                cd: None,
+                input: None,
+                task: crate::transition::TaskMode::New,
+                attributes: BTreeMap::new(),
+            }],
+            continuation: "FAIL".into(),
+        };
+        let mut harness = harness(vec![
+            ("START", Ok(fork)),
+            ("FAIL", Err(StepFailure::fatal("ScriptError", "boom"))),
+            ("SLOW", goto("AFTER")),
+            ("AFTER", result("never runs")),
+        ]);
+        let outcome = run(&mut harness).await;
+        assert_eq!(outcome, RunOutcome::Failed { error: "boom".into() });
+        let state = harness.workflow.state();
+        let worker = state
+            .agents
+            .iter()
+            .find(|agent| agent.id == "main_slow1")
+            .expect("worker kept");
+        assert_eq!(worker.current_state, "AFTER", "the sibling's step was recorded");
+        let main = state.agents.iter().find(|agent| agent.id == "main").unwrap();
+        assert_eq!(main.current_state, "FAIL", "the failed agent stays at the failed state");
+        assert!(
+            !harness
+                .executor
+                .calls
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(state, _)| state == "AFTER"),
+            "nothing new launched"
+        );
+        assert_eq!(state.status, RunStatus::Failed);
+        assert_eq!(state.error.as_deref(), Some("boom"));
+    }
+
+    #[tokio::test]
+    async fn validation_failure_pauses_without_retry() {
+        let mut harness = harness(vec![(
+            "START",
+            Err(StepFailure::pause(
+                PauseReason::ValidationError,
+                "InvalidMultiFork",
+                "bad multi-fork",
+            )),
+        )]);
+        assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+        assert_eq!(harness.executor.calls.lock().unwrap().len(), 1);
+        assert_eq!(
+            harness.workflow.state().agents[0].error.as_deref(),
+            Some("bad multi-fork")
+        );
+    }
+
+    #[tokio::test]
+    async fn shutdown_signal_interrupts_and_marks_the_run() {
+        let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", result("late"))]);
+        let outcome = harness
+            .workflow
+            .run(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ShutdownSignal::Interrupt
+            })
+            .await;
+        assert_eq!(
+            outcome,
+            RunOutcome::Interrupted {
+                signal: ShutdownSignal::Interrupt
+            }
+        );
+        assert_eq!(harness.workflow.state().status, RunStatus::Interrupted);
+    }
+}
