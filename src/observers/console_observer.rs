@@ -224,9 +224,13 @@ impl ConsoleObserver {
                 )
             }
             Event::AgentTerminated { agent_id, result } => {
-                let finished = self.lock_finished().remove(agent_id).unwrap_or_default();
+                let finished = self
+                    .lock_finished()
+                    .remove(agent_id)
+                    .map(|f| format!(" < {f}:"))
+                    .unwrap_or_default();
                 format!(
-                    "{} < {finished}: terminated with result: {}",
+                    "{}{finished} terminated with result: {}",
                     self.agent(agent_id),
                     preview(result)
                 )
@@ -304,4 +308,110 @@ fn quote_preview(value: &str) -> String {
     }
     let cut: String = single_line.chars().take(LIMIT).collect();
     format!("{:?}…", cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn observer(colour: bool, verbosity: Verbosity) -> ConsoleObserver {
+        ConsoleObserver::new(Box::new(std::io::sink()), verbosity, colour)
+    }
+
+    fn started(agent: &str) -> Event {
+        Event::StateStarted {
+            agent_id: agent.into(),
+            state: "A.sh".into(),
+            state_type: crate::events::StateType::Script,
+            step: 1,
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn each_agent_keeps_its_own_colour_on_a_terminal() {
+        let console = observer(true, Verbosity::Normal);
+        assert_eq!(
+            console.render(&started("main")).unwrap(),
+            "\x1b[36m[main]\x1b[0m > A.sh\n"
+        );
+        assert_eq!(
+            console.render(&started("main_w1")).unwrap(),
+            "\x1b[33m[main_w1]\x1b[0m > A.sh\n"
+        );
+        assert_eq!(
+            console.render(&started("main")).unwrap(),
+            "\x1b[36m[main]\x1b[0m > A.sh\n"
+        );
+    }
+
+    #[test]
+    fn plain_text_when_not_a_terminal() {
+        assert_eq!(
+            observer(false, Verbosity::Normal).render(&started("main")).unwrap(),
+            "[main] > A.sh\n"
+        );
+    }
+
+    #[test]
+    fn retries_show_the_attempt_and_duration_joins_the_transition() {
+        let console = observer(false, Verbosity::Normal);
+        let mut retry = started("main");
+        if let Event::StateStarted { attempt, .. } = &mut retry {
+            *attempt = 2;
+        }
+        assert_eq!(console.render(&retry).unwrap(), "[main] > A.sh (attempt 2)\n");
+        let completed = Event::StateCompleted {
+            agent_id: "main".into(),
+            state: "A.sh".into(),
+            step: 1,
+            cost_usd: 0.0123,
+            total_cost_usd: 0.0123,
+            session_id: None,
+            duration_ms: 1500,
+        };
+        assert_eq!(console.render(&completed), None);
+        let transition = Event::TransitionOccurred {
+            agent_id: "main".into(),
+            from_state: "A.sh".into(),
+            to_state: Some("B.sh".into()),
+            transition_type: "call".into(),
+            metadata: BTreeMap::from([("return".to_string(), "R.sh".to_string())]),
+        };
+        assert_eq!(
+            console.render(&transition).unwrap(),
+            "[main] < A.sh in 1.50 s, $0.0123: call -> B.sh return=\"R.sh\"\n"
+        );
+    }
+
+    #[test]
+    fn long_results_are_cut_to_their_first_lines() {
+        let console = observer(false, Verbosity::Normal);
+        let event = Event::AgentTerminated {
+            agent_id: "main".into(),
+            result: "1\n2\n3\n4\n5\n6\n7\n".into(),
+        };
+        assert_eq!(
+            console.render(&event).unwrap(),
+            "[main] terminated with result: 1\n    2\n    3\n    4\n    5\n    … (2 more lines)\n"
+        );
+    }
+
+    #[test]
+    fn quiet_hides_progress_but_not_failures() {
+        let console = observer(false, Verbosity::Quiet);
+        assert_eq!(console.render(&started("main")), None);
+        let failed = Event::RunFailed {
+            run_id: "r".into(),
+            agent_id: "main".into(),
+            state: "A.sh".into(),
+            error: "boom".into(),
+        };
+        assert_eq!(
+            console.render(&failed).unwrap(),
+            "error: run r failed: agent main at A.sh: boom\ncontinue after fixing it with `baton resume r`\n"
+        );
+    }
 }
