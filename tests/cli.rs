@@ -368,3 +368,15 @@ fn a7_sigint_stops_children_saves_and_exits_130() {
     std::fs::write(test.root().join("wf/START.sh"), "echo '<result>resumed</result>'\n").unwrap();
     test.args(["resume", "sig"]).run().status(0).stdout("resumed\n");
 }
+
+#[test]
+fn missing_working_directory_is_named_in_the_error() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<reset cd=\"nowhere\">NEXT</reset>'\n")
+        .file("NEXT.sh", "echo '<result>unreachable</result>'\n")
+        .run_workflow(&["-q"]);
+    outcome.status(1);
+    outcome.stderr_contains(
+        "error: run test failed: agent main at NEXT.sh: script `NEXT.sh` cannot run: its working directory [ROOT]/nowhere does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
+    );
+}

@@ -7,3 +7,4 @@ mod cli;
 mod conformance;
 mod crash_resume;
 mod samples;
+mod state_compat;

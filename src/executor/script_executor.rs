@@ -128,6 +128,15 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         ));
     }
 
+    if !agent.cwd.is_dir() {
+        return Err(StepFailure::fatal(
+            "ScriptError",
+            format!(
+                "script `{state}` cannot run: its working directory {} does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
+                agent.cwd.display()
+            ),
+        ));
+    }
     let env = script_environment(&context.run_id, agent);
     let command = ScriptCommand {
         program: OsString::from("bash"),
