@@ -292,7 +292,7 @@ impl WorkflowLoop {
             state: agent.current_state.clone(),
             is_retryable: failure.is_retryable(),
             retry_count: agent.retry_count + u32::from(failure.is_retryable()),
-            max_retries: max_attempts,
+            max_retries: if failure.is_retryable() { max_attempts } else { 0 },
         });
         let pause = match failure.class {
             FailureClass::Fatal => {

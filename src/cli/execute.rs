@@ -44,9 +44,10 @@ pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>) -> Result<State
             expected: "expected a number of seconds (0 disables the timeout)",
         });
     }
-    Ok(match flag.or(launched_with) {
-        Some(seconds) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
-        None => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
+    Ok(match (flag, launched_with) {
+        (Some(seconds), _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
+        (None, Some(seconds)) => StateTimeout::from_seconds(seconds, TimeoutSource::LaunchFlag),
+        (None, None) => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
     })
 }
 

@@ -15,6 +15,8 @@ use crate::event_bus::EventBus;
 pub enum TimeoutSource {
     Default,
     Flag,
+    /// The `--timeout` the run was started with, reused by `baton resume` (A10).
+    LaunchFlag,
 }
 
 impl std::fmt::Display for TimeoutSource {
@@ -22,6 +24,7 @@ impl std::fmt::Display for TimeoutSource {
         match self {
             TimeoutSource::Default => f.write_str("baton default"),
             TimeoutSource::Flag => f.write_str("--timeout flag"),
+            TimeoutSource::LaunchFlag => f.write_str("--timeout of the original `baton run`"),
         }
     }
 }

@@ -3,13 +3,21 @@
 //! doing something surprising.
 
 use super::{ExecutionContext, StateExecutor, StepFuture, StepInput};
+use crate::events::{Event, StateType};
 use crate::step_failure::StepFailure;
 
 pub struct MarkdownExecutor;
 
 impl StateExecutor for MarkdownExecutor {
-    fn execute<'a>(&'a self, input: StepInput, _context: &'a ExecutionContext) -> StepFuture<'a> {
+    fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
         Box::pin(async move {
+            context.bus.emit(Event::StateStarted {
+                agent_id: input.agent.id.clone(),
+                state: input.agent.current_state.clone(),
+                state_type: StateType::Markdown,
+                step: input.step,
+                attempt: input.attempt,
+            });
             Err(StepFailure::fatal(
                 "UnsupportedState",
                 format!(

@@ -55,6 +55,31 @@ pub fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, Strin
     env
 }
 
+/// `1 second`, `2.5 seconds`.
+fn seconds(value: f64) -> String {
+    if value == 1.0 {
+        "1 second".to_string()
+    } else {
+        format!("{value} seconds")
+    }
+}
+
+/// A signal's conventional name, with its number.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("{name} (signal {signal})")
+}
+
 /// The tail of `text`, at most `limit` bytes, cut on a character boundary.
 fn tail(text: &str, limit: usize) -> &str {
     if text.len() <= limit {
@@ -153,8 +178,8 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             return Err(StepFailure::fatal(
                 "ScriptTimeout",
                 format!(
-                    "script `{state}` produced no output for {} seconds and was killed (timeout from {})",
-                    after.as_secs_f64(),
+                    "script `{state}` produced no output for {} and was killed (timeout from {})",
+                    seconds(after.as_secs_f64()),
                     context.timeout.source
                 ),
             ));
@@ -178,7 +203,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             ));
         }
         (None, signal) => {
-            let what = format!("was killed by signal {}", signal.unwrap_or_default());
+            let what = format!("was killed by {}", signal_name(signal.unwrap_or_default()));
             return Err(StepFailure::fatal(
                 "ScriptError",
                 failure_message(state, &what, &run.stderr),
@@ -210,7 +235,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         ),
         InterpretError::Resolve(error) => StepFailure::fatal(
             "TargetResolutionError",
-            format!("script `{state}`: transition target: {error}"),
+            format!("script `{state}`: cannot resolve its transition target: {error}"),
         ),
         InterpretError::Transition(error) => {
             StepFailure::fatal("TransitionError", format!("script `{state}`: {error}"))

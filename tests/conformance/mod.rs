@@ -1,1 +1,11 @@
 //! Conformance tests named after the spec rules they check (../shared/spec/protocol.md §16).
+
+mod common;
+
+mod call_stack;
+mod failure_resume;
+mod forks;
+mod parsing;
+mod resolution;
+mod script_env;
+mod script_errors;
