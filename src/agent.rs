@@ -110,6 +110,9 @@ pub struct Agent {
     /// How many steps this agent has started; numbers its debug files (R7.11).
     #[serde(default)]
     pub steps_started: u64,
+    /// Ready to run but waiting for a slot under `--max-agents`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queued: bool,
 }
 
 fn is_zero(value: &u32) -> bool {
@@ -141,6 +144,7 @@ impl Agent {
             fork_session_id: None,
             fork_attributes: BTreeMap::new(),
             steps_started: 0,
+            queued: false,
         }
     }
 

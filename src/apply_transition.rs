@@ -167,6 +167,7 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         fork_session_id: None,
         fork_attributes: spec.attributes.clone(),
         steps_started: 0,
+        queued: false,
         id,
     }
 }

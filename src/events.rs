@@ -48,6 +48,15 @@ pub enum Event {
         run_id: String,
         total_cost_usd: f64,
         paused_agent_count: usize,
+        /// Set when a bound (`--max-steps`, `--time-limit`) paused the run.
+        reason: Option<String>,
+    },
+    /// Launching stopped (a signal or a bound); running steps get `grace_ms` to finish.
+    WorkflowStopping {
+        run_id: String,
+        cause: String,
+        running_steps: usize,
+        grace_ms: u64,
     },
     WorkflowInterrupted {
         run_id: String,
@@ -82,6 +91,10 @@ pub enum Event {
         to_state: Option<String>,
         transition_type: String,
         metadata: BTreeMap<String, String>,
+        /// The journal commit that recorded this step (1, 2, 3, … over the run).
+        commit: u64,
+        /// Re-published on resume because a crash may have kept it out of the trace.
+        recovered: bool,
     },
     AgentSpawned {
         parent_agent_id: String,
@@ -154,6 +167,7 @@ pub enum EventKind {
     WorkflowStarted,
     WorkflowCompleted,
     WorkflowPaused,
+    WorkflowStopping,
     WorkflowInterrupted,
     RunFailed,
     StateStarted,
@@ -177,6 +191,7 @@ impl Event {
             Event::WorkflowStarted { .. } => EventKind::WorkflowStarted,
             Event::WorkflowCompleted { .. } => EventKind::WorkflowCompleted,
             Event::WorkflowPaused { .. } => EventKind::WorkflowPaused,
+            Event::WorkflowStopping { .. } => EventKind::WorkflowStopping,
             Event::WorkflowInterrupted { .. } => EventKind::WorkflowInterrupted,
             Event::RunFailed { .. } => EventKind::RunFailed,
             Event::StateStarted { .. } => EventKind::StateStarted,

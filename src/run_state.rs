@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{Agent, AgentStatus};
 
-/// The schema version this build writes.
-pub const STATE_VERSION: u32 = 1;
+/// The schema version this build writes. Version 1 had no journal: every step
+/// rewrote `state.json`. Version 2 adds `journal_commit`, `elapsed_ms`,
+/// `pause_message`, the bounds in `launch_params` and `queued` agents.
+pub const STATE_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,6 +64,15 @@ pub struct TerminatedAgent {
 pub struct LaunchParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<f64>,
+    /// At most this many agents run a step at once; the others wait, `queued`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_agents: Option<u32>,
+    /// The run pauses once this many steps have completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u64>,
+    /// The run pauses once it has been running this long (over all invocations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,6 +106,15 @@ pub struct RunState {
     /// The fatal error that stopped the run, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the whole run paused (a bound was reached), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_message: Option<String>,
+    /// Time spent running, over every invocation (the `--time-limit` clock).
+    #[serde(default)]
+    pub elapsed_ms: u64,
+    /// The last journal entry this snapshot includes (`journal.rs`).
+    #[serde(default)]
+    pub journal_commit: u64,
 }
 
 impl RunState {

@@ -1,16 +1,20 @@
-//! Where runs live on disk and how they are written.
+//! Where runs live on disk and how they are read back.
 //!
 //! `.baton/` is found like raymond's `.raymond/` (R8.1): walk up from the working
 //! directory, stop at the first directory holding `.git`, and create it there (or
 //! in the working directory) when none exists. Each run owns
-//! `.baton/runs/<run_id>/`; its `state.json` is replaced atomically — temp file in
-//! the same directory, fsync, rename, fsync of the directory — so a crash leaves
-//! either the old snapshot or the new one, never a torn file (R8.2).
+//! `.baton/runs/<run_id>/`: a snapshot `state.json`, replaced atomically — temp file
+//! in the same directory, fsync, rename, fsync of the directory — so a crash leaves
+//! the old snapshot or the new one, never a torn file (R8.2); and `journal.jsonl`,
+//! the steps committed since that snapshot (`journal.rs`). Loading a run is always
+//! snapshot + replay, whether for `resume`, `status` or `list`.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::failpoint;
+use crate::journal::{JOURNAL_FILE, JournalError, StepSummary, read_entries};
 use crate::run_state::RunState;
 
 pub const STATE_FILE: &str = "state.json";
@@ -33,6 +37,18 @@ pub enum StoreError {
     Corrupt { path: PathBuf, source: serde_json::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// A run read back from disk: the snapshot with the journal replayed onto it.
+#[derive(Debug)]
+pub struct LoadedRun {
+    pub state: RunState,
+    /// The last step the journal recorded, if any: a crash may have kept it out of the trace.
+    pub last_step: Option<(u64, StepSummary)>,
+    /// Bytes of the journal that are intact (a torn tail after them is dropped on resume).
+    pub journal_intact: u64,
 }
 
 /// Find (or choose) the `.baton` directory for `cwd` (R8.1).
@@ -119,7 +135,14 @@ impl RunStore {
     }
 
     /// Atomically replace the run's snapshot.
-    pub fn save(&self, state: &RunState) -> Result<(), StoreError> {
+    pub fn write_snapshot(&self, state: &RunState) -> Result<(), StoreError> {
+        failpoint::hit("before_snapshot");
+        self.save(state)?;
+        failpoint::hit("after_snapshot");
+        Ok(())
+    }
+
+    fn save(&self, state: &RunState) -> Result<(), StoreError> {
         let run_dir = self.run_dir(&state.run_id);
         let mut json = serde_json::to_vec_pretty(state).map_err(|source| StoreError::Write {
             path: run_dir.join(STATE_FILE),
@@ -129,7 +152,17 @@ impl RunStore {
         write_atomically(&run_dir.join(STATE_FILE), &json)
     }
 
+    /// The run's current state: snapshot plus journal.
     pub fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.load_run(run_id).map(|loaded| loaded.state)
+    }
+
+    pub fn journal_path(&self, run_id: &str) -> PathBuf {
+        self.run_dir(run_id).join(JOURNAL_FILE)
+    }
+
+    /// The run's snapshot with its journal replayed, plus what recovery needs.
+    pub fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
         if !is_valid_run_id(run_id) {
             return Err(StoreError::InvalidRunId {
                 run_id: run_id.to_string(),
@@ -147,7 +180,7 @@ impl RunStore {
                 suggestion,
             });
         }
-        read_state(&path)
+        load_run_at(&self.run_dir(run_id))
     }
 
     /// Ids of every run directory that holds a state file, sorted.
@@ -164,13 +197,31 @@ impl RunStore {
         ids
     }
 
-    /// Every readable run, oldest first; unreadable ones are returned as errors.
+    /// Every run, in id order; unreadable ones are returned as errors.
     pub fn list(&self) -> Vec<Result<RunState, StoreError>> {
         self.run_ids()
             .iter()
-            .map(|id| read_state(&self.run_dir(id).join(STATE_FILE)))
+            .map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state))
             .collect()
     }
+}
+
+/// Snapshot + journal replay for the run directory `run_dir`.
+pub fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
+    let mut state = read_state(&run_dir.join(STATE_FILE))?;
+    let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
+    let mut last_step = None;
+    for entry in entries {
+        if let Some(step) = &entry.step {
+            last_step = Some((entry.commit, step.clone()));
+        }
+        entry.apply(&mut state);
+    }
+    Ok(LoadedRun {
+        state,
+        last_step,
+        journal_intact,
+    })
 }
 
 pub fn read_state(path: &Path) -> Result<RunState, StoreError> {

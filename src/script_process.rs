@@ -20,6 +20,8 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use crate::events::OutputStream;
+use crate::executor::context::StopLevel;
+use crate::process_watchdog::Watchdog;
 
 /// How long pipes are drained after the script itself has exited.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(3);
@@ -85,13 +87,31 @@ impl Utf8Decoder {
     }
 }
 
-/// Kill the child's whole process group.
-fn kill_group(child: &Child) {
+/// Signal the child's whole process group.
+fn signal_group(child: &Child, signal: libc::c_int) {
     if let Some(pid) = child.id() {
         // The child was started with process_group(0), so its pid is its group id.
         // SAFETY: killpg has no memory-safety preconditions; a stale id fails with ESRCH.
         unsafe {
-            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            libc::killpg(pid as libc::pid_t, signal);
+        }
+    }
+}
+
+fn kill_group(child: &Child) {
+    signal_group(child, libc::SIGKILL);
+}
+
+/// Keeps a process group on the watchdog's list for as long as it lives.
+struct Watched<'a> {
+    watchdog: Option<&'a Watchdog>,
+    group: u32,
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        if let Some(watchdog) = self.watchdog {
+            watchdog.release(self.group);
         }
     }
 }
@@ -100,7 +120,8 @@ fn kill_group(child: &Child) {
 pub async fn run_script(
     command: ScriptCommand,
     mut on_chunk: impl FnMut(OutputStream, &str),
-    mut cancel: watch::Receiver<bool>,
+    mut stop: watch::Receiver<StopLevel>,
+    watchdog: Option<&Watchdog>,
 ) -> Result<ScriptRun, ScriptProcessError> {
     let started = Instant::now();
     let mut child = Command::new(&command.program)
@@ -118,6 +139,11 @@ pub async fn run_script(
             program: command.program.to_string_lossy().into_owned(),
             source,
         })?;
+    let group = child.id().unwrap_or_default();
+    if let Some(watchdog) = watchdog {
+        watchdog.watch(group);
+    }
+    let _watched = Watched { watchdog, group };
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
         return Err(ScriptProcessError::Wait(io::Error::other(
@@ -134,6 +160,10 @@ pub async fn run_script(
     let mut deadline = idle_deadline(tokio::time::Instant::now());
     let mut exit_status = None;
     let mut drain_deadline = far_future;
+    let mut terminated = false;
+    if *stop.borrow() == StopLevel::Kill {
+        kill_group(&child);
+    }
 
     while stdout_open || stderr_open || exit_status.is_none() {
         tokio::select! {
@@ -169,11 +199,16 @@ pub async fn run_script(
                 });
             },
             () = tokio::time::sleep_until(drain_deadline), if exit_status.is_some() => break,
-            changed = cancel.changed() => {
-                if changed.is_err() || *cancel.borrow() {
+            changed = stop.changed() => {
+                let level = if changed.is_err() { StopLevel::Kill } else { *stop.borrow() };
+                if level == StopLevel::Kill {
                     kill_group(&child);
                     let _ = child.wait().await;
                     return Err(ScriptProcessError::Cancelled);
+                }
+                if level == StopLevel::Terminate && !terminated {
+                    terminated = true;
+                    signal_group(&child, libc::SIGTERM);
                 }
             },
         }

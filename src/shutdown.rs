@@ -4,6 +4,7 @@
 //! Baton; Baton then stops the groups itself, saves, and exits 130 or 143 (A7).
 
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShutdownSignal {
@@ -28,15 +29,24 @@ impl ShutdownSignal {
     }
 }
 
-/// Resolves at the first SIGINT or SIGTERM. If the handlers cannot be installed
-/// the future never resolves, and the default signal behaviour applies.
-pub async fn wait_for_shutdown_signal() -> ShutdownSignal {
-    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => ShutdownSignal::Interrupt,
-        _ = terminate.recv() => ShutdownSignal::Terminate,
+/// Every SIGINT and SIGTERM from now on, as a channel: the first asks for a clean
+/// stop, the second for an immediate one. If the handlers cannot be installed the
+/// channel stays silent and the default signal behaviour applies.
+pub fn shutdown_signals() -> mpsc::UnboundedReceiver<ShutdownSignal> {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    if let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        tokio::spawn(async move {
+            loop {
+                let received = tokio::select! {
+                    Some(()) = interrupt.recv() => ShutdownSignal::Interrupt,
+                    Some(()) = terminate.recv() => ShutdownSignal::Terminate,
+                    else => break,
+                };
+                if sender.send(received).is_err() {
+                    break;
+                }
+            }
+        });
     }
+    receiver
 }

@@ -168,22 +168,21 @@ fn validate_ask_files(attributes: &BTreeMap<String, String>) -> Result<(), TagPa
     if slots.is_some() && bucket {
         return Err(TagParseError::AskSlotsWithBucket);
     }
-    if !bucket {
-        if let Some(attribute) = BUCKET_ATTRIBUTES
+    if !bucket
+        && let Some(attribute) = BUCKET_ATTRIBUTES
             .into_iter()
             .find(|attribute| attributes.contains_key(*attribute))
-        {
-            return Err(invalid(attribute, "requires `upload_bucket=\"true\"`".to_owned()));
-        }
+    {
+        return Err(invalid(attribute, "requires `upload_bucket=\"true\"`".to_owned()));
     }
     for attribute in BUCKET_LIMITS {
-        if let Some(value) = attributes.get(attribute) {
-            if !matches!(value.trim().parse::<i64>(), Ok(limit) if limit > 0) {
-                return Err(invalid(
-                    attribute,
-                    format!("must be a positive integer, found `{value}`"),
-                ));
-            }
+        if let Some(value) = attributes.get(attribute)
+            && !matches!(value.trim().parse::<i64>(), Ok(limit) if limit > 0)
+        {
+            return Err(invalid(
+                attribute,
+                format!("must be a positive integer, found `{value}`"),
+            ));
         }
     }
     if let Some(mime_types) = attributes.get("upload_mime") {

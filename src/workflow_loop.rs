@@ -3,35 +3,51 @@
 //! asyncio's `FIRST_COMPLETED`).
 //!
 //! For each finished step, in order (R2.5): update the session, add the cost,
-//! apply the transition (a pure function), publish what happened, launch agents
-//! that became runnable, and persist a snapshot. A fatal error stops launching but
-//! lets running siblings finish and record their step (A14); the failed agent
-//! stays at the state that failed, so `baton resume` re-runs exactly that step.
+//! apply the transition (a pure function), commit the change to the journal, and
+//! only then publish what happened and launch what became runnable — so nothing
+//! observable ever depends on a change a crash could lose. A fatal error stops
+//! launching but lets running siblings finish and record their step (A14); the
+//! failed agent stays at the state that failed, so `baton resume` re-runs exactly
+//! that step.
+//!
+//! Stopping: a first SIGINT/SIGTERM, or a bound (`--max-steps`, `--time-limit`),
+//! stops launching and gives running steps `grace` to finish; then their process
+//! groups get SIGTERM, and SIGKILL a few seconds later. A second signal skips to
+//! SIGKILL. Steps stopped this way are not failures: they run again on resume.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
+use tokio::time::Instant as TokioInstant;
 
 use crate::agent::{Agent, PauseReason};
 use crate::apply_transition::{Applied, TransitionEnv, apply_transition};
+use crate::duration_text::format_duration;
 use crate::events::Event;
+use crate::executor::context::StopLevel;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
+use crate::failpoint;
+use crate::journal::{Commit, RunFields, StepSummary};
 use crate::retry_policy::RetryPolicy;
+use crate::run_persistence::RunPersistence;
 use crate::run_state::{RunState, RunStatus, TerminatedAgent};
-use crate::run_store::{RunStore, StoreError};
+use crate::run_store::StoreError;
 use crate::shutdown::ShutdownSignal;
 use crate::step_failure::{FailureClass, StepFailure};
 use crate::task_folder::TaskFolders;
 use crate::transition::Transition;
 
+/// How long process groups get between SIGTERM and SIGKILL.
+const TERMINATE_TO_KILL: Duration = Duration::from_secs(5);
+
 /// How a run ended, which decides the exit code (A7).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunOutcome {
     Completed,
-    /// Every remaining agent is paused.
+    /// Every remaining agent is paused, or a bound was reached.
     Paused,
     Failed {
         error: String,
@@ -39,6 +55,27 @@ pub enum RunOutcome {
     Interrupted {
         signal: ShutdownSignal,
     },
+}
+
+/// Limits against runaway workflows, and how stopping treats running steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunLimits {
+    pub max_agents: Option<u32>,
+    pub max_steps: Option<u64>,
+    pub time_limit: Option<Duration>,
+    /// How long running steps may finish after a stop before they are terminated.
+    pub grace: Duration,
+}
+
+impl Default for RunLimits {
+    fn default() -> RunLimits {
+        RunLimits {
+            max_agents: None,
+            max_steps: None,
+            time_limit: None,
+            grace: Duration::from_secs(30),
+        }
+    }
 }
 
 struct StepCompletion {
@@ -53,40 +90,80 @@ struct FatalError {
     message: String,
 }
 
+/// Why the loop stopped launching steps.
+#[derive(Clone, Debug)]
+enum Stop {
+    Signal(ShutdownSignal),
+    /// A bound was reached; the message says which and how to continue.
+    Bound(String),
+}
+
+/// What changed since the last commit.
+#[derive(Default)]
+struct Changes {
+    agents: BTreeSet<String>,
+    terminated: Vec<TerminatedAgent>,
+    counters: BTreeSet<String>,
+}
+
 pub struct WorkflowLoop {
     state: RunState,
-    store: RunStore,
+    persistence: RunPersistence,
     context: Arc<ExecutionContext>,
     executors: Executors,
     task_folders: TaskFolders,
     retry: RetryPolicy,
+    limits: RunLimits,
     running: HashSet<String>,
+    /// Agents ready to launch, in the order they became ready (FIFO under `max_agents`).
+    ready: VecDeque<String>,
     tasks: JoinSet<StepCompletion>,
     fatal: Option<FatalError>,
-    cancel: watch::Sender<bool>,
+    stop: Option<Stop>,
+    stop_level: watch::Sender<StopLevel>,
+    changes: Changes,
+    /// Events to publish once the current change is committed.
+    outbox: Vec<Event>,
+    started: Instant,
+    elapsed_at_start: u64,
 }
 
 impl WorkflowLoop {
     pub fn new(
         state: RunState,
-        store: RunStore,
+        persistence: RunPersistence,
         context: Arc<ExecutionContext>,
         executors: Executors,
         retry: RetryPolicy,
-        cancel: watch::Sender<bool>,
+        limits: RunLimits,
+        stop_level: watch::Sender<StopLevel>,
     ) -> WorkflowLoop {
-        let task_folders = TaskFolders::new(store.baton_dir(), &state.run_id);
+        let task_folders = TaskFolders::new(&context.baton_dir, &state.run_id);
+        let ready = state
+            .agents
+            .iter()
+            .filter(|agent| agent.is_active())
+            .map(|agent| agent.id.clone())
+            .collect();
+        let elapsed_at_start = state.elapsed_ms;
         WorkflowLoop {
             state,
-            store,
+            persistence,
             context,
             executors,
             task_folders,
             retry,
+            limits,
             running: HashSet::new(),
+            ready,
             tasks: JoinSet::new(),
             fatal: None,
-            cancel,
+            stop: None,
+            stop_level,
+            changes: Changes::default(),
+            outbox: Vec::new(),
+            started: Instant::now(),
+            elapsed_at_start,
         }
     }
 
@@ -94,23 +171,36 @@ impl WorkflowLoop {
         &self.state
     }
 
-    /// Run until every agent terminated, paused, or the run failed or was interrupted.
-    pub async fn run(&mut self, shutdown: impl std::future::Future<Output = ShutdownSignal>) -> RunOutcome {
-        let started = Instant::now();
+    /// Run until every agent terminated or paused, a bound was reached, the run
+    /// failed, or `signals` asked it to stop.
+    pub async fn run(&mut self, mut signals: mpsc::UnboundedReceiver<ShutdownSignal>) -> RunOutcome {
         let steps_at_start = self.state.steps_completed;
         self.state.status = RunStatus::Running;
         self.state.error = None;
-        self.save_or_fail();
-        tokio::pin!(shutdown);
-        let mut interrupted = None;
+        self.state.pause_message = None;
+        self.commit_or_fail(None);
+        let far = TokioInstant::now() + Duration::from_secs(60 * 60 * 24 * 365);
+        let time_limit_at = match self.limits.time_limit {
+            Some(limit) => {
+                let used = Duration::from_millis(self.elapsed_at_start);
+                TokioInstant::now() + limit.saturating_sub(used)
+            }
+            None => far,
+        };
+        let (mut terminate_at, mut kill_at) = (far, far);
+        let mut signals_open = true;
 
         loop {
-            if self.fatal.is_none() && interrupted.is_none() {
+            if self.fatal.is_none() && self.stop.is_none() {
+                self.check_step_bound();
+            }
+            if self.fatal.is_none() && self.stop.is_none() {
                 self.launch_ready();
             }
             if self.tasks.is_empty() {
                 break;
             }
+            let level = *self.stop_level.borrow();
             tokio::select! {
                 joined = self.tasks.join_next() => match joined {
                     Some(Ok(completion)) => self.handle(completion),
@@ -121,20 +211,90 @@ impl WorkflowLoop {
                     }),
                     None => break,
                 },
-                signal = &mut shutdown, if interrupted.is_none() => {
-                    interrupted = Some(signal);
-                    let _ = self.cancel.send(true);
+                signal = signals.recv(), if signals_open => match signal {
+                    None => signals_open = false,
+                    Some(signal) if matches!(self.stop, Some(Stop::Signal(_))) => {
+                        self.escalate(StopLevel::Kill);
+                        let _ = signal;
+                    }
+                    Some(signal) => {
+                        self.stop = Some(Stop::Signal(signal));
+                        terminate_at = TokioInstant::now() + self.limits.grace;
+                        self.announce_stop(signal.name());
+                    }
+                },
+                () = tokio::time::sleep_until(time_limit_at), if self.stop.is_none() => {
+                    let limit = self.limits.time_limit.unwrap_or_default();
+                    self.stop = Some(Stop::Bound(format!(
+                        "time limit of {} reached; continue with `baton resume {} --time-limit <longer>`",
+                        format_duration(limit),
+                        self.state.run_id
+                    )));
+                    terminate_at = TokioInstant::now() + self.limits.grace;
+                    self.announce_stop("the time limit");
+                },
+                () = tokio::time::sleep_until(terminate_at), if level == StopLevel::Run && self.stop.is_some() => {
+                    self.escalate(StopLevel::Terminate);
+                    kill_at = TokioInstant::now() + TERMINATE_TO_KILL;
+                },
+                () = tokio::time::sleep_until(kill_at), if level == StopLevel::Terminate => {
+                    self.escalate(StopLevel::Kill);
                 },
             }
         }
-        self.finish(interrupted, started, steps_at_start)
+        self.finish(steps_at_start)
     }
 
-    fn finish(&mut self, interrupted: Option<ShutdownSignal>, started: Instant, steps_at_start: u64) -> RunOutcome {
+    fn escalate(&self, level: StopLevel) {
+        self.stop_level.send_if_modified(|current| {
+            let raise = level > *current;
+            if raise {
+                *current = level;
+            }
+            raise
+        });
+    }
+
+    fn announce_stop(&self, cause: &str) {
+        self.context.bus.emit(Event::WorkflowStopping {
+            run_id: self.state.run_id.clone(),
+            cause: cause.to_string(),
+            running_steps: self.running.len(),
+            grace_ms: self.limits.grace.as_millis() as u64,
+        });
+    }
+
+    /// Stop launching once `--max-steps` steps have completed.
+    fn check_step_bound(&mut self) {
+        if let Some(max) = self.limits.max_steps
+            && self.state.steps_completed >= max
+        {
+            self.stop = Some(Stop::Bound(format!(
+                "step limit of {max} reached; continue with `baton resume {} --max-steps <more>`",
+                self.state.run_id
+            )));
+        }
+    }
+
+    fn finish(&mut self, steps_at_start: u64) -> RunOutcome {
         let run_id = self.state.run_id.clone();
-        let outcome = if let Some(signal) = interrupted {
+        // Every agent terminated: the run is complete, even if a stop was requested
+        // while its last steps were finishing.
+        let outcome = if self.state.agents.is_empty() && self.fatal.is_none() {
+            self.state.status = RunStatus::Completed;
+            self.outbox.push(Event::WorkflowCompleted {
+                run_id,
+                total_cost_usd: self.state.total_cost_usd,
+                steps: self.state.steps_completed - steps_at_start,
+                duration_ms: self.started.elapsed().as_millis() as u64,
+            });
+            RunOutcome::Completed
+        } else if let Some(Stop::Signal(signal)) = self.stop {
             self.state.status = RunStatus::Interrupted;
-            self.context.bus.emit(Event::WorkflowInterrupted {
+            if let Some(fatal) = self.fatal.take() {
+                self.state.error = Some(fatal.message);
+            }
+            self.outbox.push(Event::WorkflowInterrupted {
                 run_id,
                 signal: signal.name().to_string(),
             });
@@ -142,81 +302,109 @@ impl WorkflowLoop {
         } else if let Some(fatal) = self.fatal.take() {
             self.state.status = RunStatus::Failed;
             self.state.error = Some(fatal.message.clone());
-            self.context.bus.emit(Event::RunFailed {
+            self.outbox.push(Event::RunFailed {
                 run_id,
                 agent_id: fatal.agent_id,
                 state: fatal.state,
                 error: fatal.message.clone(),
             });
             RunOutcome::Failed { error: fatal.message }
-        } else if self.state.agents.is_empty() {
-            self.state.status = RunStatus::Completed;
-            self.context.bus.emit(Event::WorkflowCompleted {
-                run_id,
-                total_cost_usd: self.state.total_cost_usd,
-                steps: self.state.steps_completed - steps_at_start,
-                duration_ms: started.elapsed().as_millis() as u64,
-            });
-            RunOutcome::Completed
         } else {
+            let reason = match &self.stop {
+                Some(Stop::Bound(message)) => Some(message.clone()),
+                _ => None,
+            };
             self.state.status = RunStatus::Paused;
-            self.context.bus.emit(Event::WorkflowPaused {
+            self.state.pause_message = reason.clone();
+            self.outbox.push(Event::WorkflowPaused {
                 run_id,
                 total_cost_usd: self.state.total_cost_usd,
                 paused_agent_count: self.state.paused_agents(),
+                reason,
             });
             RunOutcome::Paused
         };
-        if let Err(error) = self.save() {
-            return RunOutcome::Failed {
+        let saved = self.commit(None).and_then(|()| self.persistence.compact(&self.state));
+        self.publish();
+        match saved {
+            Ok(()) => outcome,
+            Err(error) => RunOutcome::Failed {
                 error: error.to_string(),
-            };
+            },
         }
-        outcome
     }
 
-    /// Start a step for every active agent that has none running (R2.5 g).
+    /// Start steps for ready agents, oldest first, up to `max_agents` running (R2.5 g).
     fn launch_ready(&mut self) {
-        let ready: Vec<usize> = (0..self.state.agents.len())
-            .filter(|&index| {
-                let agent = &self.state.agents[index];
-                agent.is_active() && !self.running.contains(&agent.id)
-            })
-            .collect();
-        for index in ready {
-            let agent = &mut self.state.agents[index];
-            if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
-                let fatal = FatalError {
-                    agent_id: agent.id.clone(),
-                    state: agent.current_state.clone(),
-                    message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
-                };
-                self.record_fatal(fatal);
-                return;
-            }
-            agent.steps_started += 1;
-            let input = StepInput {
-                agent: agent.clone(),
-                step: agent.steps_started,
-                attempt: agent.retry_count + 1,
-                total_cost_at_launch: self.state.total_cost_usd,
+        let slots = match self.limits.max_agents {
+            Some(max) => (max as usize).saturating_sub(self.running.len()),
+            None => usize::MAX,
+        };
+        let mut launched = 0;
+        let mut waiting = VecDeque::new();
+        while let Some(id) = self.ready.pop_front() {
+            let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else {
+                continue;
             };
-            let delay = self.retry.delay_before_retry(agent.retry_count);
-            let executor = self.executors.for_state(&agent.current_state);
-            let context = Arc::clone(&self.context);
-            self.running.insert(agent.id.clone());
-            self.tasks.spawn(async move {
-                if !delay.is_zero() {
-                    tokio::time::sleep(delay).await;
+            let agent = &self.state.agents[index];
+            if !agent.is_active() || self.running.contains(&id) {
+                continue;
+            }
+            if launched >= slots {
+                if !agent.queued {
+                    self.state.agents[index].queued = true;
+                    self.changes.agents.insert(id.clone());
                 }
-                let agent_id = input.agent.id.clone();
-                let result = executor.execute(input, &context).await;
-                StepCompletion { agent_id, result }
-            });
+                waiting.push_back(id);
+                continue;
+            }
+            if self.launch(index).is_err() {
+                waiting.push_back(id);
+                break;
+            }
+            launched += 1;
         }
+        waiting.append(&mut self.ready);
+        self.ready = waiting;
+    }
+
+    fn launch(&mut self, index: usize) -> Result<(), ()> {
+        let agent = &mut self.state.agents[index];
+        if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
+            let fatal = FatalError {
+                agent_id: agent.id.clone(),
+                state: agent.current_state.clone(),
+                message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
+            };
+            self.record_fatal(fatal);
+            return Err(());
+        }
+        agent.steps_started += 1;
+        agent.queued = false;
+        self.changes.agents.insert(agent.id.clone());
+        let input = StepInput {
+            agent: agent.clone(),
+            step: agent.steps_started,
+            attempt: agent.retry_count + 1,
+            total_cost_at_launch: self.state.total_cost_usd,
+        };
+        let delay = self.retry.delay_before_retry(agent.retry_count);
+        let executor = self.executors.for_state(&agent.current_state);
+        let context = Arc::clone(&self.context);
+        self.running.insert(agent.id.clone());
+        self.tasks.spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let agent_id = input.agent.id.clone();
+            let result = executor.execute(input, &context).await;
+            StepCompletion { agent_id, result }
+        });
+        Ok(())
     }
 
     fn handle(&mut self, completion: StepCompletion) {
+        failpoint::hit("after_step_exit");
         self.running.remove(&completion.agent_id);
         let Some(index) = self
             .state
@@ -226,14 +414,23 @@ impl WorkflowLoop {
         else {
             return;
         };
-        match completion.result {
-            Ok(result) => self.apply_success(index, result),
-            Err(failure) => self.apply_failure(index, failure),
+        let step = match completion.result {
+            Ok(result) => Some(self.apply_success(index, result)),
+            // A step stopped by the shutdown is not a failure: it runs again on resume.
+            Err(_) if *self.stop_level.borrow() > StopLevel::Run => None,
+            Err(failure) => {
+                self.apply_failure(index, failure);
+                None
+            }
+        };
+        self.commit_or_fail(step);
+        self.publish();
+        if let Err(error) = self.persistence.compact_if_due(&self.state) {
+            self.record_store_failure(error);
         }
-        self.save_or_fail();
     }
 
-    fn apply_success(&mut self, index: usize, result: ExecutionResult) {
+    fn apply_success(&mut self, index: usize, result: ExecutionResult) -> StepSummary {
         let mut agent = self.state.agents[index].clone();
         if let Some(session_id) = result.session_id {
             agent.session_id = Some(session_id);
@@ -248,23 +445,30 @@ impl WorkflowLoop {
             workers,
             terminated_with,
         } = apply_transition(&agent, &result.transition, &mut env);
-        self.context.bus.emit(Event::TransitionOccurred {
+        if !workers.is_empty() {
+            self.changes.counters.insert(agent.id.clone());
+        }
+        let summary = StepSummary {
             agent_id: agent.id.clone(),
             from_state: agent.current_state.clone(),
             to_state: next.as_ref().map(|next| next.current_state.clone()),
             transition_type: result.transition.kind_name().to_string(),
             metadata: transition_metadata(&result.transition, &workers),
-        });
+        };
+        self.outbox
+            .push(transition_event(&summary, self.state.journal_commit + 1, false));
         for worker in &workers {
-            self.context.bus.emit(Event::AgentSpawned {
+            self.outbox.push(Event::AgentSpawned {
                 parent_agent_id: agent.id.clone(),
                 new_agent_id: worker.id.clone(),
                 initial_state: worker.current_state.clone(),
             });
         }
+        self.changes.agents.insert(agent.id.clone());
         match next {
             Some(mut next) => {
                 next.retry_count = 0;
+                self.ready.push_back(next.id.clone());
                 self.state.agents[index] = next;
             }
             None => {
@@ -272,20 +476,28 @@ impl WorkflowLoop {
             }
         }
         if let Some(result) = terminated_with {
-            self.context.bus.emit(Event::AgentTerminated {
+            self.outbox.push(Event::AgentTerminated {
                 agent_id: agent.id.clone(),
                 result: result.clone(),
             });
-            self.state.terminated.push(TerminatedAgent { id: agent.id, result });
+            let terminated = TerminatedAgent { id: agent.id, result };
+            self.changes.terminated.push(terminated.clone());
+            self.state.terminated.push(terminated);
+        }
+        for worker in &workers {
+            self.changes.agents.insert(worker.id.clone());
+            self.ready.push_back(worker.id.clone());
         }
         self.state.agents.extend(workers);
         self.state.steps_completed += 1;
+        summary
     }
 
     fn apply_failure(&mut self, index: usize, failure: StepFailure) {
         let max_attempts = self.retry.max_attempts;
         let agent = &mut self.state.agents[index];
-        self.context.bus.emit(Event::ErrorOccurred {
+        self.changes.agents.insert(agent.id.clone());
+        self.outbox.push(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
             error_type: failure.error_type.to_string(),
             message: failure.message.clone(),
@@ -307,6 +519,7 @@ impl WorkflowLoop {
             FailureClass::Retryable(reason) => {
                 agent.retry_count += 1;
                 if agent.retry_count < max_attempts {
+                    self.ready.push_back(agent.id.clone());
                     return;
                 }
                 reason
@@ -315,7 +528,7 @@ impl WorkflowLoop {
             FailureClass::Pause(reason) => reason,
         };
         agent.pause(pause, failure.message.clone());
-        self.context.bus.emit(Event::AgentPaused {
+        self.outbox.push(Event::AgentPaused {
             agent_id: agent.id.clone(),
             state: agent.current_state.clone(),
             reason: pause.to_string(),
@@ -329,22 +542,81 @@ impl WorkflowLoop {
         }
     }
 
-    fn save(&mut self) -> Result<(), StoreError> {
+    /// Journal everything that changed since the last commit (O(changed agents)).
+    fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
+        let changes = std::mem::take(&mut self.changes);
+        let upsert: Vec<Agent> = self
+            .state
+            .agents
+            .iter()
+            .filter(|agent| changes.agents.contains(&agent.id))
+            .cloned()
+            .collect();
+        let remove = changes
+            .agents
+            .iter()
+            .filter(|id| !upsert.iter().any(|agent| &agent.id == *id))
+            .cloned()
+            .collect();
+        let fork_counters: BTreeMap<String, u64> = changes
+            .counters
+            .iter()
+            .filter_map(|parent| {
+                self.state
+                    .fork_counters
+                    .get(parent)
+                    .map(|count| (parent.clone(), *count))
+            })
+            .collect();
+        self.state.elapsed_ms = self.elapsed_at_start + self.started.elapsed().as_millis() as u64;
         self.state.updated_at = jiff::Timestamp::now().to_string();
-        self.store.save(&self.state)
+        self.state.journal_commit += 1;
+        let entry = Commit {
+            commit: self.state.journal_commit,
+            run: RunFields::of(&self.state),
+            upsert,
+            remove,
+            terminated: changes.terminated,
+            fork_counters,
+            step,
+        };
+        self.persistence.commit(&entry)
     }
 
-    /// A snapshot that cannot be written is fatal (§10.1): continuing would run
+    /// A change that cannot be made durable is fatal (§10.1): continuing would run
     /// steps that a resume could not know about.
-    fn save_or_fail(&mut self) {
-        if let Err(error) = self.save() {
-            let fatal = FatalError {
-                agent_id: String::new(),
-                state: String::new(),
-                message: error.to_string(),
-            };
-            self.record_fatal(fatal);
+    fn commit_or_fail(&mut self, step: Option<StepSummary>) {
+        if let Err(error) = self.commit(step) {
+            self.record_store_failure(error);
         }
+    }
+
+    fn record_store_failure(&mut self, error: StoreError) {
+        let fatal = FatalError {
+            agent_id: String::new(),
+            state: String::new(),
+            message: error.to_string(),
+        };
+        self.record_fatal(fatal);
+    }
+
+    fn publish(&mut self) {
+        for event in self.outbox.drain(..) {
+            self.context.bus.emit(event);
+        }
+    }
+}
+
+/// The trace event of a committed step (`recovered` when re-published after a crash).
+pub fn transition_event(step: &StepSummary, commit: u64, recovered: bool) -> Event {
+    Event::TransitionOccurred {
+        agent_id: step.agent_id.clone(),
+        from_state: step.from_state.clone(),
+        to_state: step.to_state.clone(),
+        transition_type: step.transition_type.clone(),
+        metadata: step.metadata.clone(),
+        commit,
+        recovered,
     }
 }
 
@@ -378,7 +650,6 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
     }
     metadata
 }
-
 #[cfg(test)]
 mod tests {
     use std::collections::{HashMap, VecDeque};
@@ -392,6 +663,7 @@ mod tests {
     use crate::executor::context::{StateTimeout, TimeoutSource};
     use crate::executor::{StateExecutor, StepFuture};
     use crate::run_state::{LaunchParams, STATE_VERSION};
+    use crate::run_store::RunStore;
 
     /// Replies with scripted results per state name, in order; records every call.
     struct ScriptedExecutor {
@@ -461,6 +733,7 @@ mod tests {
 
     struct Harness {
         workflow: WorkflowLoop,
+        store: RunStore,
         executor: Arc<ScriptedExecutor>,
         bus: Arc<EventBus>,
         _dir: tempfile::TempDir,
@@ -470,6 +743,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = RunStore::new(dir.path().join(".baton"));
         let task_folder = dir.path().join("task");
+        let main = Agent::main(
+            "START".into(),
+            PathBuf::from("/wf"),
+            dir.path().to_path_buf(),
+            task_folder,
+        );
         let state = RunState {
             version: STATE_VERSION,
             run_id: "r".into(),
@@ -482,38 +761,45 @@ mod tests {
             total_cost_usd: 0.0,
             budget_usd: 0.0,
             steps_completed: 0,
-            agents: vec![Agent::main(
-                "START".into(),
-                PathBuf::from("/wf"),
-                dir.path().to_path_buf(),
-                task_folder,
-            )],
+            agents: vec![main],
             terminated: Vec::new(),
             fork_counters: BTreeMap::new(),
             launch_params: LaunchParams::default(),
             error: None,
+            pause_message: None,
+            elapsed_ms: 0,
+            journal_commit: 0,
         };
         store.create(&state).unwrap();
+        let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
         let executor = ScriptedExecutor::new(replies, Duration::from_millis(200));
         let executors = Executors {
             script: executor.clone(),
             markdown: executor.clone(),
         };
         let bus = Arc::new(EventBus::new());
-        let (cancel, cancel_receiver) = watch::channel(false);
+        let (stop_sender, stop) = watch::channel(StopLevel::Run);
         let context = Arc::new(ExecutionContext {
             run_id: "r".into(),
+            baton_dir: dir.path().join(".baton"),
             bus: Arc::clone(&bus),
             timeout: StateTimeout::from_seconds(0.0, TimeoutSource::Default),
-            cancel: cancel_receiver,
+            stop,
+            watchdog: None,
             run_dir: dir.path().to_path_buf(),
         });
         let retry = RetryPolicy {
             max_attempts: 3,
             base_delay: Duration::from_millis(1),
         };
+        let limits = RunLimits {
+            grace: Duration::from_millis(50),
+            ..RunLimits::default()
+        };
+        let workflow = WorkflowLoop::new(state, persistence, context, executors, retry, limits, stop_sender);
         Harness {
-            workflow: WorkflowLoop::new(state, store, context, executors, retry, cancel),
+            workflow,
+            store,
             executor,
             bus,
             _dir: dir,
@@ -521,7 +807,11 @@ mod tests {
     }
 
     async fn run(harness: &mut Harness) -> RunOutcome {
-        harness.workflow.run(std::future::pending()).await
+        let (_signals, receiver) = mpsc::unbounded_channel();
+        let outcome = harness.workflow.run(receiver).await;
+        // Whatever happened, the state on disk is the state in memory.
+        assert_eq!(&harness.store.load("r").unwrap(), harness.workflow.state());
+        outcome
     }
 
     #[tokio::test]
@@ -646,21 +936,115 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn shutdown_signal_interrupts_and_marks_the_run() {
-        let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", result("late"))]);
-        let outcome = harness
-            .workflow
-            .run(async {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ShutdownSignal::Interrupt
-            })
-            .await;
+    async fn shutdown_signal_stops_launching_records_the_running_step_and_interrupts() {
+        let mut harness = harness(vec![
+            ("START", goto("SLOW")),
+            ("SLOW", goto("AFTER")),
+            ("AFTER", result("no")),
+        ]);
+        let (signals, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let _ = signals.send(ShutdownSignal::Interrupt);
+        });
+        let outcome = harness.workflow.run(receiver).await;
         assert_eq!(
             outcome,
             RunOutcome::Interrupted {
                 signal: ShutdownSignal::Interrupt
             }
         );
-        assert_eq!(harness.workflow.state().status, RunStatus::Interrupted);
+        let state = harness.workflow.state();
+        assert_eq!(state.status, RunStatus::Interrupted);
+        assert_eq!(
+            state.agents[0].current_state, "AFTER",
+            "the running step finished and was recorded"
+        );
+        assert!(
+            !harness
+                .executor
+                .calls
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(state, _)| state == "AFTER"),
+            "nothing launched"
+        );
+        assert_eq!(&harness.store.load("r").unwrap(), state);
+    }
+
+    #[tokio::test]
+    async fn max_agents_queues_forks_in_fifo_order() {
+        let fork = |target: &str| crate::transition::ForkSpec {
+            target: target.into(),
+            cd: None,
+            input: None,
+            task: crate::transition::TaskMode::New,
+            attributes: BTreeMap::new(),
+        };
+        let mut harness = harness(vec![
+            (
+                "START",
+                Ok(Transition::MultiFork {
+                    workers: vec![fork("A"), fork("B"), fork("C")],
+                    continuation: "END".into(),
+                }),
+            ),
+            ("END", result("main")),
+            ("A", result("a")),
+            ("B", result("b")),
+            ("C", result("c")),
+        ]);
+        harness.workflow.limits.max_agents = Some(1);
+        assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+        let order: Vec<String> = harness
+            .executor
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(state, _)| state.clone())
+            .collect();
+        assert_eq!(
+            order,
+            ["START", "END", "A", "B", "C"],
+            "one at a time, in the order they became ready"
+        );
+    }
+
+    #[tokio::test]
+    async fn max_steps_pauses_the_run_with_the_reason() {
+        let mut harness = harness(vec![("START", goto("B")), ("B", goto("C")), ("C", result("done"))]);
+        harness.workflow.limits.max_steps = Some(2);
+        assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+        let state = harness.workflow.state();
+        assert_eq!(state.steps_completed, 2);
+        assert_eq!(state.agents[0].current_state, "C");
+        assert_eq!(
+            state.pause_message.as_deref(),
+            Some("step limit of 2 reached; continue with `baton resume r --max-steps <more>`")
+        );
+    }
+
+    #[tokio::test]
+    async fn time_limit_pauses_the_run_after_running_steps_finish() {
+        let mut harness = harness(vec![
+            ("START", goto("SLOW")),
+            ("SLOW", goto("END")),
+            ("END", result("no")),
+        ]);
+        harness.workflow.limits.time_limit = Some(Duration::from_millis(50));
+        harness.workflow.limits.grace = Duration::from_secs(5);
+        assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+        let state = harness.workflow.state();
+        assert_eq!(
+            state.agents[0].current_state, "END",
+            "SLOW finished within the grace period"
+        );
+        assert!(state.elapsed_ms >= 50);
+        assert_eq!(
+            state.pause_message.as_deref(),
+            Some("time limit of 50ms reached; continue with `baton resume r --time-limit <longer>`")
+        );
     }
 }

@@ -2,8 +2,6 @@
 //! every error message before a run starts (asserted verbatim), `list`, `status`,
 //! `.baton` discovery, and Ctrl-C.
 
-use std::time::{Duration, Instant};
-
 use crate::support::Test;
 
 fn countdown() -> Test {
@@ -330,43 +328,6 @@ fn baton_dir_flag_overrides_discovery() {
     outcome.status(0);
     assert!(outcome.root().join("elsewhere/runs/test/state.json").is_file());
     assert!(!outcome.root().join(".baton").exists());
-}
-
-#[test]
-fn a7_sigint_stops_children_saves_and_exits_130() {
-    let test = Test::new().file(
-        "START.sh",
-        "echo $$ > \"$BATON_TASK_FOLDER/../script.pid\"\nsleep 30\necho '<result>late</result>'\n",
-    );
-    let mut child = test
-        .command(&["run".into(), "wf".into(), "--run-id".into(), "sig".into()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn baton");
-    let pid_file = test.root().join(".baton/tasks/sig/script.pid");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !pid_file.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let script_pid: i32 = std::fs::read_to_string(&pid_file)
-        .expect("script started")
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: plain signal delivery to a child we own.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().expect("baton exits");
-    assert_eq!(status.code(), Some(130));
-    // SAFETY: signal 0 only checks for existence.
-    let alive = unsafe { libc::kill(script_pid, 0) } == 0;
-    assert!(!alive, "the script's process group was killed");
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(test.root().join(".baton/runs/sig/state.json")).unwrap())
-            .unwrap();
-    assert_eq!(state["status"], "interrupted");
-    std::fs::write(test.root().join("wf/START.sh"), "echo '<result>resumed</result>'\n").unwrap();
-    test.args(["resume", "sig"]).run().status(0).stdout("resumed\n");
 }
 
 #[test]

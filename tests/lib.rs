@@ -7,4 +7,5 @@ mod cli;
 mod conformance;
 mod crash_resume;
 mod samples;
+mod shutdown;
 mod state_compat;

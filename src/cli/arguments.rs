@@ -30,6 +30,9 @@ pub enum Command {
     List,
     /// Show a run's agents, their states and stacks, and its totals.
     Status(StatusArguments),
+    /// Internal: kills step process groups when the baton that started it dies.
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog,
 }
 
 /// Options shared by `run` and `resume`.
@@ -50,6 +53,18 @@ pub struct ExecutionArguments {
     /// Attempts per state for retryable errors.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub attempts: u32,
+    /// Run at most N agents' steps at once; further agents wait in a queue.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_agents: Option<u32>,
+    /// Pause the run once N steps have completed (over all resumes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: Option<u64>,
+    /// Pause the run once it has run this long, e.g. 90m, 2h, 1h30m (over all resumes).
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
+    /// Seconds running steps get to finish after Ctrl-C or a bound, before they are terminated.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, allow_negative_numbers = true)]
+    pub grace: f64,
 }
 
 #[derive(Debug, Args)]
@@ -85,4 +100,7 @@ pub struct ResumeArguments {
 #[derive(Debug, Args)]
 pub struct StatusArguments {
     pub run_id: String,
+    /// Print the run's whole state (snapshot plus journal) as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

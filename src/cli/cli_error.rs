@@ -21,7 +21,7 @@ pub enum CliError {
     InvalidValue {
         flag: &'static str,
         value: String,
-        expected: &'static str,
+        expected: String,
     },
     #[error("cannot open the trace in {path}: {source}")]
     Trace { path: PathBuf, source: io::Error },
@@ -31,4 +31,6 @@ pub enum CliError {
     NoAgentWaiting { run_id: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
+    #[error(transparent)]
+    Lock(#[from] crate::run_lock::LockError),
 }

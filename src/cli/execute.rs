@@ -1,5 +1,6 @@
-//! What `run` and `resume` share: wire the bus, observers and executors around a
-//! run state, drive the workflow loop, and report the outcome (A7, A8).
+//! What `run` and `resume` share: take the run's lock, wire the bus, observers,
+//! persistence and executors around its state, drive the workflow loop, and report
+//! the outcome (A7, A8).
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -10,27 +11,40 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
+use crate::duration_text::parse_duration;
 use crate::event_bus::EventBus;
 use crate::events::Event;
-use crate::executor::context::{StateTimeout, TimeoutSource};
+use crate::executor::context::{StateTimeout, StopLevel, TimeoutSource};
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
+use crate::journal::StepSummary;
 use crate::observers::console_observer::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
+use crate::process_watchdog::Watchdog;
 use crate::retry_policy::RetryPolicy;
-use crate::run_state::RunState;
+use crate::run_lock::RunLock;
+use crate::run_persistence::RunPersistence;
+use crate::run_state::{LaunchParams, RunState};
 use crate::run_store::RunStore;
-use crate::shutdown::wait_for_shutdown_signal;
-use crate::workflow_loop::{RunOutcome, WorkflowLoop};
+use crate::shutdown::shutdown_signals;
+use crate::workflow_loop::{RunLimits, RunOutcome, WorkflowLoop, transition_event};
+
+fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>) -> CliError {
+    CliError::InvalidValue {
+        flag,
+        value: value.to_string(),
+        expected: expected.into(),
+    }
+}
 
 /// Validate `--budget`: a finite, non-negative number of dollars (R9.1).
 pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
     match budget {
-        Some(value) if !value.is_finite() || value < 0.0 => Err(CliError::InvalidValue {
-            flag: "budget",
-            value: value.to_string(),
-            expected: "expected a non-negative amount in US dollars, such as 5 or 0.50 (0 means unlimited)",
-        }),
+        Some(value) if !value.is_finite() || value < 0.0 => Err(invalid(
+            "budget",
+            value,
+            "expected a non-negative amount in US dollars, such as 5 or 0.50 (0 means unlimited)",
+        )),
         other => Ok(other),
     }
 }
@@ -38,16 +52,48 @@ pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
 /// The effective timeout: the flag, else the one the run was launched with (A10), else 600 s.
 pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>) -> Result<StateTimeout, CliError> {
     if let Some(value) = flag.filter(|value| !value.is_finite()) {
-        return Err(CliError::InvalidValue {
-            flag: "timeout",
-            value: value.to_string(),
-            expected: "expected a number of seconds (0 disables the timeout)",
-        });
+        return Err(invalid(
+            "timeout",
+            value,
+            "expected a number of seconds (0 disables the timeout)",
+        ));
     }
     Ok(match (flag, launched_with) {
         (Some(seconds), _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
         (None, Some(seconds)) => StateTimeout::from_seconds(seconds, TimeoutSource::LaunchFlag),
         (None, None) => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
+    })
+}
+
+/// Fold the bound flags into the run's launch parameters: a flag overrides what the
+/// run was started with, so `resume --max-steps 500` raises the bound (A10).
+pub fn apply_bounds(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+    if let Some(max) = options.max_agents {
+        params.max_agents = Some(max);
+    }
+    if let Some(max) = options.max_steps {
+        params.max_steps = Some(max);
+    }
+    if let Some(text) = &options.time_limit {
+        let limit = parse_duration(text).map_err(|expected| invalid("time-limit", text, expected))?;
+        params.time_limit_ms = Some(limit.as_millis() as u64);
+    }
+    Ok(())
+}
+
+fn limits(options: &ExecutionArguments, params: &LaunchParams) -> Result<RunLimits, CliError> {
+    if !options.grace.is_finite() || options.grace < 0.0 {
+        return Err(invalid(
+            "grace",
+            options.grace,
+            "expected a non-negative number of seconds",
+        ));
+    }
+    Ok(RunLimits {
+        max_agents: params.max_agents,
+        max_steps: params.max_steps,
+        time_limit: params.time_limit_ms.map(Duration::from_millis),
+        grace: Duration::from_secs_f64(options.grace),
     })
 }
 
@@ -63,15 +109,32 @@ fn retry_policy(attempts: u32) -> RetryPolicy {
     }
 }
 
+/// A run ready to be driven: its state and what recovery found.
+pub struct RunToExecute {
+    pub state: RunState,
+    pub journal_intact: u64,
+    /// The last step the journal recorded, re-published in case the trace lacks it.
+    pub last_step: Option<(u64, StepSummary)>,
+    pub resumed: bool,
+}
+
 pub async fn execute(
     store: RunStore,
-    state: RunState,
+    run: RunToExecute,
     options: &ExecutionArguments,
     timeout: StateTimeout,
-    resumed: bool,
 ) -> Result<i32, CliError> {
-    let bus = Arc::new(EventBus::new());
+    let RunToExecute {
+        state,
+        journal_intact,
+        last_step,
+        resumed,
+    } = run;
+    let limits = limits(options, &state.launch_params)?;
     let run_dir = store.run_dir(&state.run_id);
+    let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
+
+    let bus = Arc::new(EventBus::new());
     if !options.no_debug {
         let observer = DebugObserver::open(&run_dir).map_err(|source| CliError::Trace {
             path: run_dir.clone(),
@@ -87,12 +150,17 @@ pub async fn execute(
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
 
-    let (cancel_sender, cancel) = watch::channel(false);
+    let baton_dir = store.baton_dir().to_path_buf();
+    let persistence = RunPersistence::begin(store, &state, journal_intact)?;
+    let watchdog = Arc::new(Watchdog::spawn());
+    let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),
+        baton_dir,
         bus: Arc::clone(&bus),
         timeout,
-        cancel,
+        stop,
+        watchdog: Some(Arc::clone(&watchdog)),
         run_dir: run_dir.clone(),
     });
     bus.emit(Event::WorkflowStarted {
@@ -105,15 +173,21 @@ pub async fn execute(
             .map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
         resumed,
     });
+    if let Some((commit, step)) = last_step {
+        bus.emit(transition_event(&step, commit, true));
+    }
+    let retry = retry_policy(options.attempts);
     let mut workflow = WorkflowLoop::new(
         state,
-        store,
+        persistence,
         context,
         Executors::standard(),
-        retry_policy(options.attempts),
-        cancel_sender,
+        retry,
+        limits,
+        stop_sender,
     );
-    let outcome = workflow.run(wait_for_shutdown_signal()).await;
+    let outcome = workflow.run(shutdown_signals()).await;
+    watchdog.disarm();
     report(workflow.state(), &outcome, options.json)?;
     Ok(match outcome {
         RunOutcome::Completed => exit_code::COMPLETED,

@@ -4,12 +4,13 @@
 
 use super::CliError;
 use super::arguments::ResumeArguments;
-use super::execute::{check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_bounds, check_budget, execute, timeout_of};
 use crate::run_state::RunStatus;
 use crate::run_store::RunStore;
 
 pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, CliError> {
-    let mut state = store.load(&arguments.run_id)?;
+    let loaded = store.load_run(&arguments.run_id)?;
+    let mut state = loaded.state;
     if state.status == RunStatus::Completed {
         return Err(CliError::AlreadyCompleted { run_id: state.run_id });
     }
@@ -23,8 +24,15 @@ pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, 
     if let Some(seconds) = arguments.execution.timeout {
         state.launch_params.timeout_seconds = Some(seconds);
     }
+    apply_bounds(&arguments.execution, &mut state.launch_params)?;
     for agent in &mut state.agents {
         agent.unpause();
     }
-    execute(store, state, &arguments.execution, timeout, true).await
+    let run = RunToExecute {
+        state,
+        journal_intact: loaded.journal_intact,
+        last_step: loaded.last_step,
+        resumed: true,
+    };
+    execute(store, run, &arguments.execution, timeout).await
 }

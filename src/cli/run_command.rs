@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::CliError;
 use super::arguments::RunArguments;
-use super::execute::{check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_bounds, check_budget, execute, timeout_of};
 use crate::agent::Agent;
 use crate::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
 use crate::run_store::{RunStore, StoreError, is_valid_run_id};
@@ -15,6 +15,11 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
     let target = workflow_target::interpret(&arguments.workflow, &cwd)?;
     let budget_usd = check_budget(arguments.budget)?.unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None)?;
+    let mut launch_params = LaunchParams {
+        timeout_seconds: arguments.execution.timeout,
+        ..LaunchParams::default()
+    };
+    apply_bounds(&arguments.execution, &mut launch_params)?;
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
         Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
@@ -45,11 +50,18 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
         agents: vec![main],
         terminated: Vec::new(),
         fork_counters: Default::default(),
-        launch_params: LaunchParams {
-            timeout_seconds: arguments.execution.timeout,
-        },
+        launch_params,
         error: None,
+        pause_message: None,
+        elapsed_ms: 0,
+        journal_commit: 0,
     };
     store.create(&state)?;
-    execute(store, state, &arguments.execution, timeout, false).await
+    let run = RunToExecute {
+        state,
+        journal_intact: 0,
+        last_step: None,
+        resumed: false,
+    };
+    execute(store, run, &arguments.execution, timeout).await
 }

@@ -1,17 +1,33 @@
 //! `baton status <RUN_ID>`: each agent's state, status, cwd and stack, the agents
-//! that terminated with their results, and the run's totals.
+//! that terminated with their results, and the run's totals. The state shown is
+//! the snapshot with the journal replayed, so a live run shows its latest step.
+//! `--json` prints that whole state.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
 use super::CliError;
 use crate::agent::AgentStatus;
+use crate::run_lock::RunLock;
+use crate::run_state::RunStatus;
 use crate::run_store::RunStore;
 
-pub fn status(store: &RunStore, run_id: &str) -> Result<i32, CliError> {
+pub fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;
     let mut text = String::new();
-    let _ = writeln!(text, "run {}: {}", run.run_id, run.status);
+    if as_json {
+        let json = serde_json::to_string_pretty(&run).unwrap_or_default();
+        let _ = writeln!(text, "{json}");
+        return print(&text);
+    }
+    let liveness = match (run.status, RunLock::holder(&store.run_dir(run_id))) {
+        (RunStatus::Running, Some(pid)) => format!(" (driven by baton pid {pid})"),
+        (RunStatus::Running, None) => {
+            format!(" (but no baton is driving it: it was killed; continue with `baton resume {run_id}`)")
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(text, "run {}: {}{liveness}", run.run_id, run.status);
     let _ = writeln!(text, "workflow: {}", run.scope_dir.display());
     let _ = writeln!(text, "started: {}  updated: {}", run.created_at, run.updated_at);
     let budget = if run.budget_usd > 0.0 {
@@ -27,6 +43,9 @@ pub fn status(store: &RunStore, run_id: &str) -> Result<i32, CliError> {
     if let Some(error) = &run.error {
         let _ = writeln!(text, "error: {}", error.replace('\n', "\n    "));
     }
+    if let Some(message) = &run.pause_message {
+        let _ = writeln!(text, "paused: {message}");
+    }
     if !run.agents.is_empty() {
         let _ = writeln!(text, "agents:");
     }
@@ -34,6 +53,7 @@ pub fn status(store: &RunStore, run_id: &str) -> Result<i32, CliError> {
         let status = match (agent.status, agent.pause_reason) {
             (AgentStatus::Paused, Some(reason)) => format!("paused ({reason})"),
             (AgentStatus::Paused, None) => "paused".to_string(),
+            (AgentStatus::Active, _) if agent.queued => "queued".to_string(),
             (AgentStatus::Active, _) if agent.retry_count > 0 => {
                 format!("active, {} failed attempts", agent.retry_count)
             }
@@ -59,6 +79,10 @@ pub fn status(store: &RunStore, run_id: &str) -> Result<i32, CliError> {
         let first_line = agent.result.trim().lines().next().unwrap_or("");
         let _ = writeln!(text, "  {}  result: {first_line}", agent.id);
     }
+    print(&text)
+}
+
+fn print(text: &str) -> Result<i32, CliError> {
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())

@@ -9,6 +9,19 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::event_bus::EventBus;
+use crate::process_watchdog::Watchdog;
+
+/// How hard running steps are being stopped (clean shutdown, issue of `--grace`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StopLevel {
+    /// Keep running.
+    #[default]
+    Run,
+    /// Ask politely: SIGTERM to the step's process group.
+    Terminate,
+    /// Stop now: SIGKILL to the step's process group.
+    Kill,
+}
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]
@@ -48,10 +61,14 @@ impl StateTimeout {
 
 pub struct ExecutionContext {
     pub run_id: String,
+    /// The `.baton` directory (task folders live under it).
+    pub baton_dir: PathBuf,
     pub bus: Arc<EventBus>,
     pub timeout: StateTimeout,
-    /// Becomes `true` when running steps must stop now (their process groups are killed).
-    pub cancel: watch::Receiver<bool>,
+    /// Raised when running steps must stop (their process groups are signalled).
+    pub stop: watch::Receiver<StopLevel>,
+    /// Kills step process groups if Baton itself dies (`process_watchdog`).
+    pub watchdog: Option<Arc<Watchdog>>,
     /// The directory of this run's trace files, if tracing is on.
     pub run_dir: PathBuf,
 }

@@ -171,7 +171,14 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         inactivity_timeout: context.timeout.limit,
     };
     let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
-    let run = match run_script(command, forward_prints, context.cancel.clone()).await {
+    let run = match run_script(
+        command,
+        forward_prints,
+        context.stop.clone(),
+        context.watchdog.as_deref(),
+    )
+    .await
+    {
         Ok(run) => run,
         Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
             emit_output(context, &input, &stdout, &stderr, None, started, env);

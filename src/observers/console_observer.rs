@@ -106,6 +106,13 @@ impl ConsoleObserver {
             ),
             Event::WorkflowPaused {
                 run_id,
+                reason: Some(reason),
+                ..
+            } => {
+                format!("{} run {run_id}: {reason}", self.emphasis("paused:", "33"))
+            }
+            Event::WorkflowPaused {
+                run_id,
                 paused_agent_count,
                 ..
             } => format!(
@@ -113,6 +120,27 @@ impl ConsoleObserver {
                 self.emphasis("paused:", "33"),
                 plural(*paused_agent_count as u64, "agent"),
             ),
+            Event::WorkflowStopping {
+                cause,
+                running_steps,
+                grace_ms,
+                ..
+            } => {
+                let waiting = if *running_steps == 0 {
+                    String::from("no steps are running")
+                } else {
+                    format!(
+                        "waiting up to {} for {running_steps} running {} to finish (press Ctrl-C again to stop {} now)",
+                        duration(*grace_ms),
+                        plural(*running_steps as u64, "step"),
+                        if *running_steps == 1 { "it" } else { "them" }
+                    )
+                };
+                format!(
+                    "{} {cause}: launching no new steps; {waiting}",
+                    self.emphasis("stopping:", "33")
+                )
+            }
             Event::WorkflowInterrupted { run_id, signal } => format!(
                 "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
                 self.emphasis("interrupted:", "33")
@@ -193,12 +221,14 @@ impl ConsoleObserver {
                     .insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
                 return None;
             }
+            Event::TransitionOccurred { recovered: true, .. } => return None,
             Event::TransitionOccurred {
                 agent_id,
                 from_state,
                 transition_type,
                 to_state,
                 metadata,
+                ..
             } => {
                 let Some(to) = to_state else { return None };
                 let finished = self
@@ -379,6 +409,8 @@ mod tests {
             to_state: Some("B.sh".into()),
             transition_type: "call".into(),
             metadata: BTreeMap::from([("return".to_string(), "R.sh".to_string())]),
+            commit: 3,
+            recovered: false,
         };
         assert_eq!(
             console.render(&transition).unwrap(),

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +26,8 @@ pub const TRACE_VERSION: u32 = 1;
 struct Files {
     events: File,
     next_seq: u64,
+    /// The highest journal commit whose transition the trace holds.
+    last_commit: u64,
     transitions: File,
     /// Open Claude stream files, by agent id.
     streams: HashMap<String, File>,
@@ -40,28 +42,49 @@ fn append(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-/// The `seq` of the last complete line of an existing `events.jsonl`, so a resumed
-/// run continues the numbering. Reads only the file's tail.
-fn last_seq(path: &Path) -> u64 {
-    let Ok(mut file) = File::open(path) else { return 0 };
+/// Where an existing `events.jsonl` left off: the `seq` of its last line and the
+/// highest `commit` of its transitions. Reads backwards in blocks and stops as soon
+/// as both are known, so it costs little even for a long trace.
+fn trace_position(path: &Path) -> (u64, u64) {
+    const BLOCK: u64 = 64 * 1024;
+    let Ok(mut file) = File::open(path) else { return (0, 0) };
     let Ok(length) = file.seek(SeekFrom::End(0)) else {
-        return 0;
+        return (0, 0);
     };
-    let start = length.saturating_sub(64 * 1024);
-    if file.seek(SeekFrom::Start(start)).is_err() {
-        return 0;
+    let (mut last_seq, mut last_commit) = (None, None);
+    let mut end = length;
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 && (last_seq.is_none() || last_commit.is_none()) {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = vec![0u8; (end - start) as usize];
+        if file.seek(SeekFrom::Start(start)).is_err() || file.read_exact(&mut block).is_err() {
+            break;
+        }
+        block.extend_from_slice(&carry);
+        // The first (partial) line of the block is completed by the next block read.
+        let first_newline = if start == 0 {
+            0
+        } else {
+            block.iter().position(|b| *b == b'\n').map_or(block.len(), |i| i + 1)
+        };
+        carry = block[..first_newline].to_vec();
+        for line in block[first_newline..].split(|b| *b == b'\n').rev() {
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+                continue;
+            };
+            if last_seq.is_none() {
+                last_seq = value.get("seq").and_then(serde_json::Value::as_u64);
+            }
+            if last_commit.is_none() && value.get("type").and_then(|t| t.as_str()) == Some("TransitionOccurred") {
+                last_commit = value.get("commit").and_then(serde_json::Value::as_u64);
+            }
+            if last_seq.is_some() && last_commit.is_some() {
+                break;
+            }
+        }
+        end = start;
     }
-    let mut tail = Vec::new();
-    if file.read_to_end(&mut tail).is_err() {
-        return 0;
-    }
-    BufReader::new(tail.as_slice())
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
-        .filter_map(|value| value.get("seq").and_then(serde_json::Value::as_u64))
-        .last()
-        .unwrap_or(0)
+    (last_seq.unwrap_or(0), last_commit.unwrap_or(0))
 }
 
 impl DebugObserver {
@@ -69,10 +92,11 @@ impl DebugObserver {
     pub fn open(run_dir: &Path) -> io::Result<DebugObserver> {
         std::fs::create_dir_all(run_dir)?;
         let events_path = run_dir.join("events.jsonl");
-        let next_seq = last_seq(&events_path) + 1;
+        let (last_seq, last_commit) = trace_position(&events_path);
         let files = Files {
             events: append(&events_path)?,
-            next_seq,
+            next_seq: last_seq + 1,
+            last_commit,
             transitions: append(&run_dir.join("transitions.log"))?,
             streams: HashMap::new(),
         };
@@ -94,6 +118,13 @@ impl DebugObserver {
 
     pub fn record(&self, event: &Event) -> Result<(), HandlerError> {
         let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Event::TransitionOccurred { commit, recovered, .. } = event {
+            // A recovered step that the trace already holds is not written twice.
+            if *recovered && *commit <= files.last_commit {
+                return Ok(());
+            }
+            files.last_commit = files.last_commit.max(*commit);
+        }
         let body = serde_json::to_string(event)?;
         let seq = files.next_seq;
         files.next_seq += 1;
@@ -153,6 +184,7 @@ impl DebugObserver {
                 to_state,
                 transition_type,
                 metadata,
+                ..
             } => {
                 let to = to_state.as_deref().unwrap_or("(terminated)");
                 let mut line = format!("{timestamp} {agent_id} {from_state} -> {to} [{transition_type}]");

@@ -6,9 +6,9 @@ use serde_json::Value;
 use super::common::{RUN, emit, norm, say, str_of, transitions};
 use crate::support::{Outcome, Test};
 
-/// Copies the current `state.json` (written after the previous step) to `snapshot_<name>.json` in the cwd.
+/// Saves the run's state as of the previous step (`baton status --json`) to `snapshot_<name>.json` in the cwd.
 fn snapshot(name: &str) -> String {
-    format!("cp \"$BATON_TASK_FOLDER/../../../runs/$BATON_WORKFLOW_ID/state.json\" snapshot_{name}.json\n")
+    format!("\"$BATON_BIN\" status --json \"$BATON_WORKFLOW_ID\" > snapshot_{name}.json\n")
 }
 
 fn read_snapshot(outcome: &Outcome, name: &str) -> Value {

@@ -99,6 +99,28 @@ impl Test {
         }
     }
 
+    /// Start `baton <args>` in the background (stdout and stderr captured).
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+        self.command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn baton")
+    }
+
+    /// Wait (up to 20 s) until `<root>/<path>` exists; false if it never does.
+    pub fn wait_for_file(&self, path: &str) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if self.root.path().join(path).exists() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    }
+
     /// The command for `baton <args>` in this project, ready to spawn.
     pub fn command(&self, args: &[String]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
@@ -109,6 +131,7 @@ impl Test {
             .env_remove("BATON_LOG")
             .env("NO_COLOR", "1")
             .env("BATON_RETRY_BASE_MS", "10")
+            .env("BATON_BIN", env!("CARGO_BIN_EXE_baton"))
             .stdin(Stdio::null());
         for (key, value) in &self.env {
             command.env(key, value);
@@ -170,10 +193,20 @@ impl Outcome {
         normalize(self.stderr.trim_end(), self.root())
     }
 
-    /// The state file of run `run_id`.
+    /// The state of run `run_id` as Baton reads it back (snapshot + journal),
+    /// from `baton status --json`.
     pub fn state(&self, run_id: &str) -> Value {
-        let text = std::fs::read_to_string(self.run_dir(run_id).join("state.json")).expect("state.json");
-        serde_json::from_str(&text).expect("state.json is JSON")
+        let output = self
+            .test
+            .command(&["status".into(), "--json".into(), run_id.into()])
+            .output()
+            .expect("baton status --json");
+        assert!(
+            output.status.success(),
+            "baton status failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).expect("status --json prints JSON")
     }
 
     /// Every event of run `run_id`, in order.
