@@ -45,12 +45,7 @@ pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut Transi
             next.current_state = target.clone();
             next.pending_result = input.clone();
         }
-        Transition::Reset {
-            target,
-            cd,
-            input,
-            new_task,
-        } => {
+        Transition::Reset { target, cd, input, new_task } => {
             next.current_state = target.clone();
             next.session_id = None;
             if let Some(cd) = cd {
@@ -62,37 +57,23 @@ pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut Transi
             }
             next.pending_result = input.clone();
         }
-        Transition::Call {
-            target,
-            return_state,
-            input,
-        } => {
+        Transition::Call { target, return_state, input } => {
             next.stack.push(frame_for(&next, return_state));
             next.fork_session_id = next.session_id.clone();
             next.current_state = target.clone();
             next.pending_result = input.clone();
         }
-        Transition::Function {
-            target,
-            return_state,
-            input,
-        } => {
+        Transition::Function { target, return_state, input } => {
             next.stack.push(frame_for(&next, return_state));
             next.session_id = None;
             next.current_state = target.clone();
             next.pending_result = input.clone();
         }
-        Transition::Fork {
-            worker,
-            next: continuation,
-        } => {
+        Transition::Fork { worker, next: continuation } => {
             workers.push(spawn_worker(&next, worker, env));
             next.current_state = continuation.clone();
         }
-        Transition::MultiFork {
-            workers: specs,
-            continuation,
-        } => {
+        Transition::MultiFork { workers: specs, continuation } => {
             for spec in specs {
                 workers.push(spawn_worker(&next, spec, env));
             }
@@ -100,11 +81,7 @@ pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut Transi
         }
         Transition::Result { payload } => match next.stack.pop() {
             None => {
-                return Applied {
-                    agent: None,
-                    workers,
-                    terminated_with: Some(payload.clone()),
-                };
+                return Applied { agent: None, workers, terminated_with: Some(payload.clone()) };
             }
             Some(frame) => {
                 next.session_id = frame.session;
@@ -117,11 +94,7 @@ pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut Transi
             }
         },
     }
-    Applied {
-        agent: Some(next),
-        workers,
-        terminated_with: None,
-    }
+    Applied { agent: Some(next), workers, terminated_with: None }
 }
 
 /// The return frame for `<call>`/`<function>` (R3.11). The session recorded is the
@@ -152,10 +125,7 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         session_id: None,
         stack: Vec::new(),
         pending_result: spec.input.clone(),
-        cwd: spec
-            .cd
-            .as_deref()
-            .map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd)),
+        cwd: spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd)),
         scope_dir: parent.scope_dir.clone(),
         nesting_depth: 0,
         status: AgentStatus::Active,
@@ -192,34 +162,18 @@ mod tests {
 
     fn apply(agent: &Agent, transition: Transition, counters: &mut BTreeMap<String, u64>) -> Applied {
         let folders = TaskFolders::new(Path::new("/b"), "r");
-        apply_transition(
-            agent,
-            &transition,
-            &mut TransitionEnv {
-                task_folders: &folders,
-                fork_counters: counters,
-            },
-        )
+        apply_transition(agent, &transition, &mut TransitionEnv { task_folders: &folders, fork_counters: counters })
     }
 
     fn fork_of(target: &str) -> ForkSpec {
-        ForkSpec {
-            target: target.into(),
-            cd: None,
-            input: None,
-            task: TaskMode::New,
-            attributes: BTreeMap::new(),
-        }
+        ForkSpec { target: target.into(), cd: None, input: None, task: TaskMode::New, attributes: BTreeMap::new() }
     }
 
     #[test]
     fn r3_4_goto_keeps_session_and_sets_input() {
         let applied = apply(
             &main_agent(),
-            Transition::Goto {
-                target: "B.sh".into(),
-                input: Some("x".into()),
-            },
+            Transition::Goto { target: "B.sh".into(), input: Some("x".into()) },
             &mut BTreeMap::new(),
         );
         let agent = applied.agent.unwrap();
@@ -230,14 +184,8 @@ mod tests {
 
     #[test]
     fn r3_1_input_lasts_one_state() {
-        let applied = apply(
-            &main_agent(),
-            Transition::Goto {
-                target: "B.sh".into(),
-                input: None,
-            },
-            &mut BTreeMap::new(),
-        );
+        let applied =
+            apply(&main_agent(), Transition::Goto { target: "B.sh".into(), input: None }, &mut BTreeMap::new());
         assert_eq!(applied.agent.unwrap().pending_result, None);
     }
 
@@ -247,12 +195,7 @@ mod tests {
         agent.stack.push(frame_for(&agent, "RET.sh"));
         let applied = apply(
             &agent,
-            Transition::Reset {
-                target: "X.sh".into(),
-                cd: Some("sub".into()),
-                input: None,
-                new_task: true,
-            },
+            Transition::Reset { target: "X.sh".into(), cd: Some("sub".into()), input: None, new_task: true },
             &mut BTreeMap::new(),
         );
         let agent = applied.agent.unwrap();
@@ -267,11 +210,7 @@ mod tests {
     fn r3_12_call_pushes_frame_and_forks_session() {
         let applied = apply(
             &main_agent(),
-            Transition::Call {
-                target: "C.sh".into(),
-                return_state: "R.sh".into(),
-                input: Some("in".into()),
-            },
+            Transition::Call { target: "C.sh".into(), return_state: "R.sh".into(), input: Some("in".into()) },
             &mut BTreeMap::new(),
         );
         let agent = applied.agent.unwrap();
@@ -287,11 +226,7 @@ mod tests {
     fn r3_14_function_starts_fresh() {
         let applied = apply(
             &main_agent(),
-            Transition::Function {
-                target: "F.sh".into(),
-                return_state: "R.sh".into(),
-                input: None,
-            },
+            Transition::Function { target: "F.sh".into(), return_state: "R.sh".into(), input: None },
             &mut BTreeMap::new(),
         );
         let agent = applied.agent.unwrap();
@@ -302,13 +237,7 @@ mod tests {
 
     #[test]
     fn r3_16_result_with_empty_stack_terminates() {
-        let applied = apply(
-            &main_agent(),
-            Transition::Result {
-                payload: " done ".into(),
-            },
-            &mut BTreeMap::new(),
-        );
+        let applied = apply(&main_agent(), Transition::Result { payload: " done ".into() }, &mut BTreeMap::new());
         assert_eq!(applied.agent, None);
         assert_eq!(applied.terminated_with.as_deref(), Some(" done "));
     }
@@ -318,30 +247,19 @@ mod tests {
         let mut counters = BTreeMap::new();
         let called = apply(
             &main_agent(),
-            Transition::Function {
-                target: "F.sh".into(),
-                return_state: "R.sh".into(),
-                input: None,
-            },
+            Transition::Function { target: "F.sh".into(), return_state: "R.sh".into(), input: None },
             &mut counters,
         )
         .agent
         .unwrap();
         let moved = apply(
             &called,
-            Transition::Reset {
-                target: "G.sh".into(),
-                cd: Some("/elsewhere".into()),
-                input: None,
-                new_task: false,
-            },
+            Transition::Reset { target: "G.sh".into(), cd: Some("/elsewhere".into()), input: None, new_task: false },
             &mut counters,
         )
         .agent
         .unwrap();
-        let back = apply(&moved, Transition::Result { payload: String::new() }, &mut counters)
-            .agent
-            .unwrap();
+        let back = apply(&moved, Transition::Result { payload: String::new() }, &mut counters).agent.unwrap();
         assert_eq!(back.current_state, "R.sh");
         assert_eq!(back.cwd, PathBuf::from("/work"));
         assert_eq!(back.session_id.as_deref(), Some("s1"));
@@ -354,14 +272,8 @@ mod tests {
         let mut counters = BTreeMap::new();
         let mut ids = Vec::new();
         for target in ["WORKER.sh", "WORKER.sh", "ANALYZE.sh"] {
-            let applied = apply(
-                &main_agent(),
-                Transition::Fork {
-                    worker: fork_of(target),
-                    next: "N.sh".into(),
-                },
-                &mut counters,
-            );
+            let applied =
+                apply(&main_agent(), Transition::Fork { worker: fork_of(target), next: "N.sh".into() }, &mut counters);
             ids.push(applied.workers[0].id.clone());
         }
         assert_eq!(ids, ["main_worker1", "main_worker2", "main_analyz3"]);
@@ -373,14 +285,8 @@ mod tests {
         let mut spec = fork_of("W.sh");
         spec.attributes.insert("item".into(), "a".into());
         spec.input = Some("i".into());
-        let applied = apply(
-            &main_agent(),
-            Transition::Fork {
-                worker: spec,
-                next: "N.sh".into(),
-            },
-            &mut BTreeMap::new(),
-        );
+        let applied =
+            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
         let worker = &applied.workers[0];
         assert_eq!(worker.cwd, PathBuf::from("/work"));
         assert_eq!(worker.session_id, None);
@@ -397,14 +303,8 @@ mod tests {
         let mut spec = fork_of("W.sh");
         spec.cd = Some("w".into());
         spec.task = TaskMode::Inherit;
-        let applied = apply(
-            &main_agent(),
-            Transition::Fork {
-                worker: spec,
-                next: "N.sh".into(),
-            },
-            &mut BTreeMap::new(),
-        );
+        let applied =
+            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
         assert_eq!(applied.workers[0].cwd, PathBuf::from("/work/w"));
         assert_eq!(applied.workers[0].task_folder, PathBuf::from("/b/tasks/r/main"));
     }
@@ -413,10 +313,7 @@ mod tests {
     fn r3_45_multi_fork_creates_workers_in_order() {
         let applied = apply(
             &main_agent(),
-            Transition::MultiFork {
-                workers: vec![fork_of("A.sh"), fork_of("B.sh")],
-                continuation: "N.sh".into(),
-            },
+            Transition::MultiFork { workers: vec![fork_of("A.sh"), fork_of("B.sh")], continuation: "N.sh".into() },
             &mut BTreeMap::new(),
         );
         let ids: Vec<_> = applied.workers.iter().map(|w| w.id.as_str()).collect();

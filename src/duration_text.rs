@@ -29,9 +29,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             _ => return Err(invalid()),
         };
         let value: u64 = digits.parse().map_err(|_| invalid())?;
-        total = total
-            .checked_add(value.checked_mul(unit).ok_or_else(invalid)?)
-            .ok_or_else(invalid)?;
+        total = total.checked_add(value.checked_mul(unit).ok_or_else(invalid)?).ok_or_else(invalid)?;
         digits.clear();
     }
     if !digits.is_empty() || total == 0 {
@@ -78,10 +76,7 @@ mod tests {
         for text in ["", "m", "10x", "1h30", "-5", "0", "0m", "99999999999999999999h"] {
             assert_eq!(
                 parse_duration(text),
-                Err(format!(
-                    "expected a duration such as 90m, 2h, 1h30m or 45s, found `{}`",
-                    text.trim()
-                ))
+                Err(format!("expected a duration such as 90m, 2h, 1h30m or 45s, found `{}`", text.trim()))
             );
         }
     }

@@ -50,20 +50,14 @@ impl EventBus {
 
     fn subscribe(&self, kind: Option<EventKind>, handler: Handler) -> HandlerId {
         let id = HandlerId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let mut subscriptions = self
-            .subscriptions
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut subscriptions = self.subscriptions.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         subscriptions.push(Subscription { id, kind, handler });
         id
     }
 
     /// Remove a subscription; unknown ids are ignored.
     pub fn off(&self, id: HandlerId) {
-        let mut subscriptions = self
-            .subscriptions
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut subscriptions = self.subscriptions.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         subscriptions.retain(|subscription| subscription.id != id);
     }
 
@@ -71,10 +65,7 @@ impl EventBus {
     pub fn emit(&self, event: Event) {
         let kind = event.kind();
         let handlers: Vec<Handler> = {
-            let subscriptions = self
-                .subscriptions
-                .read()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let subscriptions = self.subscriptions.read().unwrap_or_else(|poisoned| poisoned.into_inner());
             subscriptions
                 .iter()
                 .filter(|subscription| subscription.kind.is_none_or(|wanted| wanted == kind))
@@ -105,10 +96,7 @@ mod tests {
     use super::*;
 
     fn event() -> Event {
-        Event::ProgressMessage {
-            agent_id: "main".into(),
-            message: "hi".into(),
-        }
+        Event::ProgressMessage { agent_id: "main".into(), message: "hi".into() }
     }
 
     fn recorder() -> (Arc<Mutex<Vec<String>>>, Handler) {

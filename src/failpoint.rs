@@ -8,12 +8,7 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The points that exist, in the order a step reaches them.
-pub const POINTS: [&str; 4] = [
-    "after_step_exit",
-    "after_journal_append",
-    "before_snapshot",
-    "after_snapshot",
-];
+pub const POINTS: [&str; 4] = ["after_step_exit", "after_journal_append", "before_snapshot", "after_snapshot"];
 
 struct Armed {
     name: String,
@@ -27,11 +22,7 @@ static ARMED: LazyLock<Option<Armed>> = LazyLock::new(|| {
         Some((name, count)) => (name, count.parse().ok()?),
         None => (value.as_str(), 1),
     };
-    Some(Armed {
-        name: name.to_string(),
-        at_hit,
-        hits: AtomicU64::new(0),
-    })
+    Some(Armed { name: name.to_string(), at_hit, hits: AtomicU64::new(0) })
 });
 
 /// Crash here if the environment asks for it.

@@ -47,9 +47,7 @@ pub fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
             continue;
         }
         if let Some(value) = tag.attribute(attribute) {
-            resolved
-                .attributes
-                .insert(attribute.to_string(), resolve_state(scope_dir, value)?);
+            resolved.attributes.insert(attribute.to_string(), resolve_state(scope_dir, value)?);
         }
     }
     Ok(resolved)
@@ -69,19 +67,14 @@ pub fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, Interpret
 
 /// R3.44 structure checks, then resolution of every target (A2).
 fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
-    if let Some(stray) = tags
-        .iter()
-        .find(|tag| !tag.kind.is_fork_family() && tag.kind != TagKind::Goto)
-    {
+    if let Some(stray) = tags.iter().find(|tag| !tag.kind.is_fork_family() && tag.kind != TagKind::Goto) {
         return Err(InterpretError::InvalidMultiFork(format!(
             "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> may appear together",
             stray.kind
         )));
     }
     if let Some(workflow_fork) = tags.iter().find(|tag| tag.kind == TagKind::ForkWorkflow) {
-        return Err(InterpretError::Transition(TransitionError::Unsupported {
-            tag: workflow_fork.kind,
-        }));
+        return Err(InterpretError::Transition(TransitionError::Unsupported { tag: workflow_fork.kind }));
     }
     let gotos: Vec<&Tag> = tags.iter().filter(|tag| tag.kind == TagKind::Goto).collect();
     if gotos.len() > 1 {
@@ -90,19 +83,10 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
             gotos.len()
         )));
     }
-    let resolved: Vec<Tag> = tags
-        .iter()
-        .map(|tag| resolve_tag(scope_dir, tag))
-        .collect::<Result<_, _>>()?;
+    let resolved: Vec<Tag> = tags.iter().map(|tag| resolve_tag(scope_dir, tag)).collect::<Result<_, _>>()?;
     let mut continuations: Vec<&str> = resolved
         .iter()
-        .filter_map(|tag| {
-            if tag.kind == TagKind::Goto {
-                Some(tag.target.as_str())
-            } else {
-                tag.attribute("next")
-            }
-        })
+        .filter_map(|tag| if tag.kind == TagKind::Goto { Some(tag.target.as_str()) } else { tag.attribute("next") })
         .collect();
     continuations.dedup();
     let continuation = match continuations.as_slice() {
@@ -125,10 +109,6 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
             distinct[0].to_string()
         }
     };
-    let workers = resolved
-        .iter()
-        .filter(|tag| tag.kind == TagKind::Fork)
-        .map(fork_spec)
-        .collect();
+    let workers = resolved.iter().filter(|tag| tag.kind == TagKind::Fork).map(fork_spec).collect();
     Ok(Transition::MultiFork { workers, continuation })
 }

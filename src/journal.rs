@@ -103,6 +103,9 @@ impl Commit {
         state.fork_counters.extend(self.fork_counters);
         self.run.apply(state);
         state.journal_commit = self.commit;
+        if let Some(step) = self.step {
+            state.last_step = Some((self.commit, step));
+        }
     }
 }
 
@@ -123,10 +126,7 @@ pub fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), Journ
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(source) => {
-            return Err(JournalError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
+            return Err(JournalError::Read { path: path.to_path_buf(), source });
         }
     };
     let mut reader = BufReader::new(file);
@@ -138,10 +138,7 @@ pub fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), Journ
         line.clear();
         let read = reader
             .read_until(b'\n', &mut line)
-            .map_err(|source| JournalError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(|source| JournalError::Read { path: path.to_path_buf(), source })?;
         if read == 0 {
             break;
         }
@@ -184,31 +181,17 @@ pub struct Journal {
 impl Journal {
     /// Open for appending, cutting off a torn tail at `intact_length` first.
     pub fn open(path: &Path, intact_length: u64) -> Result<Journal, JournalError> {
-        let write_error = |source| JournalError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(write_error)?;
+        let write_error = |source| JournalError::Write { path: path.to_path_buf(), source };
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(write_error)?;
         if file.metadata().map_err(write_error)?.len() > intact_length {
             file.set_len(intact_length).map_err(write_error)?;
         }
-        Ok(Journal {
-            path: path.to_path_buf(),
-            file,
-            entries: 0,
-        })
+        Ok(Journal { path: path.to_path_buf(), file, entries: 0 })
     }
 
     /// Append `entry` and make it durable before returning.
     pub fn append(&mut self, entry: &Commit) -> Result<(), JournalError> {
-        let write_error = |source| JournalError::Write {
-            path: self.path.clone(),
-            source,
-        };
+        let write_error = |source| JournalError::Write { path: self.path.clone(), source };
         let mut line = serde_json::to_vec(entry).map_err(|error| write_error(io::Error::other(error)))?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(write_error)?;
@@ -228,10 +211,7 @@ impl Journal {
 
     /// Empty the journal once a snapshot includes every entry.
     pub fn clear(&mut self) -> Result<(), JournalError> {
-        let write_error = |source| JournalError::Write {
-            path: self.path.clone(),
-            source,
-        };
+        let write_error = |source| JournalError::Write { path: self.path.clone(), source };
         self.file.set_len(0).map_err(write_error)?;
         self.file.sync_data().map_err(write_error)?;
         self.entries = 0;

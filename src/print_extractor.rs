@@ -85,9 +85,7 @@ fn partial_opener_start(text: &str, from: usize) -> usize {
     let earliest = text.len().saturating_sub(OPEN.len() - 1).max(from);
     // Byte comparison: a suffix starting inside a multi-byte character begins with a
     // continuation byte, which never equals `<`, so only char boundaries can match.
-    (earliest..text.len())
-        .find(|&start| OPEN.as_bytes().starts_with(&text.as_bytes()[start..]))
-        .unwrap_or(text.len())
+    (earliest..text.len()).find(|&start| OPEN.as_bytes().starts_with(&text.as_bytes()[start..])).unwrap_or(text.len())
 }
 
 #[cfg(test)]
@@ -102,10 +100,7 @@ mod tests {
 
     #[test]
     fn r3_48_extracts_raw_inner_text_in_order() {
-        assert_eq!(
-            extract_prints("a<print> hi\n</print>b<print></print>c<print>x</print>"),
-            [" hi\n", "", "x"]
-        );
+        assert_eq!(extract_prints("a<print> hi\n</print>b<print></print>c<print>x</print>"), [" hi\n", "", "x"]);
     }
 
     #[test]
@@ -185,23 +180,15 @@ mod tests {
 
     /// Splits `text` at the char boundaries picked by `cuts`.
     fn split<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-        let boundaries: Vec<usize> = text
-            .char_indices()
-            .map(|(index, _)| index)
-            .chain([text.len()])
-            .collect();
-        let mut points: Vec<usize> = cuts
-            .iter()
-            .map(|cut| boundaries[cut % boundaries.len()])
-            .chain([0, text.len()])
-            .collect();
+        let boundaries: Vec<usize> = text.char_indices().map(|(index, _)| index).chain([text.len()]).collect();
+        let mut points: Vec<usize> =
+            cuts.iter().map(|cut| boundaries[cut % boundaries.len()]).chain([0, text.len()]).collect();
         points.sort_unstable();
         points.windows(2).map(|pair| &text[pair[0]..pair[1]]).collect()
     }
 
-    const FRAGMENTS: &[&str] = &[
-        "<print>", "</print>", "<pri", "nt>", "</pr", "int>", "<", "/", ">", "p", "x", " ", "\n", "é", "日本", "🎉",
-    ];
+    const FRAGMENTS: &[&str] =
+        &["<print>", "</print>", "<pri", "nt>", "</pr", "int>", "<", "/", ">", "p", "x", " ", "\n", "é", "日本", "🎉"];
 
     fn print_soup() -> impl Strategy<Value = String> {
         let fragment = prop_oneof![

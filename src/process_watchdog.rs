@@ -39,9 +39,7 @@ impl Watchdog {
                 None
             }
         };
-        Watchdog {
-            child: Mutex::new(child),
-        }
+        Watchdog { child: Mutex::new(child) }
     }
 
     fn send(&self, line: &str) {

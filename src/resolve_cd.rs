@@ -6,11 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Resolve `cd` against `base` (an absolute directory) and clean the result.
 pub fn resolve_cd(cd: &str, base: &Path) -> PathBuf {
-    let joined = if Path::new(cd).is_absolute() {
-        PathBuf::from(cd)
-    } else {
-        base.join(cd)
-    };
+    let joined = if Path::new(cd).is_absolute() { PathBuf::from(cd) } else { base.join(cd) };
     clean(&joined)
 }
 

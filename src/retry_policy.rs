@@ -13,10 +13,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> RetryPolicy {
-        RetryPolicy {
-            max_attempts: 3,
-            base_delay: Duration::from_secs(1),
-        }
+        RetryPolicy { max_attempts: 3, base_delay: Duration::from_secs(1) }
     }
 }
 
@@ -28,9 +25,7 @@ impl RetryPolicy {
         }
         let exponent = (failures - 1).min(10);
         let nominal = self.base_delay.saturating_mul(4u32.saturating_pow(exponent));
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.subsec_nanos());
         let jitter = 0.8 + f64::from(nanos % 1000) / 1000.0 * 0.4;
         nominal.mul_f64(jitter)
     }

@@ -2,7 +2,9 @@
 //! `<run_dir>/lock` for as long as they drive the run, with their pid written in
 //! it. A second `resume` of a live run fails at once and names the owner. The
 //! kernel drops the lock when the owner dies, however it dies, so a crashed run is
-//! never locked out.
+//! never locked out. One subtlety: a child forked by the owner shares the lock until
+//! it `exec`s, so right after the owner was killed the lock can stay taken for an
+//! instant; when the recorded owner is dead we retry briefly instead of refusing.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -28,12 +30,7 @@ pub struct RunLock {
 }
 
 fn open(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)
 }
 
 fn try_lock(file: &File) -> io::Result<bool> {
@@ -42,23 +39,22 @@ fn try_lock(file: &File) -> io::Result<bool> {
         return Ok(true);
     }
     let error = io::Error::last_os_error();
-    if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(error)
-    }
+    if error.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(false) } else { Err(error) }
 }
 
 fn recorded_pid(file: &mut File) -> String {
     let mut text = String::new();
-    let _ = file
-        .seek(SeekFrom::Start(0))
-        .and_then(|_| file.read_to_string(&mut text));
+    let _ = file.seek(SeekFrom::Start(0)).and_then(|_| file.read_to_string(&mut text));
     let pid = text.trim();
-    if pid.is_empty() {
-        "unknown".to_string()
-    } else {
-        pid.to_string()
+    if pid.is_empty() { "unknown".to_string() } else { pid.to_string() }
+}
+
+/// Whether the process `pid` (as recorded in the lock file) exists.
+fn is_alive(pid: &str) -> bool {
+    match pid.parse::<libc::pid_t>() {
+        // SAFETY: signal 0 performs only the existence and permission check.
+        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, 0) == 0 },
+        _ => false,
     }
 }
 
@@ -66,16 +62,15 @@ impl RunLock {
     /// Take the run's lock or report who holds it.
     pub fn acquire(run_dir: &Path, run_id: &str) -> Result<RunLock, LockError> {
         let path = run_dir.join(LOCK_FILE);
-        let io_error = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
+        let io_error = |source| LockError::Io { path: path.clone(), source };
         let mut file = open(&path).map_err(io_error)?;
-        if !try_lock(&file).map_err(io_error)? {
-            return Err(LockError::Held {
-                run_id: run_id.to_string(),
-                pid: recorded_pid(&mut file),
-            });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !try_lock(&file).map_err(io_error)? {
+            let pid = recorded_pid(&mut file);
+            if is_alive(&pid) || std::time::Instant::now() >= deadline {
+                return Err(LockError::Held { run_id: run_id.to_string(), pid });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
         file.set_len(0).map_err(io_error)?;
         file.seek(SeekFrom::Start(0)).map_err(io_error)?;
@@ -85,11 +80,7 @@ impl RunLock {
 
     /// The pid of the process driving the run right now, if any.
     pub fn holder(run_dir: &Path) -> Option<String> {
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .open(run_dir.join(LOCK_FILE))
-            .ok()?;
+        let mut file = File::options().read(true).write(true).open(run_dir.join(LOCK_FILE)).ok()?;
         match try_lock(&file) {
             // Free: we took it for a moment; closing the file releases it.
             Ok(true) => None,

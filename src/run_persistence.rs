@@ -32,11 +32,7 @@ impl RunPersistence {
             .and_then(|value| value.parse().ok())
             .filter(|every| *every > 0)
             .unwrap_or(DEFAULT_COMPACT_EVERY);
-        let mut persistence = RunPersistence {
-            store,
-            journal,
-            compact_every,
-        };
+        let mut persistence = RunPersistence { store, journal, compact_every };
         persistence.compact(state)?;
         Ok(persistence)
     }
@@ -50,11 +46,7 @@ impl RunPersistence {
 
     /// Compact if enough commits have accumulated.
     pub fn compact_if_due(&mut self, state: &RunState) -> Result<(), StoreError> {
-        if self.journal.len() >= self.compact_every {
-            self.compact(state)
-        } else {
-            Ok(())
-        }
+        if self.journal.len() >= self.compact_every { self.compact(state) } else { Ok(()) }
     }
 
     /// Write `state` (which includes every commit) as the snapshot and empty the journal.

@@ -115,21 +115,19 @@ pub struct RunState {
     /// The last journal entry this snapshot includes (`journal.rs`).
     #[serde(default)]
     pub journal_commit: u64,
+    /// The last completed step and its commit: a crash right after the commit may
+    /// have kept it out of the trace, so a resume re-publishes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_step: Option<(u64, crate::journal::StepSummary)>,
 }
 
 impl RunState {
     /// The result `main` terminated with, if it has.
     pub fn main_result(&self) -> Option<&str> {
-        self.terminated
-            .iter()
-            .find(|agent| agent.id == "main")
-            .map(|agent| agent.result.as_str())
+        self.terminated.iter().find(|agent| agent.id == "main").map(|agent| agent.result.as_str())
     }
 
     pub fn paused_agents(&self) -> usize {
-        self.agents
-            .iter()
-            .filter(|agent| agent.status == AgentStatus::Paused)
-            .count()
+        self.agents.iter().filter(|agent| agent.status == AgentStatus::Paused).count()
     }
 }

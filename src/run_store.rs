@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::failpoint;
-use crate::journal::{JOURNAL_FILE, JournalError, StepSummary, read_entries};
+use crate::journal::{JOURNAL_FILE, JournalError, read_entries};
 use crate::run_state::RunState;
 
 pub const STATE_FILE: &str = "state.json";
@@ -22,11 +22,7 @@ pub const STATE_FILE: &str = "state.json";
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("run `{run_id}` not found in {runs_dir}{suggestion}")]
-    NotFound {
-        run_id: String,
-        runs_dir: PathBuf,
-        suggestion: String,
-    },
+    NotFound { run_id: String, runs_dir: PathBuf, suggestion: String },
     #[error("run `{run_id}` already exists; use `baton resume {run_id}` to continue it")]
     AlreadyExists { run_id: String },
     #[error("invalid run id `{run_id}`: use only letters, digits, `_` and `-`")]
@@ -45,8 +41,6 @@ pub enum StoreError {
 #[derive(Debug)]
 pub struct LoadedRun {
     pub state: RunState,
-    /// The last step the journal recorded, if any: a crash may have kept it out of the trace.
-    pub last_step: Option<(u64, StepSummary)>,
     /// Bytes of the journal that are intact (a torn tail after them is dropped on resume).
     pub journal_intact: u64,
 }
@@ -69,10 +63,7 @@ pub fn discover_baton_dir(cwd: &Path) -> PathBuf {
 
 /// Whether `id` may name a run: `^[A-Za-z0-9_-]+$` (R8.7).
 pub fn is_valid_run_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+    !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
 }
 
 #[derive(Clone, Debug)]
@@ -117,20 +108,13 @@ impl RunStore {
     /// Create the run directory and write the first snapshot; refuses an existing run.
     pub fn create(&self, state: &RunState) -> Result<(), StoreError> {
         if !is_valid_run_id(&state.run_id) {
-            return Err(StoreError::InvalidRunId {
-                run_id: state.run_id.clone(),
-            });
+            return Err(StoreError::InvalidRunId { run_id: state.run_id.clone() });
         }
         if self.exists(&state.run_id) {
-            return Err(StoreError::AlreadyExists {
-                run_id: state.run_id.clone(),
-            });
+            return Err(StoreError::AlreadyExists { run_id: state.run_id.clone() });
         }
         let run_dir = self.run_dir(&state.run_id);
-        fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write {
-            path: run_dir.clone(),
-            source,
-        })?;
+        fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
         self.save(state)
     }
 
@@ -144,10 +128,8 @@ impl RunStore {
 
     fn save(&self, state: &RunState) -> Result<(), StoreError> {
         let run_dir = self.run_dir(&state.run_id);
-        let mut json = serde_json::to_vec_pretty(state).map_err(|source| StoreError::Write {
-            path: run_dir.join(STATE_FILE),
-            source: io::Error::other(source),
-        })?;
+        let mut json = serde_json::to_vec_pretty(state)
+            .map_err(|source| StoreError::Write { path: run_dir.join(STATE_FILE), source: io::Error::other(source) })?;
         json.push(b'\n');
         write_atomically(&run_dir.join(STATE_FILE), &json)
     }
@@ -164,9 +146,7 @@ impl RunStore {
     /// The run's snapshot with its journal replayed, plus what recovery needs.
     pub fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
         if !is_valid_run_id(run_id) {
-            return Err(StoreError::InvalidRunId {
-                run_id: run_id.to_string(),
-            });
+            return Err(StoreError::InvalidRunId { run_id: run_id.to_string() });
         }
         let path = self.run_dir(run_id).join(STATE_FILE);
         if !path.exists() {
@@ -174,11 +154,7 @@ impl RunStore {
             let suggestion = crate::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
                 .map(|id| format!("; did you mean `{id}`?"))
                 .unwrap_or_else(|| String::from("; `baton list` shows the runs there are"));
-            return Err(StoreError::NotFound {
-                run_id: run_id.to_string(),
-                runs_dir: self.runs_dir(),
-                suggestion,
-            });
+            return Err(StoreError::NotFound { run_id: run_id.to_string(), runs_dir: self.runs_dir(), suggestion });
         }
         load_run_at(&self.run_dir(run_id))
     }
@@ -199,10 +175,7 @@ impl RunStore {
 
     /// Every run, in id order; unreadable ones are returned as errors.
     pub fn list(&self) -> Vec<Result<RunState, StoreError>> {
-        self.run_ids()
-            .iter()
-            .map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state))
-            .collect()
+        self.run_ids().iter().map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state)).collect()
     }
 }
 
@@ -210,49 +183,27 @@ impl RunStore {
 pub fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     let mut state = read_state(&run_dir.join(STATE_FILE))?;
     let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
-    let mut last_step = None;
     for entry in entries {
-        if let Some(step) = &entry.step {
-            last_step = Some((entry.commit, step.clone()));
-        }
         entry.apply(&mut state);
     }
-    Ok(LoadedRun {
-        state,
-        last_step,
-        journal_intact,
-    })
+    Ok(LoadedRun { state, journal_intact })
 }
 
 pub fn read_state(path: &Path) -> Result<RunState, StoreError> {
-    let bytes = fs::read(path).map_err(|source| StoreError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        source,
-    })
+    let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt { path: path.to_path_buf(), source })
 }
 
 /// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let write_error = |source| StoreError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+    let write_error = |source| StoreError::Write { path: path.to_path_buf(), source };
     let directory = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".state-")
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(write_error)?;
+    let mut temp =
+        tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
     temp.write_all(bytes).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
     temp.persist(path).map_err(|error| write_error(error.error))?;
-    fs::File::open(directory)
-        .and_then(|dir| dir.sync_all())
-        .map_err(write_error)?;
+    fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
     Ok(())
 }
 
@@ -266,15 +217,9 @@ mod tests {
         let root = temp.path();
         fs::create_dir_all(root.join("project/.git")).unwrap();
         fs::create_dir_all(root.join("project/a/b")).unwrap();
-        assert_eq!(
-            discover_baton_dir(&root.join("project/a/b")),
-            root.join("project/.baton")
-        );
+        assert_eq!(discover_baton_dir(&root.join("project/a/b")), root.join("project/.baton"));
         fs::create_dir_all(root.join("project/a/.baton")).unwrap();
-        assert_eq!(
-            discover_baton_dir(&root.join("project/a/b")),
-            root.join("project/a/.baton")
-        );
+        assert_eq!(discover_baton_dir(&root.join("project/a/b")), root.join("project/a/.baton"));
     }
 
     #[test]

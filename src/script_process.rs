@@ -50,11 +50,7 @@ pub enum ScriptProcessError {
     #[error("could not start `{program}`: {source}")]
     Spawn { program: String, source: io::Error },
     #[error("produced no output for {} seconds", .after.as_secs_f64())]
-    TimedOut {
-        after: Duration,
-        stdout: String,
-        stderr: String,
-    },
+    TimedOut { after: Duration, stdout: String, stderr: String },
     #[error("was stopped before it finished")]
     Cancelled,
     #[error("could not be waited for: {0}")]
@@ -146,9 +142,7 @@ pub async fn run_script(
     let _watched = Watched { watchdog, group };
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
-        return Err(ScriptProcessError::Wait(io::Error::other(
-            "the child's pipes were not captured",
-        )));
+        return Err(ScriptProcessError::Wait(io::Error::other("the child's pipes were not captured")));
     };
 
     let (mut stdout, mut stderr) = (String::new(), String::new());
@@ -224,13 +218,7 @@ pub async fn run_script(
         }
     }
     let status = exit_status.ok_or_else(|| ScriptProcessError::Wait(io::Error::other("no exit status")))?;
-    Ok(ScriptRun {
-        stdout,
-        stderr,
-        exit_code: status.code(),
-        signal: status.signal(),
-        duration: started.elapsed(),
-    })
+    Ok(ScriptRun { stdout, stderr, exit_code: status.code(), signal: status.signal(), duration: started.elapsed() })
 }
 
 #[cfg(test)]

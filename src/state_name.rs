@@ -37,9 +37,7 @@ pub fn is_state_extension(ext: &str) -> bool {
 /// prompt for the markdown executor (R1.7).
 pub fn is_script(name: &str) -> bool {
     let ext = extension(name);
-    [".sh", ".bat", ".ps1"]
-        .iter()
-        .any(|known| known.eq_ignore_ascii_case(ext))
+    [".sh", ".bat", ".ps1"].iter().any(|known| known.eq_ignore_ascii_case(ext))
 }
 
 /// Whether a target contains a path separator, which R1.9 forbids.

@@ -36,11 +36,7 @@ pub enum Platform {
 
 impl Platform {
     /// The platform this binary was built for.
-    pub const CURRENT: Platform = if cfg!(windows) {
-        Platform::Windows
-    } else {
-        Platform::Unix
-    };
+    pub const CURRENT: Platform = if cfg!(windows) { Platform::Windows } else { Platform::Unix };
 
     /// The extensions an abstract name is looked up with, in the order reported
     /// to the user when none exists (R1.12, R1.13).
@@ -90,12 +86,7 @@ pub enum ResolveError {
         .looked_for.join(", "),
         suggestion_suffix(.suggestion.as_deref())
     )]
-    NotFound {
-        scope: String,
-        name: String,
-        looked_for: Vec<String>,
-        suggestion: Option<String>,
-    },
+    NotFound { scope: String, name: String, looked_for: Vec<String>, suggestion: Option<String> },
 
     /// Several files match an abstract name (R1.12, R1.13).
     #[error(
@@ -103,31 +94,18 @@ pub enum ResolveError {
         join_with_and(.files),
         if .files.len() > 2 { "all" } else { "both" }
     )]
-    Ambiguous {
-        scope: String,
-        name: String,
-        files: Vec<String>,
-    },
+    Ambiguous { scope: String, name: String, files: Vec<String> },
 
     /// An abstract name exists only as scripts for the other platform.
     #[error(
         "state `{name}` in workflow `{scope}` exists only as {}, which cannot run on {platform}",
         join_with_and(.files)
     )]
-    Platform {
-        scope: String,
-        name: String,
-        files: Vec<String>,
-        platform: Platform,
-    },
+    Platform { scope: String, name: String, files: Vec<String>, platform: Platform },
 
     /// An explicit name has the extension of the other platform's scripts (R1.8).
     #[error("state `{name}` cannot run on {platform}: {}", .platform.foreign_script_rule())]
-    ForeignExtension {
-        scope: String,
-        name: String,
-        platform: Platform,
-    },
+    ForeignExtension { scope: String, name: String, platform: Platform },
 
     /// The name contains `/` or `\` (R1.9).
     #[error("state name `{name}` contains a path separator; states are bare file names inside the workflow directory")]
@@ -150,11 +128,7 @@ pub enum ResolveError {
 
     /// Both `1_START` and `START` resolve (R1.17).
     #[error("workflow `{scope}` has an ambiguous entry point: both {first} and {second} exist")]
-    AmbiguousEntryPoint {
-        scope: String,
-        first: String,
-        second: String,
-    },
+    AmbiguousEntryPoint { scope: String, first: String, second: String },
 
     /// The scope directory could not be listed.
     #[error("cannot read workflow `{scope}`: {reason}")]
@@ -196,10 +170,8 @@ fn entry_point_files(platform: Platform) -> String {
         Platform::Unix => &[".md", ".sh"],
         Platform::Windows => &[".md", ".ps1", ".bat"],
     };
-    let files: Vec<String> = ["1_START", "START"]
-        .iter()
-        .flat_map(|stem| extensions.iter().map(move |ext| format!("{stem}{ext}")))
-        .collect();
+    let files: Vec<String> =
+        ["1_START", "START"].iter().flat_map(|stem| extensions.iter().map(move |ext| format!("{stem}{ext}"))).collect();
     match files.split_last() {
         Some((last, init)) => format!("{} or {last}", init.join(", ")),
         None => String::new(),
@@ -229,10 +201,7 @@ pub fn resolve_in_listing(
     platform: Platform,
 ) -> Result<String, ResolveError> {
     check_name(scope_label, name, platform)?;
-    let scope = Scope {
-        listing,
-        label: scope_label,
-    };
+    let scope = Scope { listing, label: scope_label };
     if state_name::extension(name).is_empty() {
         resolve_abstract(&scope, name, platform)
     } else {
@@ -261,11 +230,9 @@ pub fn entry_point_in_listing(
     let numbered = resolve_in_listing(listing, scope_label, "1_START", platform);
     let plain = resolve_in_listing(listing, scope_label, "START", platform);
     match (numbered, plain) {
-        (Ok(first), Ok(second)) => Err(ResolveError::AmbiguousEntryPoint {
-            scope: scope_label.to_string(),
-            first,
-            second,
-        }),
+        (Ok(first), Ok(second)) => {
+            Err(ResolveError::AmbiguousEntryPoint { scope: scope_label.to_string(), first, second })
+        }
         (Ok(found), Err(_)) | (Err(_), Ok(found)) => Ok(found),
         (Err(numbered), Err(plain)) => Err(no_entry_point(scope_label, platform, numbered, plain)),
     }
@@ -275,18 +242,10 @@ pub fn entry_point_in_listing(
 /// the real problem and is reported (the `1_START` one first); otherwise the
 /// workflow simply has no entry point.
 fn no_entry_point(scope_label: &str, platform: Platform, numbered: ResolveError, plain: ResolveError) -> ResolveError {
-    let unusable = [numbered, plain]
-        .into_iter()
-        .find(|error| !matches!(error, ResolveError::NotFound { .. }));
+    let unusable = [numbered, plain].into_iter().find(|error| !matches!(error, ResolveError::NotFound { .. }));
     match unusable {
-        Some(cause) => ResolveError::UnusableEntryPoint {
-            scope: scope_label.to_string(),
-            cause: Box::new(cause),
-        },
-        None => ResolveError::NoEntryPoint {
-            scope: scope_label.to_string(),
-            platform,
-        },
+        Some(cause) => ResolveError::UnusableEntryPoint { scope: scope_label.to_string(), cause: Box::new(cause) },
+        None => ResolveError::NoEntryPoint { scope: scope_label.to_string(), platform },
     }
 }
 
@@ -294,22 +253,13 @@ fn no_entry_point(scope_label: &str, platform: Platform, numbered: ResolveError,
 /// platform of an explicit extension (R1.8, R1.11 checks it before existence).
 fn check_name(scope: &str, name: &str, platform: Platform) -> Result<(), ResolveError> {
     if name.is_empty() {
-        return Err(ResolveError::Empty {
-            scope: scope.to_string(),
-        });
+        return Err(ResolveError::Empty { scope: scope.to_string() });
     }
     if state_name::has_path_separator(name) {
-        return Err(ResolveError::PathSeparator {
-            scope: scope.to_string(),
-            name: name.to_string(),
-        });
+        return Err(ResolveError::PathSeparator { scope: scope.to_string(), name: name.to_string() });
     }
     if platform.rejects_extension(state_name::extension(name)) {
-        return Err(ResolveError::ForeignExtension {
-            scope: scope.to_string(),
-            name: name.to_string(),
-            platform,
-        });
+        return Err(ResolveError::ForeignExtension { scope: scope.to_string(), name: name.to_string(), platform });
     }
     Ok(())
 }
@@ -342,11 +292,7 @@ impl Scope<'_> {
 
 /// R1.11: an explicit name must exist as written; it is returned unchanged.
 fn resolve_explicit(scope: &Scope<'_>, name: &str) -> Result<String, ResolveError> {
-    if scope.contains(name) {
-        Ok(name.to_string())
-    } else {
-        Err(scope.not_found(name, vec![name.to_string()]))
-    }
+    if scope.contains(name) { Ok(name.to_string()) } else { Err(scope.not_found(name, vec![name.to_string()])) }
 }
 
 /// Which of the four candidate files exist for an abstract name.
@@ -495,11 +441,7 @@ mod tests {
     }
 
     /// (files present, Unix outcome, Windows outcome); `Ok(ext)` or `Err(kind)`.
-    type Row = (
-        &'static [&'static str],
-        Result<&'static str, &'static str>,
-        Result<&'static str, &'static str>,
-    );
+    type Row = (&'static [&'static str], Result<&'static str, &'static str>, Result<&'static str, &'static str>);
 
     /// R1.14, plus the "nothing present" row.
     const REFERENCE_TABLE: [Row; 12] = [
@@ -557,11 +499,7 @@ mod tests {
                 let actual = resolve_state_on(dir.path(), "S", platform);
                 let actual = actual.as_ref().map(String::as_str).map_err(ResolveError::kind);
                 let expected = expected.map(|ext| format!("S{ext}"));
-                assert_eq!(
-                    actual,
-                    expected.as_deref().map_err(|kind| *kind),
-                    "{platform} {extensions:?}"
-                );
+                assert_eq!(actual, expected.as_deref().map_err(|kind| *kind), "{platform} {extensions:?}");
             }
         }
     }
@@ -571,10 +509,7 @@ mod tests {
         // Even with an ambiguous abstract form, an explicit name is just checked.
         let files = ["REVIEW.md", "REVIEW.sh", "NOTES.txt"];
         assert_eq!(resolve(&files, "REVIEW.sh", Platform::Unix).as_deref(), Ok("REVIEW.sh"));
-        assert_eq!(
-            resolve(&files, "REVIEW.md", Platform::Windows).as_deref(),
-            Ok("REVIEW.md")
-        );
+        assert_eq!(resolve(&files, "REVIEW.md", Platform::Windows).as_deref(), Ok("REVIEW.md"));
         assert_eq!(resolve(&files, "NOTES.txt", Platform::Unix).as_deref(), Ok("NOTES.txt"));
     }
 
@@ -722,9 +657,7 @@ mod tests {
             assert_eq!(error.kind(), "path_separator", "{name}");
         }
         assert_eq!(
-            resolve_state_on(&missing, "sub/X.md", Platform::Unix)
-                .unwrap_err()
-                .to_string(),
+            resolve_state_on(&missing, "sub/X.md", Platform::Unix).unwrap_err().to_string(),
             "state name `sub/X.md` contains a path separator; \
              states are bare file names inside the workflow directory"
         );
@@ -801,10 +734,7 @@ mod tests {
         let dir = workflow_dir(&["real.md"]);
         std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("LINK.md")).expect("symlink");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("DANGLING.md")).expect("symlink");
-        assert_eq!(
-            resolve_state_on(dir.path(), "LINK", Platform::Unix).as_deref(),
-            Ok("LINK.md")
-        );
+        assert_eq!(resolve_state_on(dir.path(), "LINK", Platform::Unix).as_deref(), Ok("LINK.md"));
         let error = resolve_state_on(dir.path(), "DANGLING", Platform::Unix).unwrap_err();
         assert_eq!(error.kind(), "not_found");
     }
@@ -823,10 +753,7 @@ mod tests {
     #[test]
     fn r1_17_numbered_start_only() {
         let files = listing(&["1_START.sh", "2_NEXT.md"]);
-        assert_eq!(
-            entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(),
-            Ok("1_START.sh")
-        );
+        assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(), Ok("1_START.sh"));
     }
 
     #[test]
@@ -880,9 +807,7 @@ mod tests {
     fn r1_17_unusable_plain_start_is_reported() {
         let files = listing(&["START.bat"]);
         assert_eq!(
-            entry_point_in_listing(&files, SCOPE, Platform::Unix)
-                .unwrap_err()
-                .to_string(),
+            entry_point_in_listing(&files, SCOPE, Platform::Unix).unwrap_err().to_string(),
             "workflow `/wf/review` has no usable entry point: state `START` in workflow \
              `/wf/review` exists only as START.bat, which cannot run on Unix"
         );
@@ -892,23 +817,14 @@ mod tests {
     fn r1_17_one_usable_candidate_wins_over_a_broken_one() {
         // 1_START is ambiguous, START resolves: R1.17 takes the one that succeeds.
         let files = listing(&["1_START.md", "1_START.sh", "START.md"]);
-        assert_eq!(
-            entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(),
-            Ok("START.md")
-        );
+        assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(), Ok("START.md"));
     }
 
     #[test]
     fn r1_17_platform_decides_the_entry_point() {
         let files = listing(&["START.sh", "1_START.ps1"]);
-        assert_eq!(
-            entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(),
-            Ok("START.sh")
-        );
-        assert_eq!(
-            entry_point_in_listing(&files, SCOPE, Platform::Windows).as_deref(),
-            Ok("1_START.ps1")
-        );
+        assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(), Ok("START.sh"));
+        assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Windows).as_deref(), Ok("1_START.ps1"));
     }
 
     #[test]
@@ -916,20 +832,8 @@ mod tests {
         let scope = SCOPE.to_string();
         let cases = [
             (ResolveError::Empty { scope: scope.clone() }, "empty"),
-            (
-                ResolveError::NoEntryPoint {
-                    scope: scope.clone(),
-                    platform: Platform::Unix,
-                },
-                "no_entry_point",
-            ),
-            (
-                ResolveError::ScopeUnreadable {
-                    scope: scope.clone(),
-                    reason: "x".into(),
-                },
-                "scope_unreadable",
-            ),
+            (ResolveError::NoEntryPoint { scope: scope.clone(), platform: Platform::Unix }, "no_entry_point"),
+            (ResolveError::ScopeUnreadable { scope: scope.clone(), reason: "x".into() }, "scope_unreadable"),
         ];
         for (error, kind) in cases {
             assert_eq!(error.kind(), kind);

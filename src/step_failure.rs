@@ -28,27 +28,15 @@ pub struct StepFailure {
 
 impl StepFailure {
     pub fn fatal(error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure {
-            class: FailureClass::Fatal,
-            error_type,
-            message: message.into(),
-        }
+        StepFailure { class: FailureClass::Fatal, error_type, message: message.into() }
     }
 
     pub fn retryable(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure {
-            class: FailureClass::Retryable(reason),
-            error_type,
-            message: message.into(),
-        }
+        StepFailure { class: FailureClass::Retryable(reason), error_type, message: message.into() }
     }
 
     pub fn pause(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure {
-            class: FailureClass::Pause(reason),
-            error_type,
-            message: message.into(),
-        }
+        StepFailure { class: FailureClass::Pause(reason), error_type, message: message.into() }
     }
 
     pub fn is_retryable(&self) -> bool {

@@ -129,10 +129,7 @@ mod tests {
 
     #[test]
     fn closer_candidate_wins_over_sorted_order() {
-        assert_eq!(
-            did_you_mean("DEPLOYS", ["DEPLOX.md", "DEPLOYS2.md", "DEPLOYS.sh"]),
-            Some("DEPLOYS.sh")
-        );
+        assert_eq!(did_you_mean("DEPLOYS", ["DEPLOX.md", "DEPLOYS2.md", "DEPLOYS.sh"]), Some("DEPLOYS.sh"));
     }
 
     #[test]

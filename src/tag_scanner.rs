@@ -29,12 +29,7 @@ static ATTRIBUTE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"([0-9A-Za-z_]+)=(?:"([^"]*)"|'([^']*)')"#).expect("the attribute pattern is valid"));
 
 /// Attributes that only make sense on an upload bucket (R3.29).
-const BUCKET_ATTRIBUTES: [&str; 4] = [
-    "upload_max_count",
-    "upload_max_size",
-    "upload_max_total_size",
-    "upload_mime",
-];
+const BUCKET_ATTRIBUTES: [&str; 4] = ["upload_max_count", "upload_max_size", "upload_max_total_size", "upload_mime"];
 const BUCKET_LIMITS: [&str; 3] = ["upload_max_count", "upload_max_size", "upload_max_total_size"];
 
 /// A malformed transition tag. Any one of these makes the whole output unusable (R4.8).
@@ -73,9 +68,7 @@ pub fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
         let closing_tag = match closing_tags.get(&kind) {
             Some(&known) if known.is_none_or(|start| start >= body_start) => known,
             _ => {
-                let found = output[body_start..]
-                    .find(&format!("</{name}>"))
-                    .map(|offset| body_start + offset);
+                let found = output[body_start..].find(&format!("</{name}>")).map(|offset| body_start + offset);
                 closing_tags.insert(kind, found);
                 found
             }
@@ -110,12 +103,7 @@ fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>)
         }
         _ => (content_target(kind, content)?, None),
     };
-    Ok(Tag {
-        kind,
-        target,
-        attributes,
-        payload,
-    })
+    Ok(Tag { kind, target, attributes, payload })
 }
 
 fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError> {
@@ -124,10 +112,7 @@ fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError>
         return Err(TagParseError::EmptyTarget { tag: kind });
     }
     if !kind.is_cross_workflow() && state_name::has_path_separator(target) {
-        return Err(TagParseError::PathSeparator {
-            tag: kind,
-            target: target.to_owned(),
-        });
+        return Err(TagParseError::PathSeparator { tag: kind, target: target.to_owned() });
     }
     Ok(target.to_owned())
 }
@@ -158,10 +143,7 @@ fn validate_ask_files(attributes: &BTreeMap<String, String>) -> Result<(), TagPa
             "true" => true,
             "false" => false,
             _ => {
-                return Err(invalid(
-                    "upload_bucket",
-                    format!("must be `true` or `false`, found `{value}`"),
-                ));
+                return Err(invalid("upload_bucket", format!("must be `true` or `false`, found `{value}`")));
             }
         },
     };
@@ -169,9 +151,7 @@ fn validate_ask_files(attributes: &BTreeMap<String, String>) -> Result<(), TagPa
         return Err(TagParseError::AskSlotsWithBucket);
     }
     if !bucket
-        && let Some(attribute) = BUCKET_ATTRIBUTES
-            .into_iter()
-            .find(|attribute| attributes.contains_key(*attribute))
+        && let Some(attribute) = BUCKET_ATTRIBUTES.into_iter().find(|attribute| attributes.contains_key(*attribute))
     {
         return Err(invalid(attribute, "requires `upload_bucket=\"true\"`".to_owned()));
     }
@@ -179,10 +159,7 @@ fn validate_ask_files(attributes: &BTreeMap<String, String>) -> Result<(), TagPa
         if let Some(value) = attributes.get(attribute)
             && !matches!(value.trim().parse::<i64>(), Ok(limit) if limit > 0)
         {
-            return Err(invalid(
-                attribute,
-                format!("must be a positive integer, found `{value}`"),
-            ));
+            return Err(invalid(attribute, format!("must be a positive integer, found `{value}`")));
         }
     }
     if let Some(mime_types) = attributes.get("upload_mime") {
@@ -253,10 +230,7 @@ fn validate_display_files(list: &str) -> Result<(), TagParseError> {
             ));
         }
         if source.split(['/', '\\']).any(|segment| segment == "..") {
-            return Err(invalid(
-                ATTRIBUTE,
-                format!("has source path `{source}` with a `..` segment"),
-            ));
+            return Err(invalid(ATTRIBUTE, format!("has source path `{source}` with a `..` segment")));
         }
         if !label.is_empty() {
             validate_file_name(ATTRIBUTE, "display name", label)?;
@@ -312,10 +286,7 @@ mod tests {
     }
 
     fn attributes(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect()
+        pairs.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
     }
 
     #[test]
@@ -344,16 +315,10 @@ mod tests {
     #[test]
     fn r4_1_tags_come_in_opening_order_with_attributes() {
         let tags = scan(r#"a <goto input="i">A</goto> b <reset cd="sub">B</reset>"#).expect("output parses");
-        let summary: Vec<_> = tags
-            .iter()
-            .map(|tag| (tag.kind, tag.target.as_str(), tag.attributes.clone()))
-            .collect();
+        let summary: Vec<_> = tags.iter().map(|tag| (tag.kind, tag.target.as_str(), tag.attributes.clone())).collect();
         assert_eq!(
             summary,
-            [
-                (TagKind::Goto, "A", attributes(&[("input", "i")])),
-                (TagKind::Reset, "B", attributes(&[("cd", "sub")])),
-            ]
+            [(TagKind::Goto, "A", attributes(&[("input", "i")])), (TagKind::Reset, "B", attributes(&[("cd", "sub")])),]
         );
     }
 
@@ -477,10 +442,7 @@ mod tests {
     #[test]
     fn r4_7_empty_target() {
         assert_eq!(error("<goto>   </goto>"), "<goto> has an empty target");
-        assert_eq!(
-            error("<fork-workflow></fork-workflow>"),
-            "<fork-workflow> has an empty target"
-        );
+        assert_eq!(error("<fork-workflow></fork-workflow>"), "<fork-workflow> has an empty target");
     }
 
     #[test]
@@ -515,23 +477,14 @@ mod tests {
     fn r4_8_an_error_aborts_the_whole_scan() {
         assert_eq!(
             scan("<goto>A</goto> <goto>a/b</goto> <goto>C</goto>"),
-            Err(TagParseError::PathSeparator {
-                tag: TagKind::Goto,
-                target: "a/b".to_owned()
-            })
+            Err(TagParseError::PathSeparator { tag: TagKind::Goto, target: "a/b".to_owned() })
         );
-        assert_eq!(
-            scan("<goto>A</goto><reset> </reset>"),
-            Err(TagParseError::EmptyTarget { tag: TagKind::Reset })
-        );
+        assert_eq!(scan("<goto>A</goto><reset> </reset>"), Err(TagParseError::EmptyTarget { tag: TagKind::Reset }));
     }
 
     #[test]
     fn r4_9_text_and_unknown_tags_are_ignored() {
-        assert_eq!(
-            scan("<div>x</div> <print>y</print> <go to>z</go to> plain < goto>X</goto>"),
-            Ok(vec![])
-        );
+        assert_eq!(scan("<div>x</div> <print>y</print> <go to>z</go to> plain < goto>X</goto>"), Ok(vec![]));
     }
 
     #[test]
@@ -558,14 +511,8 @@ mod tests {
 
     #[test]
     fn r3_24_ask_next_path_separator() {
-        assert_eq!(
-            error(r#"<ask next="a/b">Q?</ask>"#),
-            "<ask> `next` value `a/b` contains a path separator"
-        );
-        assert_eq!(
-            error(r#"<ask next="..\b">Q?</ask>"#),
-            r"<ask> `next` value `..\b` contains a path separator"
-        );
+        assert_eq!(error(r#"<ask next="a/b">Q?</ask>"#), "<ask> `next` value `a/b` contains a path separator");
+        assert_eq!(error(r#"<ask next="..\b">Q?</ask>"#), r"<ask> `next` value `..\b` contains a path separator");
     }
 
     #[test]
@@ -642,18 +589,12 @@ mod tests {
             (r#"upload_slots="a/b""#, "has slot name `a/b` with a path separator"),
             (r#"upload_slots="a\b""#, r"has slot name `a\b` with a path separator"),
             (r#"upload_slots=".env""#, "has slot name `.env` with a leading dot"),
-            (
-                "upload_slots=\"a\u{1}b\"",
-                r"has slot name `a\u{1}b` with a control character",
-            ),
+            ("upload_slots=\"a\u{1}b\"", r"has slot name `a\u{1}b` with a control character"),
             (r#"upload_slots="a,b,a""#, "lists slot name `a` twice"),
             (r#"upload_slots="a:text/plain|""#, "has an empty MIME type"),
         ];
         for (file_attributes, problem) in cases {
-            assert_eq!(
-                ask_error(file_attributes),
-                format!("<ask> attribute `upload_slots` {problem}")
-            );
+            assert_eq!(ask_error(file_attributes), format!("<ask> attribute `upload_slots` {problem}"));
         }
     }
 
@@ -675,24 +616,12 @@ mod tests {
                 r#"display_files="/etc/passwd""#,
                 "has absolute source path `/etc/passwd`; sources are relative to the task folder",
             ),
-            (
-                r#"display_files="out/../../x""#,
-                "has source path `out/../../x` with a `..` segment",
-            ),
-            (
-                r#"display_files="a.txt:x/y""#,
-                "has display name `x/y` with a path separator",
-            ),
-            (
-                r#"display_files="a.txt:.hidden""#,
-                "has display name `.hidden` with a leading dot",
-            ),
+            (r#"display_files="out/../../x""#, "has source path `out/../../x` with a `..` segment"),
+            (r#"display_files="a.txt:x/y""#, "has display name `x/y` with a path separator"),
+            (r#"display_files="a.txt:.hidden""#, "has display name `.hidden` with a leading dot"),
         ];
         for (file_attributes, problem) in cases {
-            assert_eq!(
-                ask_error(file_attributes),
-                format!("<ask> attribute `display_files` {problem}")
-            );
+            assert_eq!(ask_error(file_attributes), format!("<ask> attribute `display_files` {problem}"));
         }
     }
 

@@ -11,18 +11,12 @@ pub struct TaskFolders {
 
 impl TaskFolders {
     pub fn new(baton_dir: &Path, run_id: &str) -> TaskFolders {
-        TaskFolders {
-            root: baton_dir.join("tasks").join(run_id),
-        }
+        TaskFolders { root: baton_dir.join("tasks").join(run_id) }
     }
 
     /// The folder of `agent_id` after `task_count` `task="new"` resets.
     pub fn folder_for(&self, agent_id: &str, task_count: u32) -> PathBuf {
-        if task_count == 0 {
-            self.root.join(agent_id)
-        } else {
-            self.root.join(format!("{agent_id}_task{task_count}"))
-        }
+        if task_count == 0 { self.root.join(agent_id) } else { self.root.join(format!("{agent_id}_task{task_count}")) }
     }
 }
 
@@ -33,13 +27,7 @@ mod tests {
     #[test]
     fn r8_9_task_count_suffixes_the_agent_id() {
         let folders = TaskFolders::new(Path::new("/p/.baton"), "run1");
-        assert_eq!(
-            folders.folder_for("main", 0),
-            PathBuf::from("/p/.baton/tasks/run1/main")
-        );
-        assert_eq!(
-            folders.folder_for("main_worker1", 2),
-            PathBuf::from("/p/.baton/tasks/run1/main_worker1_task2")
-        );
+        assert_eq!(folders.folder_for("main", 0), PathBuf::from("/p/.baton/tasks/run1/main"));
+        assert_eq!(folders.folder_for("main_worker1", 2), PathBuf::from("/p/.baton/tasks/run1/main_worker1_task2"));
     }
 }

@@ -85,30 +85,22 @@ impl Transition {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TransitionError {
     #[error("<{tag}> needs a `{attribute}` attribute ({purpose})")]
-    MissingAttribute {
-        tag: TagKind,
-        attribute: &'static str,
-        purpose: &'static str,
-    },
+    MissingAttribute { tag: TagKind, attribute: &'static str, purpose: &'static str },
     #[error("<{tag}> is not supported by this version of baton yet")]
     Unsupported { tag: TagKind },
 }
 
 /// `input` counts only when present and non-empty (R3.5, R3.9, R3.12).
 fn input_of(tag: &Tag) -> Option<String> {
-    tag.attribute("input")
-        .filter(|value| !value.is_empty())
-        .map(str::to_string)
+    tag.attribute("input").filter(|value| !value.is_empty()).map(str::to_string)
 }
 
 fn required(tag: &Tag, attribute: &'static str, purpose: &'static str) -> Result<String, TransitionError> {
-    tag.attribute(attribute)
-        .map(str::to_string)
-        .ok_or(TransitionError::MissingAttribute {
-            tag: tag.kind,
-            attribute,
-            purpose,
-        })
+    tag.attribute(attribute).map(str::to_string).ok_or(TransitionError::MissingAttribute {
+        tag: tag.kind,
+        attribute,
+        purpose,
+    })
 }
 
 const RETURN_PURPOSE: &str = "the state to continue at when the callee emits <result>";
@@ -126,11 +118,7 @@ pub fn fork_spec(tag: &Tag) -> ForkSpec {
         target: tag.target.clone(),
         cd: tag.attribute("cd").map(str::to_string),
         input: input_of(tag),
-        task: if tag.attribute("task") == Some("inherit") {
-            TaskMode::Inherit
-        } else {
-            TaskMode::New
-        },
+        task: if tag.attribute("task") == Some("inherit") { TaskMode::Inherit } else { TaskMode::New },
         attributes,
     }
 }
@@ -142,10 +130,7 @@ impl TryFrom<&Tag> for Transition {
     fn try_from(tag: &Tag) -> Result<Transition, TransitionError> {
         let target = tag.target.clone();
         Ok(match tag.kind {
-            TagKind::Goto => Transition::Goto {
-                target,
-                input: input_of(tag),
-            },
+            TagKind::Goto => Transition::Goto { target, input: input_of(tag) },
             TagKind::Reset => Transition::Reset {
                 target,
                 cd: tag.attribute("cd").map(str::to_string),
@@ -162,13 +147,8 @@ impl TryFrom<&Tag> for Transition {
                 return_state: required(tag, "return", RETURN_PURPOSE)?,
                 input: input_of(tag),
             },
-            TagKind::Fork => Transition::Fork {
-                next: required(tag, "next", NEXT_PURPOSE)?,
-                worker: fork_spec(tag),
-            },
-            TagKind::Result => Transition::Result {
-                payload: tag.payload.clone().unwrap_or_default(),
-            },
+            TagKind::Fork => Transition::Fork { next: required(tag, "next", NEXT_PURPOSE)?, worker: fork_spec(tag) },
+            TagKind::Result => Transition::Result { payload: tag.payload.clone().unwrap_or_default() },
             kind => return Err(TransitionError::Unsupported { tag: kind }),
         })
     }
@@ -208,13 +188,7 @@ mod tests {
     #[test]
     fn r3_5_empty_input_is_no_input() {
         let transition = Transition::try_from(&tag(TagKind::Goto, "B.sh", &[("input", "")])).unwrap();
-        assert_eq!(
-            transition,
-            Transition::Goto {
-                target: "B.sh".into(),
-                input: None
-            }
-        );
+        assert_eq!(transition, Transition::Goto { target: "B.sh".into(), input: None });
     }
 
     #[test]
@@ -222,22 +196,13 @@ mod tests {
         let fork = tag(
             TagKind::Fork,
             "W.sh",
-            &[
-                ("next", "N.sh"),
-                ("cd", "w"),
-                ("input", "i"),
-                ("task", "inherit"),
-                ("item", "a"),
-            ],
+            &[("next", "N.sh"), ("cd", "w"), ("input", "i"), ("task", "inherit"), ("item", "a")],
         );
         let Transition::Fork { worker, next } = Transition::try_from(&fork).unwrap() else {
             panic!("expected a fork");
         };
         assert_eq!(next, "N.sh");
-        assert_eq!(
-            worker.attributes,
-            BTreeMap::from([("item".to_string(), "a".to_string())])
-        );
+        assert_eq!(worker.attributes, BTreeMap::from([("item".to_string(), "a".to_string())]));
         assert_eq!(worker.task, TaskMode::Inherit);
         assert_eq!(worker.cd.as_deref(), Some("w"));
         assert_eq!(worker.input.as_deref(), Some("i"));

@@ -69,12 +69,7 @@ pub struct RunLimits {
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits {
-            max_agents: None,
-            max_steps: None,
-            time_limit: None,
-            grace: Duration::from_secs(30),
-        }
+        RunLimits { max_agents: None, max_steps: None, time_limit: None, grace: Duration::from_secs(30) }
     }
 }
 
@@ -139,12 +134,7 @@ impl WorkflowLoop {
         stop_level: watch::Sender<StopLevel>,
     ) -> WorkflowLoop {
         let task_folders = TaskFolders::new(&context.baton_dir, &state.run_id);
-        let ready = state
-            .agents
-            .iter()
-            .filter(|agent| agent.is_active())
-            .map(|agent| agent.id.clone())
-            .collect();
+        let ready = state.agents.iter().filter(|agent| agent.is_active()).map(|agent| agent.id.clone()).collect();
         let elapsed_at_start = state.elapsed_ms;
         WorkflowLoop {
             state,
@@ -294,10 +284,7 @@ impl WorkflowLoop {
             if let Some(fatal) = self.fatal.take() {
                 self.state.error = Some(fatal.message);
             }
-            self.outbox.push(Event::WorkflowInterrupted {
-                run_id,
-                signal: signal.name().to_string(),
-            });
+            self.outbox.push(Event::WorkflowInterrupted { run_id, signal: signal.name().to_string() });
             RunOutcome::Interrupted { signal }
         } else if let Some(fatal) = self.fatal.take() {
             self.state.status = RunStatus::Failed;
@@ -328,9 +315,7 @@ impl WorkflowLoop {
         self.publish();
         match saved {
             Ok(()) => outcome,
-            Err(error) => RunOutcome::Failed {
-                error: error.to_string(),
-            },
+            Err(error) => RunOutcome::Failed { error: error.to_string() },
         }
     }
 
@@ -406,12 +391,7 @@ impl WorkflowLoop {
     fn handle(&mut self, completion: StepCompletion) {
         failpoint::hit("after_step_exit");
         self.running.remove(&completion.agent_id);
-        let Some(index) = self
-            .state
-            .agents
-            .iter()
-            .position(|agent| agent.id == completion.agent_id)
-        else {
+        let Some(index) = self.state.agents.iter().position(|agent| agent.id == completion.agent_id) else {
             return;
         };
         let step = match completion.result {
@@ -436,15 +416,8 @@ impl WorkflowLoop {
             agent.session_id = Some(session_id);
         }
         self.state.total_cost_usd += result.cost_usd;
-        let mut env = TransitionEnv {
-            task_folders: &self.task_folders,
-            fork_counters: &mut self.state.fork_counters,
-        };
-        let Applied {
-            agent: next,
-            workers,
-            terminated_with,
-        } = apply_transition(&agent, &result.transition, &mut env);
+        let mut env = TransitionEnv { task_folders: &self.task_folders, fork_counters: &mut self.state.fork_counters };
+        let Applied { agent: next, workers, terminated_with } = apply_transition(&agent, &result.transition, &mut env);
         if !workers.is_empty() {
             self.changes.counters.insert(agent.id.clone());
         }
@@ -455,8 +428,7 @@ impl WorkflowLoop {
             transition_type: result.transition.kind_name().to_string(),
             metadata: transition_metadata(&result.transition, &workers),
         };
-        self.outbox
-            .push(transition_event(&summary, self.state.journal_commit + 1, false));
+        self.outbox.push(transition_event(&summary, self.state.journal_commit + 1, false));
         for worker in &workers {
             self.outbox.push(Event::AgentSpawned {
                 parent_agent_id: agent.id.clone(),
@@ -476,10 +448,7 @@ impl WorkflowLoop {
             }
         }
         if let Some(result) = terminated_with {
-            self.outbox.push(Event::AgentTerminated {
-                agent_id: agent.id.clone(),
-                result: result.clone(),
-            });
+            self.outbox.push(Event::AgentTerminated { agent_id: agent.id.clone(), result: result.clone() });
             let terminated = TerminatedAgent { id: agent.id, result };
             self.changes.terminated.push(terminated.clone());
             self.state.terminated.push(terminated);
@@ -545,32 +514,20 @@ impl WorkflowLoop {
     /// Journal everything that changed since the last commit (O(changed agents)).
     fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
         let changes = std::mem::take(&mut self.changes);
-        let upsert: Vec<Agent> = self
-            .state
-            .agents
-            .iter()
-            .filter(|agent| changes.agents.contains(&agent.id))
-            .cloned()
-            .collect();
-        let remove = changes
-            .agents
-            .iter()
-            .filter(|id| !upsert.iter().any(|agent| &agent.id == *id))
-            .cloned()
-            .collect();
+        let upsert: Vec<Agent> =
+            self.state.agents.iter().filter(|agent| changes.agents.contains(&agent.id)).cloned().collect();
+        let remove = changes.agents.iter().filter(|id| !upsert.iter().any(|agent| &agent.id == *id)).cloned().collect();
         let fork_counters: BTreeMap<String, u64> = changes
             .counters
             .iter()
-            .filter_map(|parent| {
-                self.state
-                    .fork_counters
-                    .get(parent)
-                    .map(|count| (parent.clone(), *count))
-            })
+            .filter_map(|parent| self.state.fork_counters.get(parent).map(|count| (parent.clone(), *count)))
             .collect();
         self.state.elapsed_ms = self.elapsed_at_start + self.started.elapsed().as_millis() as u64;
         self.state.updated_at = jiff::Timestamp::now().to_string();
         self.state.journal_commit += 1;
+        if let Some(step) = &step {
+            self.state.last_step = Some((self.state.journal_commit, step.clone()));
+        }
         let entry = Commit {
             commit: self.state.journal_commit,
             run: RunFields::of(&self.state),
@@ -592,11 +549,7 @@ impl WorkflowLoop {
     }
 
     fn record_store_failure(&mut self, error: StoreError) {
-        let fatal = FatalError {
-            agent_id: String::new(),
-            state: String::new(),
-            message: error.to_string(),
-        };
+        let fatal = FatalError { agent_id: String::new(), state: String::new(), message: error.to_string() };
         self.record_fatal(fatal);
     }
 
@@ -628,12 +581,7 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
                 metadata.insert("input".to_string(), input.clone());
             }
         }
-        Transition::Call {
-            return_state, input, ..
-        }
-        | Transition::Function {
-            return_state, input, ..
-        } => {
+        Transition::Call { return_state, input, .. } | Transition::Function { return_state, input, .. } => {
             metadata.insert("return".to_string(), return_state.clone());
             if let Some(input) = input {
                 metadata.insert("input".to_string(), input.clone());
@@ -676,18 +624,10 @@ mod tests {
         fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>, delay: Duration) -> Arc<ScriptedExecutor> {
             let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
             for (state, reply) in replies {
-                let reply = reply.map(|transition| ExecutionResult {
-                    transition,
-                    session_id: None,
-                    cost_usd: 0.25,
-                });
+                let reply = reply.map(|transition| ExecutionResult { transition, session_id: None, cost_usd: 0.25 });
                 map.entry(state.to_string()).or_default().push_back(reply);
             }
-            Arc::new(ScriptedExecutor {
-                replies: Mutex::new(map),
-                calls: Mutex::new(Vec::new()),
-                delay,
-            })
+            Arc::new(ScriptedExecutor { replies: Mutex::new(map), calls: Mutex::new(Vec::new()), delay })
         }
     }
 
@@ -699,36 +639,22 @@ mod tests {
                 if state == "SLOW" {
                     tokio::time::sleep(self.delay).await;
                 }
-                let reply = self
-                    .replies
-                    .lock()
-                    .unwrap()
-                    .get_mut(&state)
-                    .and_then(VecDeque::pop_front);
+                let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
                 reply.unwrap_or_else(|| Err(StepFailure::fatal("Test", format!("no scripted reply for {state}"))))
             })
         }
     }
 
     fn goto(target: &str) -> Result<Transition, StepFailure> {
-        Ok(Transition::Goto {
-            target: target.into(),
-            input: None,
-        })
+        Ok(Transition::Goto { target: target.into(), input: None })
     }
 
     fn result(payload: &str) -> Result<Transition, StepFailure> {
-        Ok(Transition::Result {
-            payload: payload.into(),
-        })
+        Ok(Transition::Result { payload: payload.into() })
     }
 
     fn retryable() -> Result<Transition, StepFailure> {
-        Err(StepFailure::retryable(
-            PauseReason::ClaudeError,
-            "ClaudeCodeError",
-            "claude exited with 1",
-        ))
+        Err(StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", "claude exited with 1"))
     }
 
     struct Harness {
@@ -743,12 +669,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = RunStore::new(dir.path().join(".baton"));
         let task_folder = dir.path().join("task");
-        let main = Agent::main(
-            "START".into(),
-            PathBuf::from("/wf"),
-            dir.path().to_path_buf(),
-            task_folder,
-        );
+        let main = Agent::main("START".into(), PathBuf::from("/wf"), dir.path().to_path_buf(), task_folder);
         let state = RunState {
             version: STATE_VERSION,
             run_id: "r".into(),
@@ -769,14 +690,12 @@ mod tests {
             pause_message: None,
             elapsed_ms: 0,
             journal_commit: 0,
+            last_step: None,
         };
         store.create(&state).unwrap();
         let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
         let executor = ScriptedExecutor::new(replies, Duration::from_millis(200));
-        let executors = Executors {
-            script: executor.clone(),
-            markdown: executor.clone(),
-        };
+        let executors = Executors { script: executor.clone(), markdown: executor.clone() };
         let bus = Arc::new(EventBus::new());
         let (stop_sender, stop) = watch::channel(StopLevel::Run);
         let context = Arc::new(ExecutionContext {
@@ -788,22 +707,10 @@ mod tests {
             watchdog: None,
             run_dir: dir.path().to_path_buf(),
         });
-        let retry = RetryPolicy {
-            max_attempts: 3,
-            base_delay: Duration::from_millis(1),
-        };
-        let limits = RunLimits {
-            grace: Duration::from_millis(50),
-            ..RunLimits::default()
-        };
+        let retry = RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(1) };
+        let limits = RunLimits { grace: Duration::from_millis(50), ..RunLimits::default() };
         let workflow = WorkflowLoop::new(state, persistence, context, executors, retry, limits, stop_sender);
-        Harness {
-            workflow,
-            store,
-            executor,
-            bus,
-            _dir: dir,
-        }
+        Harness { workflow, store, executor, bus, _dir: dir }
     }
 
     async fn run(harness: &mut Harness) -> RunOutcome {
@@ -824,26 +731,14 @@ mod tests {
         ]);
         assert_eq!(run(&mut harness).await, RunOutcome::Completed);
         let calls = harness.executor.calls.lock().unwrap().clone();
-        assert_eq!(
-            calls,
-            [
-                ("START".into(), 1),
-                ("START".into(), 2),
-                ("START".into(), 3),
-                ("END".into(), 1)
-            ]
-        );
+        assert_eq!(calls, [("START".into(), 1), ("START".into(), 2), ("START".into(), 3), ("END".into(), 1)]);
         assert_eq!(harness.workflow.state().main_result(), Some("ok"));
         assert_eq!(harness.workflow.state().total_cost_usd, 0.5);
     }
 
     #[tokio::test]
     async fn r10_1_exhausted_retries_pause_the_agent_with_the_reason() {
-        let mut harness = harness(vec![
-            ("START", retryable()),
-            ("START", retryable()),
-            ("START", retryable()),
-        ]);
+        let mut harness = harness(vec![("START", retryable()), ("START", retryable()), ("START", retryable())]);
         let paused = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&paused);
         harness.bus.on(
@@ -868,10 +763,7 @@ mod tests {
         harness.workflow.retry.base_delay = Duration::from_millis(150);
         let started = Instant::now();
         assert_eq!(run(&mut harness).await, RunOutcome::Completed);
-        assert!(
-            started.elapsed() >= Duration::from_millis(120),
-            "the retry waited about base_delay"
-        );
+        assert!(started.elapsed() >= Duration::from_millis(120), "the retry waited about base_delay");
     }
 
     #[tokio::test]
@@ -895,22 +787,12 @@ mod tests {
         let outcome = run(&mut harness).await;
         assert_eq!(outcome, RunOutcome::Failed { error: "boom".into() });
         let state = harness.workflow.state();
-        let worker = state
-            .agents
-            .iter()
-            .find(|agent| agent.id == "main_slow1")
-            .expect("worker kept");
+        let worker = state.agents.iter().find(|agent| agent.id == "main_slow1").expect("worker kept");
         assert_eq!(worker.current_state, "AFTER", "the sibling's step was recorded");
         let main = state.agents.iter().find(|agent| agent.id == "main").unwrap();
         assert_eq!(main.current_state, "FAIL", "the failed agent stays at the failed state");
         assert!(
-            !harness
-                .executor
-                .calls
-                .lock()
-                .unwrap()
-                .iter()
-                .any(|(state, _)| state == "AFTER"),
+            !harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "AFTER"),
             "nothing new launched"
         );
         assert_eq!(state.status, RunStatus::Failed);
@@ -921,55 +803,27 @@ mod tests {
     async fn validation_failure_pauses_without_retry() {
         let mut harness = harness(vec![(
             "START",
-            Err(StepFailure::pause(
-                PauseReason::ValidationError,
-                "InvalidMultiFork",
-                "bad multi-fork",
-            )),
+            Err(StepFailure::pause(PauseReason::ValidationError, "InvalidMultiFork", "bad multi-fork")),
         )]);
         assert_eq!(run(&mut harness).await, RunOutcome::Paused);
         assert_eq!(harness.executor.calls.lock().unwrap().len(), 1);
-        assert_eq!(
-            harness.workflow.state().agents[0].error.as_deref(),
-            Some("bad multi-fork")
-        );
+        assert_eq!(harness.workflow.state().agents[0].error.as_deref(), Some("bad multi-fork"));
     }
 
     #[tokio::test]
     async fn shutdown_signal_stops_launching_records_the_running_step_and_interrupts() {
-        let mut harness = harness(vec![
-            ("START", goto("SLOW")),
-            ("SLOW", goto("AFTER")),
-            ("AFTER", result("no")),
-        ]);
+        let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("AFTER")), ("AFTER", result("no"))]);
         let (signals, receiver) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
             let _ = signals.send(ShutdownSignal::Interrupt);
         });
         let outcome = harness.workflow.run(receiver).await;
-        assert_eq!(
-            outcome,
-            RunOutcome::Interrupted {
-                signal: ShutdownSignal::Interrupt
-            }
-        );
+        assert_eq!(outcome, RunOutcome::Interrupted { signal: ShutdownSignal::Interrupt });
         let state = harness.workflow.state();
         assert_eq!(state.status, RunStatus::Interrupted);
-        assert_eq!(
-            state.agents[0].current_state, "AFTER",
-            "the running step finished and was recorded"
-        );
-        assert!(
-            !harness
-                .executor
-                .calls
-                .lock()
-                .unwrap()
-                .iter()
-                .any(|(state, _)| state == "AFTER"),
-            "nothing launched"
-        );
+        assert_eq!(state.agents[0].current_state, "AFTER", "the running step finished and was recorded");
+        assert!(!harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "AFTER"), "nothing launched");
         assert_eq!(&harness.store.load("r").unwrap(), state);
     }
 
@@ -997,19 +851,9 @@ mod tests {
         ]);
         harness.workflow.limits.max_agents = Some(1);
         assert_eq!(run(&mut harness).await, RunOutcome::Completed);
-        let order: Vec<String> = harness
-            .executor
-            .calls
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(state, _)| state.clone())
-            .collect();
-        assert_eq!(
-            order,
-            ["START", "END", "A", "B", "C"],
-            "one at a time, in the order they became ready"
-        );
+        let order: Vec<String> =
+            harness.executor.calls.lock().unwrap().iter().map(|(state, _)| state.clone()).collect();
+        assert_eq!(order, ["START", "END", "A", "B", "C"], "one at a time, in the order they became ready");
     }
 
     #[tokio::test]
@@ -1028,19 +872,12 @@ mod tests {
 
     #[tokio::test]
     async fn time_limit_pauses_the_run_after_running_steps_finish() {
-        let mut harness = harness(vec![
-            ("START", goto("SLOW")),
-            ("SLOW", goto("END")),
-            ("END", result("no")),
-        ]);
+        let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("END")), ("END", result("no"))]);
         harness.workflow.limits.time_limit = Some(Duration::from_millis(50));
         harness.workflow.limits.grace = Duration::from_secs(5);
         assert_eq!(run(&mut harness).await, RunOutcome::Paused);
         let state = harness.workflow.state();
-        assert_eq!(
-            state.agents[0].current_state, "END",
-            "SLOW finished within the grace period"
-        );
+        assert_eq!(state.agents[0].current_state, "END", "SLOW finished within the grace period");
         assert!(state.elapsed_ms >= 50);
         assert_eq!(
             state.pause_message.as_deref(),

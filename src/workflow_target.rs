@@ -48,10 +48,7 @@ pub enum WorkflowTargetError {
         "workflow `{argument}` not found: no such file or directory{}",
         .suggestion.as_ref().map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
     )]
-    NotFound {
-        argument: String,
-        suggestion: Option<String>,
-    },
+    NotFound { argument: String, suggestion: Option<String> },
 
     #[error("workflow `{argument}` cannot be read: {cause}")]
     Unreadable { argument: String, cause: io::Error },
@@ -82,10 +79,7 @@ pub fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, WorkflowT
     let metadata = fs::metadata(&path).map_err(|error| missing_or_unreadable(argument, &path, error))?;
     if metadata.is_dir() {
         let initial_state = state_resolution::entry_point(&path)?;
-        return Ok(WorkflowTarget {
-            scope_dir: path,
-            initial_state,
-        });
+        return Ok(WorkflowTarget { scope_dir: path, initial_state });
     }
     Ok(file_target(&path))
 }
@@ -96,14 +90,10 @@ fn refuse_unsupported_forms(argument: &str) -> Result<(), WorkflowTargetError> {
         return Err(WorkflowTargetError::Empty);
     }
     if is_url(argument) {
-        return Err(WorkflowTargetError::Remote {
-            argument: argument.to_string(),
-        });
+        return Err(WorkflowTargetError::Remote { argument: argument.to_string() });
     }
     if names_yaml_or_zip(argument) {
-        return Err(WorkflowTargetError::UnsupportedScope {
-            argument: argument.to_string(),
-        });
+        return Err(WorkflowTargetError::UnsupportedScope { argument: argument.to_string() });
     }
     Ok(())
 }
@@ -124,13 +114,9 @@ fn is_url(argument: &str) -> bool {
 fn names_yaml_or_zip(argument: &str) -> bool {
     let trimmed = argument.trim_end_matches(['/', '\\']);
     let ext = state_name::extension(trimmed);
-    let scope_ext = [".yaml", ".yml", ".zip"]
-        .iter()
-        .any(|known| known.eq_ignore_ascii_case(ext));
+    let scope_ext = [".yaml", ".yml", ".zip"].iter().any(|known| known.eq_ignore_ascii_case(ext));
     let lower = argument.to_ascii_lowercase();
-    let inside_yaml = [".yaml/", ".yml/", ".yaml\\", ".yml\\"]
-        .iter()
-        .any(|marker| lower.contains(marker));
+    let inside_yaml = [".yaml/", ".yml/", ".yaml\\", ".yml\\"].iter().any(|marker| lower.contains(marker));
     scope_ext || inside_yaml
 }
 
@@ -138,27 +124,15 @@ fn names_yaml_or_zip(argument: &str) -> bool {
 /// with no resolution or extension check (R1.18).
 fn file_target(path: &Path) -> WorkflowTarget {
     let scope_dir = path.parent().map_or_else(|| path.to_path_buf(), Path::to_path_buf);
-    let initial_state = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    WorkflowTarget {
-        scope_dir,
-        initial_state,
-    }
+    let initial_state = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    WorkflowTarget { scope_dir, initial_state }
 }
 
 fn missing_or_unreadable(argument: &str, path: &Path, error: io::Error) -> WorkflowTargetError {
     if is_missing(&error) {
-        WorkflowTargetError::NotFound {
-            argument: argument.to_string(),
-            suggestion: suggest_sibling(argument, path),
-        }
+        WorkflowTargetError::NotFound { argument: argument.to_string(), suggestion: suggest_sibling(argument, path) }
     } else {
-        WorkflowTargetError::Unreadable {
-            argument: argument.to_string(),
-            cause: error,
-        }
+        WorkflowTargetError::Unreadable { argument: argument.to_string(), cause: error }
     }
 }
 
@@ -171,19 +145,13 @@ fn is_missing(error: &io::Error) -> bool {
 /// wrote the argument (only its last component replaced).
 fn suggest_sibling(argument: &str, path: &Path) -> Option<String> {
     let wanted = path.file_name()?.to_str()?;
-    let siblings: Vec<String> = fs::read_dir(path.parent()?)
-        .ok()?
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .collect();
+    let siblings: Vec<String> =
+        fs::read_dir(path.parent()?).ok()?.filter_map(|entry| entry.ok()?.file_name().into_string().ok()).collect();
     let sibling = did_you_mean(wanted, siblings.iter().map(String::as_str))?;
     let trimmed = argument.trim_end_matches(['/', '\\']);
     let prefix = trimmed.strip_suffix(wanted)?;
     let ends_at_component = prefix.is_empty() || prefix.ends_with(['/', '\\']);
-    Some(if ends_at_component {
-        format!("{prefix}{sibling}")
-    } else {
-        sibling.to_string()
-    })
+    Some(if ends_at_component { format!("{prefix}{sibling}") } else { sibling.to_string() })
 }
 
 /// Collapse `.` and `..` without consulting the file system. `..` at the root
@@ -233,13 +201,7 @@ mod tests {
         fs::create_dir(&wf).expect("mkdir");
         fs::write(wf.join("START.md"), "x").expect("write");
         let target = interpret("wf/", root.path()).expect("interpret");
-        assert_eq!(
-            target,
-            WorkflowTarget {
-                scope_dir: wf,
-                initial_state: "START.md".to_string()
-            }
-        );
+        assert_eq!(target, WorkflowTarget { scope_dir: wf, initial_state: "START.md".to_string() });
     }
 
     #[test]
@@ -281,10 +243,7 @@ mod tests {
         let root = workflow(&["B.md"]);
         let error = interpret(".", root.path()).unwrap_err();
         assert_eq!(error.kind(), "no_entry_point");
-        assert!(matches!(
-            error,
-            WorkflowTargetError::Resolve(ResolveError::NoEntryPoint { .. })
-        ));
+        assert!(matches!(error, WorkflowTargetError::Resolve(ResolveError::NoEntryPoint { .. })));
         assert!(
             error.to_string().starts_with(&format!(
                 "workflow `{}` has no entry point: expected a `1_START` or `START` state (",
@@ -323,12 +282,7 @@ mod tests {
     #[test]
     fn urls_are_refused() {
         let root = workflow(&[]);
-        for argument in [
-            "https://example.com/wf-abc.zip",
-            "http://x/y",
-            "ftp://x/y",
-            "git+ssh://h/r",
-        ] {
+        for argument in ["https://example.com/wf-abc.zip", "http://x/y", "ftp://x/y", "git+ssh://h/r"] {
             let error = interpret(argument, root.path()).unwrap_err();
             assert_eq!(error.kind(), "remote", "{argument}");
             assert_eq!(
@@ -352,10 +306,7 @@ mod tests {
     #[test]
     fn missing_workflow_is_not_found() {
         let root = workflow(&[]);
-        assert_eq!(
-            message(interpret("deploy", root.path())),
-            "workflow `deploy` not found: no such file or directory"
-        );
+        assert_eq!(message(interpret("deploy", root.path())), "workflow `deploy` not found: no such file or directory");
     }
 
     #[test]
@@ -401,13 +352,8 @@ mod tests {
 
     #[test]
     fn clean_lexically_collapses_dots() {
-        let cases = [
-            ("/a/./b/../c", "/a/c"),
-            ("/../a", "/a"),
-            ("/a/b/../../..", "/"),
-            ("a/../../b", "../b"),
-            ("./a/", "a"),
-        ];
+        let cases =
+            [("/a/./b/../c", "/a/c"), ("/../a", "/a"), ("/a/b/../../..", "/"), ("a/../../b", "../b"), ("./a/", "a")];
         for (input, expected) in cases {
             assert_eq!(clean_lexically(Path::new(input)), PathBuf::from(expected), "{input}");
         }

@@ -5,16 +5,11 @@
 use crate::support::Test;
 
 fn countdown() -> Test {
-    Test::new()
-        .file(
-            "START.sh",
-            "echo '<print>go</print>'\necho '<goto input=\"2\">TICK</goto>'\n",
-        )
-        .file(
-            "TICK.sh",
-            "if [ \"$BATON_INPUT\" -le 1 ]; then echo '<result>done</result>'; \
+    Test::new().file("START.sh", "echo '<print>go</print>'\necho '<goto input=\"2\">TICK</goto>'\n").file(
+        "TICK.sh",
+        "if [ \"$BATON_INPUT\" -le 1 ]; then echo '<result>done</result>'; \
              else echo \"<goto input=\\\"$((BATON_INPUT - 1))\\\">TICK</goto>\"; fi\n",
-        )
+    )
 }
 
 #[test]
@@ -37,27 +32,19 @@ fn a8_stdout_is_the_result_and_stderr_is_the_show() {
 
 #[test]
 fn a8_result_keeps_its_own_trailing_newline() {
-    Test::new()
-        .file("START.sh", "printf '<result>two\\nlines\\n</result>'\n")
-        .run_workflow(&[])
-        .stdout("two\nlines\n");
+    Test::new().file("START.sh", "printf '<result>two\\nlines\\n</result>'\n").run_workflow(&[]).stdout("two\nlines\n");
 }
 
 #[test]
 fn quiet_keeps_only_the_final_line() {
     let outcome = countdown().run_workflow(&["--quiet"]);
     outcome.status(0).stdout("done\n");
-    assert_eq!(
-        outcome.stderr_normalized(),
-        "done: run test completed: 3 steps, $0.0000, N ms\n"
-    );
+    assert_eq!(outcome.stderr_normalized(), "done: run test completed: 3 steps, $0.0000, N ms\n");
 }
 
 #[test]
 fn quiet_still_shows_errors() {
-    let outcome = Test::new()
-        .file("START.sh", "echo oops >&2; exit 4\n")
-        .run_workflow(&["-q"]);
+    let outcome = Test::new().file("START.sh", "echo oops >&2; exit 4\n").run_workflow(&["-q"]);
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.stderr_normalized(),
@@ -124,13 +111,7 @@ fn a16_trace_has_versioned_sequenced_events_and_step_files() {
     assert_eq!(meta["env_vars"]["RAYMOND_INPUT"], "2");
     let log = std::fs::read_to_string(dir.join("transitions.log")).unwrap();
     assert_eq!(log.lines().count(), 3, "{log}");
-    assert!(
-        log.lines()
-            .next()
-            .unwrap()
-            .ends_with(" main START.sh -> TICK.sh [goto] input=\"2\""),
-        "{log}"
-    );
+    assert!(log.lines().next().unwrap().ends_with(" main START.sh -> TICK.sh [goto] input=\"2\""), "{log}");
 }
 
 #[test]
@@ -157,20 +138,14 @@ fn resumed_trace_continues_the_sequence() {
 fn run_id_that_exists_is_refused() {
     let outcome = countdown().run_workflow(&[]).rerun(["run", "wf", "--run-id", "test"]);
     outcome.status(1);
-    assert_eq!(
-        outcome.error_message(),
-        "error: run `test` already exists; use `baton resume test` to continue it"
-    );
+    assert_eq!(outcome.error_message(), "error: run `test` already exists; use `baton resume test` to continue it");
 }
 
 #[test]
 fn invalid_run_id_is_refused() {
     let outcome = countdown().args(["run", "wf", "--run-id", "../x"]).run();
     outcome.status(1);
-    assert_eq!(
-        outcome.error_message(),
-        "error: invalid run id `../x`: use only letters, digits, `_` and `-`"
-    );
+    assert_eq!(outcome.error_message(), "error: invalid run id `../x`: use only letters, digits, `_` and `-`");
 }
 
 #[test]
@@ -197,24 +172,14 @@ fn negative_budget_is_refused_with_what_is_expected() {
 fn unknown_flag_is_a_usage_error_with_exit_1() {
     let outcome = countdown().args(["run", "wf", "--frobnicate"]).run();
     outcome.status(1);
-    assert!(
-        outcome.stderr.contains("unexpected argument '--frobnicate'"),
-        "{}",
-        outcome.stderr
-    );
+    assert!(outcome.stderr.contains("unexpected argument '--frobnicate'"), "{}", outcome.stderr);
 }
 
 #[test]
 fn resume_of_an_unknown_run_suggests_a_close_one() {
-    let outcome = Test::new()
-        .file("START.sh", "exit 1\n")
-        .run_workflow(&[])
-        .rerun(["resume", "tset"]);
+    let outcome = Test::new().file("START.sh", "exit 1\n").run_workflow(&[]).rerun(["resume", "tset"]);
     outcome.status(1);
-    assert_eq!(
-        outcome.error_message(),
-        "error: run `tset` not found in [ROOT]/.baton/runs; did you mean `test`?"
-    );
+    assert_eq!(outcome.error_message(), "error: run `tset` not found in [ROOT]/.baton/runs; did you mean `test`?");
 }
 
 #[test]
@@ -229,24 +194,15 @@ fn resume_of_a_completed_run_is_refused() {
 
 #[test]
 fn resume_input_without_an_asking_agent_is_refused() {
-    let outcome = Test::new()
-        .file("START.sh", "exit 1\n")
-        .run_workflow(&[])
-        .rerun(["resume", "test", "--input", "x"]);
+    let outcome = Test::new().file("START.sh", "exit 1\n").run_workflow(&[]).rerun(["resume", "test", "--input", "x"]);
     outcome.status(1);
-    assert_eq!(
-        outcome.error_message(),
-        "error: --input was given, but no agent of run `test` is waiting for input"
-    );
+    assert_eq!(outcome.error_message(), "error: --input was given, but no agent of run `test` is waiting for input");
 }
 
 #[test]
 fn a7_paused_run_exits_3_and_resumes_after_the_fix() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            "echo '<fork next=\"A\">W</fork><fork next=\"B\">W</fork>'\n",
-        )
+        .file("START.sh", "echo '<fork next=\"A\">W</fork><fork next=\"B\">W</fork>'\n")
         .file("W.sh", "echo '<result>w</result>'\n")
         .file("A.sh", "echo '<result>a</result>'\n")
         .file("B.sh", "echo '<result>b</result>'\n")
@@ -260,10 +216,7 @@ fn a7_paused_run_exits_3_and_resumes_after_the_fix() {
 
 #[test]
 fn list_shows_every_run_with_its_status() {
-    let outcome = countdown()
-        .run_workflow(&[])
-        .rerun(["run", "wf", "--run-id", "second", "-q"])
-        .rerun(["list"]);
+    let outcome = countdown().run_workflow(&[]).rerun(["run", "wf", "--run-id", "second", "-q"]).rerun(["list"]);
     outcome.status(0);
     let lines: Vec<&str> = outcome.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", outcome.stdout);

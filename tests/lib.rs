@@ -6,6 +6,7 @@ mod support;
 mod cli;
 mod conformance;
 mod crash_resume;
+mod kill_anywhere;
 mod samples;
 mod shutdown;
 mod state_compat;

@@ -6,11 +6,7 @@ use std::path::PathBuf;
 use crate::support::Test;
 
 fn sample(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("states")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("states").join(name).to_string_lossy().into_owned()
 }
 
 /// (sample, extra arguments, expected stdout)
@@ -25,12 +21,7 @@ const SAMPLES: [(&str, &[&str], &str); 5] = [
 #[test]
 fn every_sample_runs_to_its_documented_result() {
     for (name, extra, expected) in SAMPLES {
-        let mut args = vec![
-            "run".to_string(),
-            sample(name),
-            "--run-id".to_string(),
-            "sample".to_string(),
-        ];
+        let mut args = vec!["run".to_string(), sample(name), "--run-id".to_string(), "sample".to_string()];
         args.extend(extra.iter().map(|arg| arg.to_string()));
         let outcome = Test::new().args(args).run();
         outcome.status(0).stdout(expected);
@@ -39,9 +30,7 @@ fn every_sample_runs_to_its_documented_result() {
 
 #[test]
 fn factorial_builds_a_real_call_stack() {
-    let outcome = Test::new()
-        .args(["run", &sample("factorial"), "--run-id", "f", "--input", "4"])
-        .run();
+    let outcome = Test::new().args(["run", &sample("factorial"), "--run-id", "f", "--input", "4"]).run();
     outcome.status(0);
     let pushes = outcome
         .events_of("f", "TransitionOccurred")
@@ -53,9 +42,7 @@ fn factorial_builds_a_real_call_stack() {
 
 #[test]
 fn fanout_workers_run_concurrently_and_terminate() {
-    let outcome = Test::new()
-        .args(["run", &sample("fanout"), "--run-id", "f", "--json"])
-        .run();
+    let outcome = Test::new().args(["run", &sample("fanout"), "--run-id", "f", "--json"]).run();
     outcome.status(0);
     let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("--json prints JSON");
     let workers: Vec<&str> = report["agents"]
@@ -79,11 +66,7 @@ fn every_sample_directory_is_covered() {
         .filter(|entry| {
             // Prompt workflows need a Claude account; they are covered by the Claude test suite.
             std::fs::read_dir(entry.path())
-                .map(|files| {
-                    files
-                        .filter_map(Result::ok)
-                        .all(|f| !f.path().to_string_lossy().ends_with(".md"))
-                })
+                .map(|files| files.filter_map(Result::ok).all(|f| !f.path().to_string_lossy().ends_with(".md")))
                 .unwrap_or(false)
         })
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
@@ -92,8 +75,5 @@ fn every_sample_directory_is_covered() {
     let mut covered: Vec<String> = SAMPLES.iter().map(|(name, _, _)| name.to_string()).collect();
     covered.sort();
     covered.dedup();
-    assert_eq!(
-        on_disk, covered,
-        "every script-only sample in states/ needs an entry in SAMPLES"
-    );
+    assert_eq!(on_disk, covered, "every script-only sample in states/ needs an entry in SAMPLES");
 }

@@ -32,11 +32,7 @@ fn gone(pid: i32) -> bool {
 
 fn pid_in(test: &Test, path: &str) -> i32 {
     assert!(test.wait_for_file(path), "{path} was never written");
-    std::fs::read_to_string(test.root().join(path))
-        .unwrap()
-        .trim()
-        .parse()
-        .expect("a pid")
+    std::fs::read_to_string(test.root().join(path)).unwrap().trim().parse().expect("a pid")
 }
 
 fn exit_code(mut child: Child) -> Option<i32> {
@@ -58,16 +54,8 @@ fn a7_sigint_with_no_grace_kills_the_step_saves_and_exits_130() {
     assert!(gone(script), "the script was stopped");
     assert!(gone(grandchild), "its whole process group was stopped");
     let outcome = test.args(["status", "sig"]).run();
-    assert!(
-        outcome.stdout.starts_with("run sig: interrupted\n"),
-        "{}",
-        outcome.stdout
-    );
-    assert!(
-        outcome.stdout.contains("  main  at START.sh  [active]\n"),
-        "{}",
-        outcome.stdout
-    );
+    assert!(outcome.stdout.starts_with("run sig: interrupted\n"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("  main  at START.sh  [active]\n"), "{}", outcome.stdout);
     std::fs::write(outcome.root().join("wf/START.sh"), "echo '<result>resumed</result>'\n").unwrap();
     outcome.rerun(["resume", "sig"]).status(0).stdout("resumed\n");
 }
@@ -104,11 +92,7 @@ fn a_step_finishing_within_the_grace_period_is_recorded() {
         .iter()
         .map(|event| event["state"].as_str().unwrap_or_default().to_string())
         .collect();
-    assert_eq!(
-        starts,
-        ["START.sh", "NEXT.sh"],
-        "START.sh finished in the grace period and did not run again"
-    );
+    assert_eq!(starts, ["START.sh", "NEXT.sh"], "START.sh finished in the grace period and did not run again");
 }
 
 #[test]
@@ -121,10 +105,7 @@ fn a_second_sigint_stops_running_steps_at_once() {
     let started = Instant::now();
     signal(&child, libc::SIGINT);
     assert_eq!(exit_code(child), Some(130));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "did not wait for the 30 s grace period"
-    );
+    assert!(started.elapsed() < Duration::from_secs(10), "did not wait for the 30 s grace period");
     assert!(gone(script));
 }
 
@@ -138,10 +119,7 @@ fn when_grace_runs_out_steps_get_sigterm_before_sigkill() {
     pid_in(&test, "script.pid");
     signal(&child, libc::SIGINT);
     assert_eq!(exit_code(child), Some(130));
-    assert_eq!(
-        std::fs::read_to_string(test.root().join("term.txt")).unwrap(),
-        "got TERM\n"
-    );
+    assert_eq!(std::fs::read_to_string(test.root().join("term.txt")).unwrap(), "got TERM\n");
 }
 
 #[test]

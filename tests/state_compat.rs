@@ -37,14 +37,6 @@ fn version_1_snapshot_resumes_to_the_same_result() {
     outcome.status(0);
     let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("json");
     assert_eq!(report["result"], "42");
-    let worker = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|agent| agent["id"] == "main_w1")
-        .unwrap();
-    assert_eq!(
-        worker["result"], "x for the worker",
-        "fork attributes and input survived the restart (A5)"
-    );
+    let worker = report["agents"].as_array().unwrap().iter().find(|agent| agent["id"] == "main_w1").unwrap();
+    assert_eq!(worker["result"], "x for the worker", "fork attributes and input survived the restart (A5)");
 }

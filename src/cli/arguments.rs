@@ -5,12 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "baton",
-    version,
-    about = "Run AI-agent workflows written as plain files",
-    max_term_width = 100
-)]
+#[command(name = "baton", version, about = "Run AI-agent workflows written as plain files", max_term_width = 100)]
 pub struct Arguments {
     /// Use this `.baton` directory instead of discovering one.
     #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]

@@ -18,11 +18,7 @@ pub enum CliError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("invalid value `{value}` for --{flag}: {expected}")]
-    InvalidValue {
-        flag: &'static str,
-        value: String,
-        expected: String,
-    },
+    InvalidValue { flag: &'static str, value: String, expected: String },
     #[error("cannot open the trace in {path}: {source}")]
     Trace { path: PathBuf, source: io::Error },
     #[error("run `{run_id}` has already completed; `baton status {run_id}` shows its result")]

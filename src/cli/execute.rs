@@ -17,7 +17,6 @@ use crate::events::Event;
 use crate::executor::context::{StateTimeout, StopLevel, TimeoutSource};
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
-use crate::journal::StepSummary;
 use crate::observers::console_observer::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
 use crate::process_watchdog::Watchdog;
@@ -30,11 +29,7 @@ use crate::shutdown::shutdown_signals;
 use crate::workflow_loop::{RunLimits, RunOutcome, WorkflowLoop, transition_event};
 
 fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>) -> CliError {
-    CliError::InvalidValue {
-        flag,
-        value: value.to_string(),
-        expected: expected.into(),
-    }
+    CliError::InvalidValue { flag, value: value.to_string(), expected: expected.into() }
 }
 
 /// Validate `--budget`: a finite, non-negative number of dollars (R9.1).
@@ -52,11 +47,7 @@ pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
 /// The effective timeout: the flag, else the one the run was launched with (A10), else 600 s.
 pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>) -> Result<StateTimeout, CliError> {
     if let Some(value) = flag.filter(|value| !value.is_finite()) {
-        return Err(invalid(
-            "timeout",
-            value,
-            "expected a number of seconds (0 disables the timeout)",
-        ));
+        return Err(invalid("timeout", value, "expected a number of seconds (0 disables the timeout)"));
     }
     Ok(match (flag, launched_with) {
         (Some(seconds), _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
@@ -83,11 +74,7 @@ pub fn apply_bounds(options: &ExecutionArguments, params: &mut LaunchParams) -> 
 
 fn limits(options: &ExecutionArguments, params: &LaunchParams) -> Result<RunLimits, CliError> {
     if !options.grace.is_finite() || options.grace < 0.0 {
-        return Err(invalid(
-            "grace",
-            options.grace,
-            "expected a non-negative number of seconds",
-        ));
+        return Err(invalid("grace", options.grace, "expected a non-negative number of seconds"));
     }
     Ok(RunLimits {
         max_agents: params.max_agents,
@@ -103,18 +90,13 @@ fn retry_policy(attempts: u32) -> RetryPolicy {
         .ok()
         .and_then(|value| value.parse::<u64>().ok())
         .map_or(RetryPolicy::default().base_delay, Duration::from_millis);
-    RetryPolicy {
-        max_attempts: attempts,
-        base_delay,
-    }
+    RetryPolicy { max_attempts: attempts, base_delay }
 }
 
 /// A run ready to be driven: its state and what recovery found.
 pub struct RunToExecute {
     pub state: RunState,
     pub journal_intact: u64,
-    /// The last step the journal recorded, re-published in case the trace lacks it.
-    pub last_step: Option<(u64, StepSummary)>,
     pub resumed: bool,
 }
 
@@ -124,29 +106,18 @@ pub async fn execute(
     options: &ExecutionArguments,
     timeout: StateTimeout,
 ) -> Result<i32, CliError> {
-    let RunToExecute {
-        state,
-        journal_intact,
-        last_step,
-        resumed,
-    } = run;
+    let RunToExecute { state, journal_intact, resumed } = run;
     let limits = limits(options, &state.launch_params)?;
     let run_dir = store.run_dir(&state.run_id);
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
     let bus = Arc::new(EventBus::new());
     if !options.no_debug {
-        let observer = DebugObserver::open(&run_dir).map_err(|source| CliError::Trace {
-            path: run_dir.clone(),
-            source,
-        })?;
+        let observer =
+            DebugObserver::open(&run_dir).map_err(|source| CliError::Trace { path: run_dir.clone(), source })?;
         Arc::new(observer).attach(&bus);
     }
-    let verbosity = if options.quiet {
-        Verbosity::Quiet
-    } else {
-        Verbosity::Normal
-    };
+    let verbosity = if options.quiet { Verbosity::Quiet } else { Verbosity::Normal };
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
 
@@ -167,25 +138,17 @@ pub async fn execute(
         run_id: state.run_id.clone(),
         scope_dir: state.scope_dir.clone(),
         run_dir,
-        initial_state: state
-            .agents
-            .first()
-            .map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
+        initial_state: state.agents.first().map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
         resumed,
     });
-    if let Some((commit, step)) = last_step {
-        bus.emit(transition_event(&step, commit, true));
+    // A crash right after a commit may have kept that step out of the trace; the
+    // trace keeps it only if it is missing (`debug_observer`).
+    if resumed && let Some((commit, step)) = &state.last_step {
+        bus.emit(transition_event(step, *commit, true));
     }
     let retry = retry_policy(options.attempts);
-    let mut workflow = WorkflowLoop::new(
-        state,
-        persistence,
-        context,
-        Executors::standard(),
-        retry,
-        limits,
-        stop_sender,
-    );
+    let mut workflow =
+        WorkflowLoop::new(state, persistence, context, Executors::standard(), retry, limits, stop_sender);
     let outcome = workflow.run(shutdown_signals()).await;
     watchdog.disarm();
     report(workflow.state(), &outcome, options.json)?;
@@ -231,7 +194,5 @@ fn report(state: &RunState, outcome: &RunOutcome, as_json: bool) -> Result<(), C
             None => Ok(()),
         }
     };
-    written
-        .and_then(|()| stdout.flush())
-        .map_err(|source| CliError::Stdout { source })
+    written.and_then(|()| stdout.flush()).map_err(|source| CliError::Stdout { source })
 }

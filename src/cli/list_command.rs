@@ -16,10 +16,7 @@ pub fn list(store: &RunStore) -> Result<i32, CliError> {
     for run in runs {
         match run {
             Ok(run) => {
-                let age = run
-                    .created_at
-                    .parse::<jiff::Timestamp>()
-                    .map_or_else(|_| "?".to_string(), |t| age(now, t));
+                let age = run.created_at.parse::<jiff::Timestamp>().map_or_else(|_| "?".to_string(), |t| age(now, t));
                 lines.push(vec![
                     run.run_id,
                     run.status.to_string(),
@@ -34,17 +31,13 @@ pub fn list(store: &RunStore) -> Result<i32, CliError> {
     }
     let mut stdout = std::io::stdout().lock();
     let write = |stdout: &mut std::io::StdoutLock<'_>, text: String| {
-        stdout
-            .write_all(text.as_bytes())
-            .map_err(|source| CliError::Stdout { source })
+        stdout.write_all(text.as_bytes()).map_err(|source| CliError::Stdout { source })
     };
     if lines.is_empty() {
         eprintln!("no runs in {}", store.runs_dir().display());
         return Ok(0);
     }
-    let header = ["RUN", "STATUS", "AGE", "COST", "STEPS", "WORKFLOW"]
-        .map(String::from)
-        .to_vec();
+    let header = ["RUN", "STATUS", "AGE", "COST", "STEPS", "WORKFLOW"].map(String::from).to_vec();
     let mut widths = vec![0; header.len()];
     for row in std::iter::once(&header).chain(&lines) {
         for (width, cell) in widths.iter_mut().zip(row) {

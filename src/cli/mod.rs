@@ -28,11 +28,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(arguments) => arguments,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() {
-                exit_code::ERROR
-            } else {
-                exit_code::COMPLETED
-            };
+            return if error.use_stderr() { exit_code::ERROR } else { exit_code::COMPLETED };
         }
     };
     init_tracing();
@@ -69,10 +65,7 @@ fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| CliError::Runtime { source })
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|source| CliError::Runtime { source })
 }
 
 /// Diagnostics about Baton itself (observer failures and the like) go to stderr,

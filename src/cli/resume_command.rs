@@ -28,11 +28,6 @@ pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, 
     for agent in &mut state.agents {
         agent.unpause();
     }
-    let run = RunToExecute {
-        state,
-        journal_intact: loaded.journal_intact,
-        last_step: loaded.last_step,
-        resumed: true,
-    };
+    let run = RunToExecute { state, journal_intact: loaded.journal_intact, resumed: true };
     execute(store, run, &arguments.execution, timeout).await
 }

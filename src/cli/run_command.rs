@@ -15,10 +15,7 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
     let target = workflow_target::interpret(&arguments.workflow, &cwd)?;
     let budget_usd = check_budget(arguments.budget)?.unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None)?;
-    let mut launch_params = LaunchParams {
-        timeout_seconds: arguments.execution.timeout,
-        ..LaunchParams::default()
-    };
+    let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
     apply_bounds(&arguments.execution, &mut launch_params)?;
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
@@ -27,12 +24,7 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
         None => store.new_run_id(),
     };
     let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for("main", 0);
-    let mut main = Agent::main(
-        target.initial_state.clone(),
-        target.scope_dir.clone(),
-        cwd.clone(),
-        task_folder,
-    );
+    let mut main = Agent::main(target.initial_state.clone(), target.scope_dir.clone(), cwd.clone(), task_folder);
     main.pending_result = arguments.input;
     let now = jiff::Timestamp::now().to_string();
     let state = RunState {
@@ -55,13 +47,9 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
         pause_message: None,
         elapsed_ms: 0,
         journal_commit: 0,
+        last_step: None,
     };
     store.create(&state)?;
-    let run = RunToExecute {
-        state,
-        journal_intact: 0,
-        last_step: None,
-        resumed: false,
-    };
+    let run = RunToExecute { state, journal_intact: 0, resumed: false };
     execute(store, run, &arguments.execution, timeout).await
 }

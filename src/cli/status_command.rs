@@ -30,16 +30,8 @@ pub fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliE
     let _ = writeln!(text, "run {}: {}{liveness}", run.run_id, run.status);
     let _ = writeln!(text, "workflow: {}", run.scope_dir.display());
     let _ = writeln!(text, "started: {}  updated: {}", run.created_at, run.updated_at);
-    let budget = if run.budget_usd > 0.0 {
-        format!(" of ${:.4}", run.budget_usd)
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        text,
-        "steps: {}  cost: ${:.4}{budget}",
-        run.steps_completed, run.total_cost_usd
-    );
+    let budget = if run.budget_usd > 0.0 { format!(" of ${:.4}", run.budget_usd) } else { String::new() };
+    let _ = writeln!(text, "steps: {}  cost: ${:.4}{budget}", run.steps_completed, run.total_cost_usd);
     if let Some(error) = &run.error {
         let _ = writeln!(text, "error: {}", error.replace('\n', "\n    "));
     }
@@ -83,9 +75,6 @@ pub fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliE
 }
 
 fn print(text: &str) -> Result<i32, CliError> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|source| CliError::Stdout { source })?;
+    std::io::stdout().lock().write_all(text.as_bytes()).map_err(|source| CliError::Stdout { source })?;
     Ok(0)
 }

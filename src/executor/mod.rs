@@ -64,10 +64,6 @@ impl Executors {
 
     /// `.sh/.bat/.ps1` run as scripts; every other name is a prompt (R1.7).
     pub fn for_state(&self, state: &str) -> Arc<dyn StateExecutor> {
-        if state_name::is_script(state) {
-            Arc::clone(&self.script)
-        } else {
-            Arc::clone(&self.markdown)
-        }
+        if state_name::is_script(state) { Arc::clone(&self.script) } else { Arc::clone(&self.markdown) }
     }
 }

@@ -46,22 +46,13 @@ pub fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, Strin
             env.insert(format!("{prefix}_INPUT"), input.clone());
         }
     }
-    env.extend(
-        agent
-            .fork_attributes
-            .iter()
-            .map(|(name, value)| (name.clone(), value.clone())),
-    );
+    env.extend(agent.fork_attributes.iter().map(|(name, value)| (name.clone(), value.clone())));
     env
 }
 
 /// `1 second`, `2.5 seconds`.
 fn seconds(value: f64) -> String {
-    if value == 1.0 {
-        "1 second".to_string()
-    } else {
-        format!("{value} seconds")
-    }
+    if value == 1.0 { "1 second".to_string() } else { format!("{value} seconds") }
 }
 
 /// A signal's conventional name, with its number.
@@ -111,17 +102,9 @@ fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(OutputStr
     let extractors = Mutex::new((PrintExtractor::new(), PrintExtractor::new()));
     move |stream, chunk| {
         let mut extractors = extractors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let extractor = if stream == OutputStream::Stdout {
-            &mut extractors.0
-        } else {
-            &mut extractors.1
-        };
+        let extractor = if stream == OutputStream::Stdout { &mut extractors.0 } else { &mut extractors.1 };
         for content in extractor.push(chunk) {
-            bus.emit(Event::PrintOutput {
-                agent_id: agent_id.clone(),
-                stream,
-                content,
-            });
+            bus.emit(Event::PrintOutput { agent_id: agent_id.clone(), stream, content });
         }
     }
 }
@@ -171,14 +154,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         inactivity_timeout: context.timeout.limit,
     };
     let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
-    let run = match run_script(
-        command,
-        forward_prints,
-        context.stop.clone(),
-        context.watchdog.as_deref(),
-    )
-    .await
-    {
+    let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_deref()).await {
         Ok(run) => run,
         Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
             emit_output(context, &input, &stdout, &stderr, None, started, env);
@@ -192,10 +168,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             ));
         }
         Err(ScriptProcessError::Cancelled) => {
-            return Err(StepFailure::fatal(
-                "Cancelled",
-                format!("script `{state}` was stopped before it finished"),
-            ));
+            return Err(StepFailure::fatal("Cancelled", format!("script `{state}` was stopped before it finished")));
         }
         Err(error) => return Err(StepFailure::fatal("ScriptError", format!("script `{state}` {error}"))),
     };
@@ -211,18 +184,12 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         }
         (None, signal) => {
             let what = format!("was killed by {}", signal_name(signal.unwrap_or_default()));
-            return Err(StepFailure::fatal(
-                "ScriptError",
-                failure_message(state, &what, &run.stderr),
-            ));
+            return Err(StepFailure::fatal("ScriptError", failure_message(state, &what, &run.stderr)));
         }
     }
 
     let tags = scan(&run.stdout).map_err(|error| {
-        StepFailure::fatal(
-            "ParseError",
-            format!("script `{state}` printed an invalid transition tag: {error}"),
-        )
+        StepFailure::fatal("ParseError", format!("script `{state}` printed an invalid transition tag: {error}"))
     })?;
     let transition = interpret(&tags, &agent.scope_dir).map_err(|error| match error {
         InterpretError::NoTag => {
@@ -263,11 +230,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         session_id: agent.session_id.clone(),
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    Ok(ExecutionResult {
-        transition,
-        session_id: None,
-        cost_usd: 0.0,
-    })
+    Ok(ExecutionResult { transition, session_id: None, cost_usd: 0.0 })
 }
 
 fn emit_output(

@@ -63,11 +63,7 @@ impl ConsoleObserver {
     }
 
     fn emphasis(&self, text: &str, code: &str) -> String {
-        if self.colour {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 
     pub fn show(&self, event: &Event) -> Result<(), HandlerError> {
@@ -83,49 +79,25 @@ impl ConsoleObserver {
         let quiet = self.verbosity == Verbosity::Quiet;
         let line = match event {
             Event::WorkflowStarted { .. } if quiet => return None,
-            Event::WorkflowStarted {
-                run_id,
-                scope_dir,
-                initial_state,
-                resumed,
-                ..
-            } => {
+            Event::WorkflowStarted { run_id, scope_dir, initial_state, resumed, .. } => {
                 let verb = if *resumed { "resumed" } else { "started" };
                 format!("run {run_id} {verb}: {} ({initial_state})", scope_dir.display())
             }
-            Event::WorkflowCompleted {
-                run_id,
-                total_cost_usd,
-                steps,
-                duration_ms,
-            } => format!(
+            Event::WorkflowCompleted { run_id, total_cost_usd, steps, duration_ms } => format!(
                 "{} run {run_id} completed: {steps} {}, ${total_cost_usd:.4}, {:.2} s",
                 self.emphasis("done:", "32"),
                 plural(*steps, "step"),
                 *duration_ms as f64 / 1000.0
             ),
-            Event::WorkflowPaused {
-                run_id,
-                reason: Some(reason),
-                ..
-            } => {
+            Event::WorkflowPaused { run_id, reason: Some(reason), .. } => {
                 format!("{} run {run_id}: {reason}", self.emphasis("paused:", "33"))
             }
-            Event::WorkflowPaused {
-                run_id,
-                paused_agent_count,
-                ..
-            } => format!(
+            Event::WorkflowPaused { run_id, paused_agent_count, .. } => format!(
                 "{} run {run_id}: {paused_agent_count} {} paused; continue with `baton resume {run_id}`",
                 self.emphasis("paused:", "33"),
                 plural(*paused_agent_count as u64, "agent"),
             ),
-            Event::WorkflowStopping {
-                cause,
-                running_steps,
-                grace_ms,
-                ..
-            } => {
+            Event::WorkflowStopping { cause, running_steps, grace_ms, .. } => {
                 let waiting = if *running_steps == 0 {
                     String::from("no steps are running")
                 } else {
@@ -136,33 +108,18 @@ impl ConsoleObserver {
                         if *running_steps == 1 { "it" } else { "them" }
                     )
                 };
-                format!(
-                    "{} {cause}: launching no new steps; {waiting}",
-                    self.emphasis("stopping:", "33")
-                )
+                format!("{} {cause}: launching no new steps; {waiting}", self.emphasis("stopping:", "33"))
             }
             Event::WorkflowInterrupted { run_id, signal } => format!(
                 "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
                 self.emphasis("interrupted:", "33")
             ),
-            Event::RunFailed {
-                run_id,
-                agent_id,
-                state,
-                error,
-            } => format!(
+            Event::RunFailed { run_id, agent_id, state, error } => format!(
                 "{} run {run_id} failed: agent {agent_id} at {state}: {}\ncontinue after fixing it with `baton resume {run_id}`",
                 self.emphasis("error:", "31"),
                 indent_continuation(error)
             ),
-            Event::ErrorOccurred {
-                agent_id,
-                message,
-                is_retryable,
-                retry_count,
-                max_retries,
-                ..
-            } => {
+            Event::ErrorOccurred { agent_id, message, is_retryable, retry_count, max_retries, .. } => {
                 if *is_retryable {
                     format!(
                         "{} {} {} (attempt {retry_count} of {max_retries} failed)",
@@ -181,60 +138,23 @@ impl ConsoleObserver {
                     )
                 }
             }
-            Event::AgentPaused {
-                agent_id,
-                state,
-                reason,
-                message,
-            } => format!(
-                "{} paused at {state} ({reason}): {}",
-                self.agent(agent_id),
-                indent_continuation(message)
-            ),
+            Event::AgentPaused { agent_id, state, reason, message } => {
+                format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
+            }
             _ if quiet => return None,
-            Event::StateStarted {
-                agent_id,
-                state,
-                attempt,
-                ..
-            } => {
-                let retry = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
+            Event::StateStarted { agent_id, state, attempt, .. } => {
+                let retry = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
                 format!("{} > {state}{retry}", self.agent(agent_id))
             }
-            Event::StateCompleted {
-                agent_id,
-                state,
-                duration_ms,
-                cost_usd,
-                ..
-            } => {
-                let cost = if *cost_usd > 0.0 {
-                    format!(", ${cost_usd:.4}")
-                } else {
-                    String::new()
-                };
-                self.lock_finished()
-                    .insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
+            Event::StateCompleted { agent_id, state, duration_ms, cost_usd, .. } => {
+                let cost = if *cost_usd > 0.0 { format!(", ${cost_usd:.4}") } else { String::new() };
+                self.lock_finished().insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
                 return None;
             }
             Event::TransitionOccurred { recovered: true, .. } => return None,
-            Event::TransitionOccurred {
-                agent_id,
-                from_state,
-                transition_type,
-                to_state,
-                metadata,
-                ..
-            } => {
+            Event::TransitionOccurred { agent_id, from_state, transition_type, to_state, metadata, .. } => {
                 let Some(to) = to_state else { return None };
-                let finished = self
-                    .lock_finished()
-                    .remove(agent_id)
-                    .unwrap_or_else(|| from_state.clone());
+                let finished = self.lock_finished().remove(agent_id).unwrap_or_else(|| from_state.clone());
                 let mut line = format!("{} < {finished}: {transition_type} -> {to}", self.agent(agent_id));
                 for key in ["return", "workers", "input"] {
                     if let Some(value) = metadata.get(key) {
@@ -243,45 +163,18 @@ impl ConsoleObserver {
                 }
                 line
             }
-            Event::AgentSpawned {
-                parent_agent_id,
-                new_agent_id,
-                initial_state,
-            } => {
-                format!(
-                    "{} spawned by {parent_agent_id} at {initial_state}",
-                    self.agent(new_agent_id)
-                )
+            Event::AgentSpawned { parent_agent_id, new_agent_id, initial_state } => {
+                format!("{} spawned by {parent_agent_id} at {initial_state}", self.agent(new_agent_id))
             }
             Event::AgentTerminated { agent_id, result } => {
-                let finished = self
-                    .lock_finished()
-                    .remove(agent_id)
-                    .map(|f| format!(" < {f}:"))
-                    .unwrap_or_default();
-                format!(
-                    "{}{finished} terminated with result: {}",
-                    self.agent(agent_id),
-                    preview(result)
-                )
+                let finished = self.lock_finished().remove(agent_id).map(|f| format!(" < {f}:")).unwrap_or_default();
+                format!("{}{finished} terminated with result: {}", self.agent(agent_id), preview(result))
             }
-            Event::PrintOutput {
-                agent_id,
-                content,
-                stream,
-            } => {
-                let marker = if *stream == OutputStream::Stderr {
-                    "print (stderr)"
-                } else {
-                    "print"
-                };
+            Event::PrintOutput { agent_id, content, stream } => {
+                let marker = if *stream == OutputStream::Stderr { "print (stderr)" } else { "print" };
                 format!("{} {marker}: {}", self.agent(agent_id), indent_continuation(content))
             }
-            Event::ToolInvocation {
-                agent_id,
-                tool_name,
-                detail,
-            } => {
+            Event::ToolInvocation { agent_id, tool_name, detail } => {
                 format!("{}   tool {tool_name} {detail}", self.agent(agent_id))
             }
             Event::ProgressMessage { .. }
@@ -294,19 +187,11 @@ impl ConsoleObserver {
 }
 
 fn plural(count: u64, noun: &str) -> String {
-    if count == 1 {
-        noun.to_string()
-    } else {
-        format!("{noun}s")
-    }
+    if count == 1 { noun.to_string() } else { format!("{noun}s") }
 }
 
 fn duration(milliseconds: u64) -> String {
-    if milliseconds < 1000 {
-        format!("{milliseconds} ms")
-    } else {
-        format!("{:.2} s", milliseconds as f64 / 1000.0)
-    }
+    if milliseconds < 1000 { format!("{milliseconds} ms") } else { format!("{:.2} s", milliseconds as f64 / 1000.0) }
 }
 
 /// Multi-line text continues on indented lines so it stays attached to its prefix.
@@ -322,11 +207,7 @@ fn preview(text: &str) -> String {
         return indent_continuation(trimmed);
     }
     let shown = lines[..RESULT_PREVIEW_LINES].join("\n");
-    format!(
-        "{}\n    … ({} more lines)",
-        indent_continuation(&shown),
-        lines.len() - RESULT_PREVIEW_LINES
-    )
+    format!("{}\n    … ({} more lines)", indent_continuation(&shown), lines.len() - RESULT_PREVIEW_LINES)
 }
 
 /// A short, quoted, single-line form of an attribute value.
@@ -363,26 +244,14 @@ mod tests {
     #[test]
     fn each_agent_keeps_its_own_colour_on_a_terminal() {
         let console = observer(true, Verbosity::Normal);
-        assert_eq!(
-            console.render(&started("main")).unwrap(),
-            "\x1b[36m[main]\x1b[0m > A.sh\n"
-        );
-        assert_eq!(
-            console.render(&started("main_w1")).unwrap(),
-            "\x1b[33m[main_w1]\x1b[0m > A.sh\n"
-        );
-        assert_eq!(
-            console.render(&started("main")).unwrap(),
-            "\x1b[36m[main]\x1b[0m > A.sh\n"
-        );
+        assert_eq!(console.render(&started("main")).unwrap(), "\x1b[36m[main]\x1b[0m > A.sh\n");
+        assert_eq!(console.render(&started("main_w1")).unwrap(), "\x1b[33m[main_w1]\x1b[0m > A.sh\n");
+        assert_eq!(console.render(&started("main")).unwrap(), "\x1b[36m[main]\x1b[0m > A.sh\n");
     }
 
     #[test]
     fn plain_text_when_not_a_terminal() {
-        assert_eq!(
-            observer(false, Verbosity::Normal).render(&started("main")).unwrap(),
-            "[main] > A.sh\n"
-        );
+        assert_eq!(observer(false, Verbosity::Normal).render(&started("main")).unwrap(), "[main] > A.sh\n");
     }
 
     #[test]
@@ -421,10 +290,7 @@ mod tests {
     #[test]
     fn long_results_are_cut_to_their_first_lines() {
         let console = observer(false, Verbosity::Normal);
-        let event = Event::AgentTerminated {
-            agent_id: "main".into(),
-            result: "1\n2\n3\n4\n5\n6\n7\n".into(),
-        };
+        let event = Event::AgentTerminated { agent_id: "main".into(), result: "1\n2\n3\n4\n5\n6\n7\n".into() };
         assert_eq!(
             console.render(&event).unwrap(),
             "[main] terminated with result: 1\n    2\n    3\n    4\n    5\n    … (2 more lines)\n"

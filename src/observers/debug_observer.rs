@@ -62,11 +62,8 @@ fn trace_position(path: &Path) -> (u64, u64) {
         }
         block.extend_from_slice(&carry);
         // The first (partial) line of the block is completed by the next block read.
-        let first_newline = if start == 0 {
-            0
-        } else {
-            block.iter().position(|b| *b == b'\n').map_or(block.len(), |i| i + 1)
-        };
+        let first_newline =
+            if start == 0 { 0 } else { block.iter().position(|b| *b == b'\n').map_or(block.len(), |i| i + 1) };
         carry = block[..first_newline].to_vec();
         for line in block[first_newline..].split(|b| *b == b'\n').rev() {
             let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
@@ -100,10 +97,7 @@ impl DebugObserver {
             transitions: append(&run_dir.join("transitions.log"))?,
             streams: HashMap::new(),
         };
-        Ok(DebugObserver {
-            run_dir: run_dir.to_path_buf(),
-            files: Mutex::new(files),
-        })
+        Ok(DebugObserver { run_dir: run_dir.to_path_buf(), files: Mutex::new(files) })
     }
 
     /// Subscribe to every event on `bus`.
@@ -112,8 +106,7 @@ impl DebugObserver {
     }
 
     fn step_file(&self, agent_id: &str, state: &str, step: u64, suffix: &str) -> PathBuf {
-        self.run_dir
-            .join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
+        self.run_dir.join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
     }
 
     pub fn record(&self, event: &Event) -> Result<(), HandlerError> {
@@ -130,24 +123,12 @@ impl DebugObserver {
         files.next_seq += 1;
         let timestamp = jiff::Timestamp::now();
         // `body` is a JSON object; splice the envelope fields in front of its own.
-        let line = format!(
-            "{{\"v\":{TRACE_VERSION},\"seq\":{seq},\"ts\":\"{timestamp}\",{}\n",
-            &body[1..]
-        );
+        let line = format!("{{\"v\":{TRACE_VERSION},\"seq\":{seq},\"ts\":\"{timestamp}\",{}\n", &body[1..]);
         files.events.write_all(line.as_bytes())?;
         files.events.flush()?;
 
         match event {
-            Event::ScriptOutput {
-                agent_id,
-                state,
-                step,
-                stdout,
-                stderr,
-                exit_code,
-                execution_time_ms,
-                env_vars,
-            } => {
+            Event::ScriptOutput { agent_id, state, step, stdout, stderr, exit_code, execution_time_ms, env_vars } => {
                 std::fs::write(self.step_file(agent_id, state, *step, "stdout.txt"), stdout)?;
                 std::fs::write(self.step_file(agent_id, state, *step, "stderr.txt"), stderr)?;
                 let meta = serde_json::json!({
@@ -155,17 +136,9 @@ impl DebugObserver {
                     "execution_time_ms": execution_time_ms,
                     "env_vars": env_vars,
                 });
-                std::fs::write(
-                    self.step_file(agent_id, state, *step, "meta.json"),
-                    serde_json::to_vec_pretty(&meta)?,
-                )?;
+                std::fs::write(self.step_file(agent_id, state, *step, "meta.json"), serde_json::to_vec_pretty(&meta)?)?;
             }
-            Event::ClaudeStreamOutput {
-                agent_id,
-                state,
-                step,
-                json,
-            } => {
+            Event::ClaudeStreamOutput { agent_id, state, step, json } => {
                 if !files.streams.contains_key(agent_id) {
                     let file = append(&self.step_file(agent_id, state, *step, "jsonl"))?;
                     files.streams.insert(agent_id.clone(), file);
@@ -178,14 +151,7 @@ impl DebugObserver {
             Event::StateStarted { agent_id, .. } | Event::StateCompleted { agent_id, .. } => {
                 files.streams.remove(agent_id);
             }
-            Event::TransitionOccurred {
-                agent_id,
-                from_state,
-                to_state,
-                transition_type,
-                metadata,
-                ..
-            } => {
+            Event::TransitionOccurred { agent_id, from_state, to_state, transition_type, metadata, .. } => {
                 let to = to_state.as_deref().unwrap_or("(terminated)");
                 let mut line = format!("{timestamp} {agent_id} {from_state} -> {to} [{transition_type}]");
                 for (key, value) in metadata {

@@ -36,18 +36,9 @@ fn r3_17_call_function_result_arithmetic_round_trip() {
                 say(r#"<function return="ADD1" input="$((BATON_INPUT*2))">IDENT</function>"#)
             ),
         )
-        .file(
-            "IDENT.sh",
-            &format!("{}{}", snapshot("ident"), say("<result>$BATON_INPUT</result>")),
-        )
-        .file(
-            "ADD1.sh",
-            &format!("{}{}", snapshot("add1"), say("<result>$((BATON_INPUT+1))</result>")),
-        )
-        .file(
-            "CHECK.sh",
-            &format!("{}{}", snapshot("check"), say("<result>$BATON_INPUT</result>")),
-        )
+        .file("IDENT.sh", &format!("{}{}", snapshot("ident"), say("<result>$BATON_INPUT</result>")))
+        .file("ADD1.sh", &format!("{}{}", snapshot("add1"), say("<result>$((BATON_INPUT+1))</result>")))
+        .file("CHECK.sh", &format!("{}{}", snapshot("check"), say("<result>$BATON_INPUT</result>")))
         .run_workflow(&[]);
     outcome.status(0).stdout("43\n");
     assert_eq!(
@@ -65,12 +56,7 @@ fn r3_17_call_function_result_arithmetic_round_trip() {
         .iter()
         .map(|event| {
             let metadata = &event["metadata"];
-            format!(
-                "{}|{}|{}",
-                str_of(&metadata["return"]),
-                str_of(&metadata["input"]),
-                str_of(&metadata["payload"])
-            )
+            format!("{}|{}|{}", str_of(&metadata["return"]), str_of(&metadata["input"]), str_of(&metadata["payload"]))
         })
         .collect();
     assert_eq!(payloads, ["CHECK.sh|21|", "ADD1.sh|42|", "||42", "||43", "||43"]);
@@ -97,12 +83,7 @@ fn r3_15_call_goto_result_returns_the_untrimmed_payload_to_the_caller() {
     outcome.status(0).stdout("[ x ]\n");
     assert_eq!(
         transitions(&outcome),
-        [
-            "main:START.sh -call-> C.sh",
-            "main:C.sh -goto-> D.sh",
-            "main:D.sh -result-> R.sh",
-            "main:R.sh -result-> -",
-        ]
+        ["main:START.sh -call-> C.sh", "main:C.sh -goto-> D.sh", "main:D.sh -result-> R.sh", "main:R.sh -result-> -",]
     );
 }
 
@@ -111,10 +92,7 @@ fn r3_6_reset_inside_a_called_flow_keeps_the_stack() {
     let outcome = Test::new()
         .file("START.sh", &emit(r#"<call return="RET">SUB</call>"#))
         .file("SUB.sh", &emit("<reset>SUB2</reset>"))
-        .file(
-            "SUB2.sh",
-            &format!("{}{}", snapshot("sub2"), emit("<result>from SUB2</result>")),
-        )
+        .file("SUB2.sh", &format!("{}{}", snapshot("sub2"), emit("<result>from SUB2</result>")))
         .file("RET.sh", &say("<result>RET got: $BATON_INPUT</result>"))
         .run_workflow(&[]);
     outcome.status(0).stdout("RET got: from SUB2\n");
@@ -137,23 +115,15 @@ fn a4_result_restores_the_callers_cwd() {
         .file("START.sh", &emit(r#"<function return="BACK">AWAY</function>"#))
         .file("AWAY.sh", &emit(r#"<reset cd="elsewhere">AWAY2</reset>"#))
         .file("AWAY2.sh", &say("<result>$(pwd -P)</result>"))
-        .file(
-            "BACK.sh",
-            &say("<result>callee was in $BATON_INPUT, caller is in $(pwd -P)</result>"),
-        )
+        .file("BACK.sh", &say("<result>callee was in $BATON_INPUT, caller is in $(pwd -P)</result>"))
         .run_workflow(&[]);
     outcome.status(0);
-    assert_eq!(
-        norm(&outcome, &outcome.stdout),
-        "callee was in [ROOT]/elsewhere, caller is in [ROOT]\n"
-    );
+    assert_eq!(norm(&outcome, &outcome.stdout), "callee was in [ROOT]/elsewhere, caller is in [ROOT]\n");
 }
 
 #[test]
 fn r3_16_result_with_an_empty_stack_terminates_with_the_raw_payload() {
-    let outcome = Test::new()
-        .file("START.sh", &emit("<result>  line one\nline two  </result>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<result>  line one\nline two  </result>")).run_workflow(&[]);
     outcome.status(0).stdout("  line one\nline two  \n");
     let terminated = outcome.events_of(RUN, "AgentTerminated");
     assert_eq!(terminated.len(), 1);

@@ -148,10 +148,7 @@ pub fn assert_paused(outcome: &Outcome, agent_id: &str, state_name: &str, reason
     assert_eq!(paused[0]["state"], state_name);
     assert_eq!(paused[0]["reason"], reason);
     assert_eq!(norm(outcome, &str_of(&paused[0]["message"])), message);
-    assert!(
-        outcome.events_of(RUN, "RunFailed").is_empty(),
-        "a pause is not a failure"
-    );
+    assert!(outcome.events_of(RUN, "RunFailed").is_empty(), "a pause is not a failure");
     assert_eq!(outcome.events_of(RUN, "WorkflowPaused").len(), 1);
     outcome.stderr_contains("paused: run test: 1 agent paused; continue with `baton resume test`");
     outcome.stderr_contains(&format!(

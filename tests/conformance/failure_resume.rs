@@ -40,11 +40,7 @@ echo '<goto>W2</goto>'
     );
     // The sibling's step completed and was recorded; nothing new was launched.
     assert!(transitions(&outcome).contains(&"main_w1:W.sh -goto-> W2.sh".to_string()));
-    assert_eq!(
-        starts(&started(&outcome), "main_w1:W2.sh"),
-        0,
-        "no step starts after a fatal error"
-    );
+    assert_eq!(starts(&started(&outcome), "main_w1:W2.sh"), 0, "no step starts after a fatal error");
     let saved = state(&outcome);
     assert_eq!(agent(&saved, "main")["current_state"], "FAIL.sh");
     assert_eq!(agent(&saved, "main_w1")["current_state"], "W2.sh");
@@ -79,11 +75,7 @@ fn r8_4_resume_after_a_failed_step_reruns_it_with_the_same_input() {
         "script `B.sh` failed with exit code 5; its stderr:\nB got [payload]",
     );
     assert_eq!(agent(&state(&outcome), "main")["pending_result"], "payload");
-    std::fs::write(
-        outcome.root().join("wf/B.sh"),
-        "echo \"<result>B got [$BATON_INPUT]</result>\"\n",
-    )
-    .unwrap();
+    std::fs::write(outcome.root().join("wf/B.sh"), "echo \"<result>B got [$BATON_INPUT]</result>\"\n").unwrap();
     let resumed = outcome.rerun(["resume", RUN]);
     resumed.status(0).stdout("B got [payload]\n");
     let all = started(&resumed);
@@ -108,10 +100,7 @@ fn a5_fork_attributes_and_input_survive_a_failed_first_step() {
         "script `W.sh` failed with exit code 1; its stderr:\nnot yet",
     ));
     let saved = state(&outcome);
-    assert_eq!(
-        agent(&saved, "main_w1")["fork_attributes"],
-        serde_json::json!({"item": "a"})
-    );
+    assert_eq!(agent(&saved, "main_w1")["fork_attributes"], serde_json::json!({"item": "a"}));
     assert_eq!(agent(&saved, "main_w1")["pending_result"], "i");
     std::fs::write(outcome.root().join("fixed"), "").unwrap();
     let resumed = outcome.rerun(["resume", RUN]);
@@ -137,20 +126,14 @@ fn a10_resume_keeps_the_launch_timeout() {
 #[test]
 fn r8_13_resume_unpauses_and_reruns_the_paused_state() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork next=\"N1\">A</fork>\n<fork next=\"N2\">A</fork>"),
-        )
+        .file("START.sh", &emit("<fork next=\"N1\">A</fork>\n<fork next=\"N2\">A</fork>"))
         .file("A.sh", &emit("<result>a</result>"))
         .file("N1.sh", &emit("<result>n1</result>"))
         .file("N2.sh", &emit("<result>n2</result>"))
         .run_workflow(&[]);
     outcome.status(3);
-    std::fs::write(
-        outcome.root().join("wf/START.sh"),
-        emit("<fork next=\"N1\">A</fork>\n<fork next=\"N1\">A</fork>"),
-    )
-    .unwrap();
+    std::fs::write(outcome.root().join("wf/START.sh"), emit("<fork next=\"N1\">A</fork>\n<fork next=\"N1\">A</fork>"))
+        .unwrap();
     let resumed = outcome.rerun(["resume", RUN]);
     resumed.status(0).stdout("n1\n");
     let saved = state(&resumed);

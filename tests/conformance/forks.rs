@@ -29,58 +29,34 @@ fi
         .file("ANALYZE.sh", &say("<result>$BATON_AGENT_ID</result>"))
         .run_workflow(&[]);
     outcome.status(0).stdout("main done\n");
-    assert_eq!(
-        spawned_by(&outcome, "main"),
-        ["main_worker1", "main_worker2", "main_analyz3"]
-    );
+    assert_eq!(spawned_by(&outcome, "main"), ["main_worker1", "main_worker2", "main_analyz3"]);
     assert_eq!(spawned_by(&outcome, "main_worker1"), ["main_worker1_analyz1"]);
     let saved = state(&outcome);
-    assert_eq!(
-        saved["fork_counters"],
-        serde_json::json!({"main": 3, "main_worker1": 1})
-    );
+    assert_eq!(saved["fork_counters"], serde_json::json!({"main": 3, "main_worker1": 1}));
     assert_eq!(terminated_result(&saved, "main_worker2"), "main_worker2");
     assert_eq!(terminated_result(&saved, "main_analyz3"), "main_analyz3");
     assert_eq!(terminated_result(&saved, "main_worker1"), "main_worker1 done");
-    assert_eq!(
-        terminated_result(&saved, "main_worker1_analyz1"),
-        "main_worker1_analyz1"
-    );
+    assert_eq!(terminated_result(&saved, "main_worker1_analyz1"), "main_worker1_analyz1");
     let spawned = outcome.events_of(RUN, "AgentSpawned");
     let initial: Vec<String> = spawned.iter().map(|event| str_of(&event["initial_state"])).collect();
     assert_eq!(initial.len(), 4);
-    assert!(
-        initial
-            .iter()
-            .all(|state| state == "WORKER.sh" || state == "ANALYZE.sh"),
-        "{initial:?}"
-    );
+    assert!(initial.iter().all(|state| state == "WORKER.sh" || state == "ANALYZE.sh"), "{initial:?}");
 }
 
 #[test]
 fn r3_21_fork_attributes_cd_and_input_reach_the_worker() {
-    let worker = say(
-        "<result>cwd=$(pwd -P) item=${item-unset} input=${BATON_INPUT-unset} cd=${cd-unset} next=${next-unset} \
-         task=${task-unset}</result>",
-    );
+    let worker =
+        say("<result>cwd=$(pwd -P) item=${item-unset} input=${BATON_INPUT-unset} cd=${cd-unset} next=${next-unset} \
+         task=${task-unset}</result>");
     let outcome = Test::new()
         .write("w/.keep", "")
-        .file(
-            "START.sh",
-            &emit(r#"<fork next="N" item="a" cd="w" input="i">W</fork>"#),
-        )
+        .file("START.sh", &emit(r#"<fork next="N" item="a" cd="w" input="i">W</fork>"#))
         .file("W.sh", &worker)
-        .file(
-            "N.sh",
-            &say("<result>parent input=${BATON_INPUT-unset} item=${item-unset}</result>"),
-        )
+        .file("N.sh", &say("<result>parent input=${BATON_INPUT-unset} item=${item-unset}</result>"))
         .run_workflow(&[]);
     outcome.status(0).stdout("parent input=unset item=unset\n");
     let result = terminated_result(&state(&outcome), "main_w1");
-    assert_eq!(
-        norm(&outcome, &result),
-        "cwd=[ROOT]/w item=a input=i cd=unset next=unset task=unset"
-    );
+    assert_eq!(norm(&outcome, &result), "cwd=[ROOT]/w item=a input=i cd=unset next=unset task=unset");
 }
 
 #[test]
@@ -104,24 +80,15 @@ fn r2_2_fork_attributes_only_in_the_workers_first_state() {
 #[test]
 fn r3_21_task_inherit_shares_the_parents_folder() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork task=\"inherit\">W</fork>\n<fork>W</fork>\n<goto>N</goto>"),
-        )
+        .file("START.sh", &emit("<fork task=\"inherit\">W</fork>\n<fork>W</fork>\n<goto>N</goto>"))
         .file("W.sh", &say("<result>$BATON_TASK_FOLDER</result>"))
         .file("N.sh", &say("<result>$BATON_TASK_FOLDER</result>"))
         .run_workflow(&[]);
     outcome.status(0);
     assert_eq!(norm(&outcome, &outcome.stdout), "[ROOT]/.baton/tasks/test/main\n");
     let saved = state(&outcome);
-    assert_eq!(
-        norm(&outcome, &terminated_result(&saved, "main_w1")),
-        "[ROOT]/.baton/tasks/test/main"
-    );
-    assert_eq!(
-        norm(&outcome, &terminated_result(&saved, "main_w2")),
-        "[ROOT]/.baton/tasks/test/main_w2"
-    );
+    assert_eq!(norm(&outcome, &terminated_result(&saved, "main_w1")), "[ROOT]/.baton/tasks/test/main");
+    assert_eq!(norm(&outcome, &terminated_result(&saved, "main_w2")), "[ROOT]/.baton/tasks/test/main_w2");
     assert!(outcome.root().join(".baton/tasks/test/main_w2").is_dir());
     assert!(!outcome.root().join(".baton/tasks/test/main_w1").exists());
 }
@@ -136,19 +103,13 @@ fn a3_fork_worker_inherits_the_parents_cwd() {
         .file("N.sh", &result_state("n"))
         .run_workflow(&[]);
     outcome.status(0);
-    assert_eq!(
-        norm(&outcome, &terminated_result(&state(&outcome), "main_w1")),
-        "[ROOT]/sub"
-    );
+    assert_eq!(norm(&outcome, &terminated_result(&state(&outcome), "main_w1")), "[ROOT]/sub");
 }
 
 #[test]
 fn a1_multi_fork_spawns_every_worker_and_continues() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork k=\"1\">A</fork>\n<fork k=\"2\">B</fork>\n<goto>N</goto>"),
-        )
+        .file("START.sh", &emit("<fork k=\"1\">A</fork>\n<fork k=\"2\">B</fork>\n<goto>N</goto>"))
         .file("A.sh", &say("<result>A k=$k</result>"))
         .file("B.sh", &say("<result>B k=$k</result>"))
         .file("N.sh", &say("<result>N k=${k-unset}</result>"))
@@ -186,10 +147,7 @@ fn a2_multi_fork_continuations_are_compared_after_resolution() {
 #[test]
 fn r3_44_multi_fork_disagreeing_next_pauses() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork next=\"N1\">A</fork>\n<fork next=\"N2\">A</fork>"),
-        )
+        .file("START.sh", &emit("<fork next=\"N1\">A</fork>\n<fork next=\"N2\">A</fork>"))
         .file("A.sh", "touch ran_a\necho '<result>a</result>'\n")
         .file("N1.sh", &result_state("n1"))
         .file("N2.sh", &result_state("n2"))
@@ -228,10 +186,7 @@ fn r3_44_multi_fork_with_a_goto_disagreeing_with_next_pauses() {
 #[test]
 fn r3_44_multi_fork_mixed_with_result_pauses() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork next=\"N\">A</fork>\n<goto>N</goto>\n<result>x</result>"),
-        )
+        .file("START.sh", &emit("<fork next=\"N\">A</fork>\n<goto>N</goto>\n<result>x</result>"))
         .file("A.sh", &result_state("a"))
         .file("N.sh", &result_state("n"))
         .run_workflow(&[]);
@@ -283,10 +238,7 @@ fn r3_44_multi_fork_without_continuation_pauses() {
 #[test]
 fn a2_multi_fork_unresolvable_worker_target_is_fatal() {
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &emit("<fork>A</fork>\n<fork>MISSING</fork>\n<goto>N</goto>"),
-        )
+        .file("START.sh", &emit("<fork>A</fork>\n<fork>MISSING</fork>\n<goto>N</goto>"))
         .file("A.sh", "touch ran_a\necho '<result>a</result>'\n")
         .file("N.sh", &result_state("n"))
         .run_workflow(&[]);
@@ -314,10 +266,7 @@ fn r3_23_parent_and_workers_run_concurrently() {
     );
     let outcome = Test::new()
         .write("shared/.keep", "")
-        .file(
-            "START.sh",
-            &emit("<fork next=\"GATHER\" item=\"a\">W</fork>\n<fork next=\"GATHER\" item=\"b\">W</fork>"),
-        )
+        .file("START.sh", &emit("<fork next=\"GATHER\" item=\"a\">W</fork>\n<fork next=\"GATHER\" item=\"b\">W</fork>"))
         .file("W.sh", &worker)
         .file("GATHER.sh", &gather)
         .run_workflow(&[]);
@@ -327,10 +276,7 @@ fn r3_23_parent_and_workers_run_concurrently() {
     assert_eq!(terminated_result(&saved, "main_w2"), "worker b finished");
     let mut steps = started(&outcome);
     steps.sort();
-    assert_eq!(
-        steps,
-        ["main:GATHER.sh", "main:START.sh", "main_w1:W.sh", "main_w2:W.sh"]
-    );
+    assert_eq!(steps, ["main:GATHER.sh", "main:START.sh", "main_w1:W.sh", "main_w2:W.sh"]);
 }
 
 #[test]
@@ -349,14 +295,8 @@ fn r3_23_single_fork_parent_continues_at_next() {
     assert_eq!(saved["fork_counters"], serde_json::json!({"main": 1}));
     // The trace: transitions.log and per-agent numbered step files.
     let log = std::fs::read_to_string(outcome.run_dir(RUN).join("transitions.log")).unwrap();
-    assert!(
-        log.contains(" main START.sh -> N.sh [fork] workers=\"main_w1\"\n"),
-        "{log}"
-    );
-    assert!(
-        log.contains(" main_w1 W.sh -> (terminated) [result] payload=\"w\"\n"),
-        "{log}"
-    );
+    assert!(log.contains(" main START.sh -> N.sh [fork] workers=\"main_w1\"\n"), "{log}");
+    assert!(log.contains(" main_w1 W.sh -> (terminated) [result] payload=\"w\"\n"), "{log}");
     let step_file = |name: &str| std::fs::read_to_string(outcome.run_dir(RUN).join(name)).unwrap();
     assert_eq!(step_file("main_START_001.stdout.txt"), "<fork next=\"N\">W</fork>\n");
     assert_eq!(step_file("main_N_002.stdout.txt"), "<result>n</result>\n");

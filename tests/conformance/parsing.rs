@@ -59,9 +59,7 @@ fn r4_7_backslash_target_refused() {
 
 #[test]
 fn r4_7_blank_target_is_an_empty_target() {
-    let outcome = Test::new()
-        .file("START.sh", &emit("<goto>   </goto>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>   </goto>")).run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -95,10 +93,7 @@ fn r4_3_unclosed_opener_is_ignored() {
         .file("B.sh", &marker_state("ran_b"))
         .run_workflow(&[]);
     outcome.status(0).stdout("went to A\n");
-    assert_eq!(
-        transitions(&outcome),
-        ["main:START.sh -goto-> A.sh", "main:A.sh -result-> -"]
-    );
+    assert_eq!(transitions(&outcome), ["main:START.sh -goto-> A.sh", "main:A.sh -result-> -"]);
     assert!(!outcome.root().join("ran_b").exists());
 }
 
@@ -124,16 +119,12 @@ fn r4_6_single_quoted_attribute_is_accepted() {
 
 #[test]
 fn r4_6_single_quoted_input_is_accepted() {
-    input_seen_by_b("<goto input='single quoted'>B</goto>")
-        .status(0)
-        .stdout("[single quoted]\n");
+    input_seen_by_b("<goto input='single quoted'>B</goto>").status(0).stdout("[single quoted]\n");
 }
 
 #[test]
 fn r4_6_spaces_around_equals_are_ignored() {
-    input_seen_by_b(r#"<goto input = "spaced">B</goto>"#)
-        .status(0)
-        .stdout("[unset]\n");
+    input_seen_by_b(r#"<goto input = "spaced">B</goto>"#).status(0).stdout("[unset]\n");
     let outcome = Test::new()
         .file("START.sh", &emit(r#"<fork next = "N">W</fork>"#))
         .file("W.sh", "echo '<result>w</result>'\n")
@@ -151,16 +142,12 @@ fn r4_6_spaces_around_equals_are_ignored() {
 
 #[test]
 fn r4_6_mismatched_quotes_are_ignored() {
-    input_seen_by_b(r#"<goto input="mixed'>B</goto>"#)
-        .status(0)
-        .stdout("[unset]\n");
+    input_seen_by_b(r#"<goto input="mixed'>B</goto>"#).status(0).stdout("[unset]\n");
 }
 
 #[test]
 fn r4_6_duplicate_attribute_last_wins() {
-    input_seen_by_b(r#"<goto input="first" input="second">B</goto>"#)
-        .status(0)
-        .stdout("[second]\n");
+    input_seen_by_b(r#"<goto input="first" input="second">B</goto>"#).status(0).stdout("[second]\n");
 }
 
 #[test]
@@ -195,11 +182,8 @@ fn r3_49_print_split_across_chunks_is_emitted_once() {
     let script = "printf '<pri'\nsleep 0.5\nprintf 'nt>x</print>\\n'\necho '<result>done</result>'\n";
     let outcome = Test::new().file("START.sh", script).run_workflow(&[]);
     outcome.status(0).stdout("done\n");
-    let contents: Vec<String> = outcome
-        .events_of(RUN, "PrintOutput")
-        .iter()
-        .map(|event| str_of(&event["content"]))
-        .collect();
+    let contents: Vec<String> =
+        outcome.events_of(RUN, "PrintOutput").iter().map(|event| str_of(&event["content"])).collect();
     assert_eq!(contents, ["x"]);
 }
 
@@ -218,10 +202,8 @@ fn r7_5_print_on_stderr_is_shown() {
 #[test]
 fn r7_5_transition_on_stderr_is_ignored() {
     let script = "echo '<goto>B</goto>' >&2\n";
-    let outcome = Test::new()
-        .file("START.sh", script)
-        .file("B.sh", "touch ran_b\necho '<result>b</result>'\n")
-        .run_workflow(&[]);
+    let outcome =
+        Test::new().file("START.sh", script).file("B.sh", "touch ran_b\necho '<result>b</result>'\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",

@@ -7,10 +7,7 @@ const DONE_B_SH: &str = "echo '<result>ran B.sh</result>'\n";
 
 #[test]
 fn r1_12_abstract_target_resolves_to_sh() {
-    let outcome = Test::new()
-        .file("START.sh", &emit("<goto>B</goto>"))
-        .file("B.sh", DONE_B_SH)
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>B</goto>")).file("B.sh", DONE_B_SH).run_workflow(&[]);
     outcome.status(0).stdout("ran B.sh\n");
     assert_eq!(transitions(&outcome)[0], "main:START.sh -goto-> B.sh");
 }
@@ -18,10 +15,7 @@ fn r1_12_abstract_target_resolves_to_sh() {
 #[test]
 fn r1_12_abstract_target_resolves_to_md() {
     // Only B.md exists: the goto resolves to it, and this version then refuses to run a prompt.
-    let outcome = Test::new()
-        .file("START.sh", &emit("<goto>B</goto>"))
-        .file("B.md", "Say hi.\n")
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>B</goto>")).file("B.md", "Say hi.\n").run_workflow(&[]);
     assert_eq!(transitions(&outcome), ["main:START.sh -goto-> B.md"]);
     assert_fatal(
         &outcome,
@@ -110,9 +104,7 @@ fn r1_17_ambiguous_entry_point() {
 
 #[test]
 fn r1_17_single_start_is_the_entry_point() {
-    let outcome = Test::new()
-        .file("START.sh", &emit("<result>from START.sh</result>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<result>from START.sh</result>")).run_workflow(&[]);
     outcome.status(0).stdout("from START.sh\n");
     assert_eq!(started(&outcome), ["main:START.sh"]);
     assert_eq!(outcome.state(RUN)["initial_state"], "START.sh");
@@ -130,9 +122,7 @@ fn r1_17_numbered_start_is_the_entry_point() {
 
 #[test]
 fn r1_17_no_entry_point() {
-    let outcome = Test::new()
-        .file("BEGIN.sh", &emit("<result>never</result>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("BEGIN.sh", &emit("<result>never</result>")).run_workflow(&[]);
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),

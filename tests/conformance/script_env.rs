@@ -30,10 +30,7 @@ fn r7_6_ids_and_task_folder_are_set_under_both_prefixes() {
         "RAYMOND_TASK_FOLDER",
     ];
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &format!("{}echo '<result>ok</result>'\n", log_vars("START", &names)),
-        )
+        .file("START.sh", &format!("{}echo '<result>ok</result>'\n", log_vars("START", &names)))
         .run_workflow(&[]);
     outcome.status(0).stdout("ok\n");
     let log = std::fs::read_to_string(outcome.root().join("log.txt")).unwrap();
@@ -47,10 +44,7 @@ fn r7_6_ids_and_task_folder_are_set_under_both_prefixes() {
          RAYMOND_AGENT_ID=[main]\n\
          RAYMOND_TASK_FOLDER=[[ROOT]/.baton/tasks/test/main]\n"
     );
-    assert!(
-        outcome.root().join(".baton/tasks/test/main").is_dir(),
-        "the task folder is created"
-    );
+    assert!(outcome.root().join(".baton/tasks/test/main").is_dir(), "the task folder is created");
     // The step's meta file records exactly the variables Baton set.
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(outcome.run_dir(RUN).join("main_START_001.meta.json")).unwrap())
@@ -77,39 +71,21 @@ fn r7_6_input_is_unset_without_input_and_empty_after_an_empty_result() {
     let outcome = Test::new()
         .file(
             "START.sh",
-            &format!(
-                "{}{}",
-                log_vars("START", &inputs),
-                emit(r#"<function return="AFTER">EMPTY</function>"#)
-            ),
+            &format!("{}{}", log_vars("START", &inputs), emit(r#"<function return="AFTER">EMPTY</function>"#)),
         )
         .file("EMPTY.sh", &emit("<result></result>"))
-        .file(
-            "AFTER.sh",
-            &format!("{}{}", log_vars("AFTER", &inputs), emit("<result>done</result>")),
-        )
+        .file("AFTER.sh", &format!("{}{}", log_vars("AFTER", &inputs), emit("<result>done</result>")))
         .run_workflow(&[]);
     outcome.status(0).stdout("done\n");
     let log = std::fs::read_to_string(outcome.root().join("log.txt")).unwrap();
-    assert_eq!(
-        log,
-        "# START\nBATON_INPUT unset\nRAYMOND_INPUT unset\n# AFTER\nBATON_INPUT=[]\nRAYMOND_INPUT=[]\n"
-    );
+    assert_eq!(log, "# START\nBATON_INPUT unset\nRAYMOND_INPUT unset\n# AFTER\nBATON_INPUT=[]\nRAYMOND_INPUT=[]\n");
 }
 
 #[test]
 fn r6_7_cli_empty_input_is_an_empty_input() {
     let report = say("<result>[${BATON_INPUT-unset}] [${RAYMOND_INPUT-unset}]</result>");
-    Test::new()
-        .file("START.sh", &report)
-        .run_workflow(&["--input", ""])
-        .status(0)
-        .stdout("[] []\n");
-    Test::new()
-        .file("START.sh", &report)
-        .run_workflow(&[])
-        .status(0)
-        .stdout("[unset] [unset]\n");
+    Test::new().file("START.sh", &report).run_workflow(&["--input", ""]).status(0).stdout("[] []\n");
+    Test::new().file("START.sh", &report).run_workflow(&[]).status(0).stdout("[unset] [unset]\n");
     Test::new()
         .file("START.sh", &report)
         .run_workflow(&["--input", "two words"])
@@ -126,19 +102,14 @@ fn r3_1_input_lasts_exactly_one_state() {
         .file("D.sh", &say("<result>D saw ${BATON_INPUT-unset}</result>"))
         .run_workflow(&[]);
     outcome.status(0).stdout("D saw unset\n");
-    let metadata: Vec<String> = outcome
-        .events_of(RUN, "TransitionOccurred")
-        .iter()
-        .map(|event| str_of(&event["metadata"]["input"]))
-        .collect();
+    let metadata: Vec<String> =
+        outcome.events_of(RUN, "TransitionOccurred").iter().map(|event| str_of(&event["metadata"]["input"])).collect();
     assert_eq!(metadata, ["for B", "B saw for B", "", ""]);
 }
 
 #[test]
 fn r7_3_script_runs_in_the_agent_cwd_not_the_scope_dir() {
-    let outcome = Test::new()
-        .file("START.sh", &say("<result>$(pwd -P)</result>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &say("<result>$(pwd -P)</result>")).run_workflow(&[]);
     outcome.status(0);
     assert_eq!(norm(&outcome, &outcome.stdout), "[ROOT]\n");
 }
@@ -146,10 +117,7 @@ fn r7_3_script_runs_in_the_agent_cwd_not_the_scope_dir() {
 #[test]
 fn r7_6_claudecode_is_removed_from_the_environment() {
     Test::new()
-        .file(
-            "START.sh",
-            &say("<result>CLAUDECODE=${CLAUDECODE-unset} OTHER=${OTHER_VAR-unset}</result>"),
-        )
+        .file("START.sh", &say("<result>CLAUDECODE=${CLAUDECODE-unset} OTHER=${OTHER_VAR-unset}</result>"))
         .env("CLAUDECODE", "1")
         .env("OTHER_VAR", "kept")
         .run_workflow(&[])
@@ -174,10 +142,7 @@ fn r3_38_reset_cd_chain_with_dot_dot() {
         .write("sub/.keep", "")
         .write("x/y/.keep", "")
         .file("START.sh", &emit(r#"<reset cd="sub">HERE</reset>"#))
-        .file(
-            "HERE.sh",
-            &format!("pwd -P > at_here.txt\n{}", emit(r#"<reset cd="../x">THERE</reset>"#)),
-        )
+        .file("HERE.sh", &format!("pwd -P > at_here.txt\n{}", emit(r#"<reset cd="../x">THERE</reset>"#)))
         .file("THERE.sh", &emit(r#"<reset cd="./y/../y">LAST</reset>"#))
         .file("LAST.sh", &say("<result>$(pwd -P)</result>"))
         .run_workflow(&[]);
@@ -235,10 +200,7 @@ fn r3_8_reset_task_new_gives_a_fresh_task_folder() {
 fn r7_1_script_runs_with_bash_whatever_its_shebang_and_mode() {
     // Not executable, and a shebang that would fail: bash runs it by absolute path.
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            &format!("#!/bin/false\n{}", say("<result>$0 ${BASH_VERSION:+bash}</result>")),
-        )
+        .file("START.sh", &format!("#!/bin/false\n{}", say("<result>$0 ${BASH_VERSION:+bash}</result>")))
         .run_workflow(&[]);
     outcome.status(0);
     assert_eq!(norm(&outcome, &outcome.stdout), "[ROOT]/wf/START.sh bash\n");

@@ -9,10 +9,8 @@ use crate::support::Test;
 fn r7_7_nonzero_exit_is_fatal_and_shows_stderr() {
     // The goto on stdout is ignored: the exit code is checked before parsing.
     let script = "echo '<goto>B</goto>'\necho 'something broke' >&2\necho 'second line' >&2\nexit 3\n";
-    let outcome = Test::new()
-        .file("START.sh", script)
-        .file("B.sh", "touch ran_b\necho '<result>b</result>'\n")
-        .run_workflow(&[]);
+    let outcome =
+        Test::new().file("START.sh", script).file("B.sh", "touch ran_b\necho '<result>b</result>'\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -26,9 +24,7 @@ fn r7_7_nonzero_exit_is_fatal_and_shows_stderr() {
 
 #[test]
 fn r7_7_nonzero_exit_with_empty_stderr() {
-    let outcome = Test::new()
-        .file("START.sh", "echo '<result>x</result>'\nexit 1\n")
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", "echo '<result>x</result>'\nexit 1\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -42,10 +38,8 @@ fn r7_7_nonzero_exit_with_empty_stderr() {
 fn r7_7_long_stderr_keeps_its_last_4096_bytes() {
     let script = "head -c 1000 /dev/zero | tr '\\0' A >&2\nhead -c 4096 /dev/zero | tr '\\0' B >&2\necho >&2\nexit 2\n";
     let outcome = Test::new().file("START.sh", script).run_workflow(&[]);
-    let expected = format!(
-        "script `START.sh` failed with exit code 2; the last 4096 bytes of its stderr:\n{}",
-        "B".repeat(4096)
-    );
+    let expected =
+        format!("script `START.sh` failed with exit code 2; the last 4096 bytes of its stderr:\n{}", "B".repeat(4096));
     assert_fatal(&outcome, "main", "START.sh", "ScriptError", &expected);
     // The full stderr is kept in the step's trace file.
     let full = std::fs::read_to_string(outcome.run_dir(RUN).join("main_START_001.stderr.txt")).unwrap();
@@ -54,9 +48,7 @@ fn r7_7_long_stderr_keeps_its_last_4096_bytes() {
 
 #[test]
 fn r7_7_killed_by_signal() {
-    let outcome = Test::new()
-        .file("START.sh", "echo 'dying' >&2\nkill -KILL $$\n")
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", "echo 'dying' >&2\nkill -KILL $$\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -68,9 +60,7 @@ fn r7_7_killed_by_signal() {
 
 #[test]
 fn r7_8_no_transition_tag() {
-    let outcome = Test::new()
-        .file("START.sh", "echo 'all done, but no tag'\n")
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", "echo 'all done, but no tag'\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -82,9 +72,7 @@ fn r7_8_no_transition_tag() {
 
 #[test]
 fn r7_8_no_transition_tag_hints_at_stderr() {
-    let outcome = Test::new()
-        .file("START.sh", "echo '<result>on the wrong stream</result>' >&2\n")
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", "echo '<result>on the wrong stream</result>' >&2\n").run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -130,9 +118,7 @@ fn r7_8_unresolved_target_suggests_the_close_name() {
 
 #[test]
 fn r7_8_unresolved_target_without_a_close_name() {
-    let outcome = Test::new()
-        .file("START.sh", &emit("<goto>ELSEWHERE</goto>"))
-        .run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>ELSEWHERE</goto>")).run_workflow(&[]);
     assert_fatal(
         &outcome,
         "main",
@@ -252,10 +238,7 @@ fn r7_4_timeout_kills_the_scripts_whole_process_group() {
     while !process_ended(pid) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert!(
-        process_ended(pid),
-        "the script's background child {pid} survived the timeout"
-    );
+    assert!(process_ended(pid), "the script's background child {pid} survived the timeout");
 }
 
 #[test]
@@ -263,10 +246,7 @@ fn r7_4_background_child_does_not_hold_the_step_open() {
     // The child keeps the output pipes open for 25 s; the step ends a few seconds after the script exits.
     let began = std::time::Instant::now();
     let outcome = Test::new()
-        .file(
-            "START.sh",
-            "sleep 25 &\necho $! > background.pid\necho '<result>done</result>'\n",
-        )
+        .file("START.sh", "sleep 25 &\necho $! > background.pid\necho '<result>done</result>'\n")
         .run_workflow(&[]);
     let elapsed = began.elapsed();
     if let Ok(pid) = std::fs::read_to_string(outcome.root().join("background.pid")) {

@@ -22,17 +22,10 @@ impl Default for Test {
 impl Test {
     /// An empty project with a workflow directory `wf/`.
     pub fn new() -> Test {
-        let root = tempfile::Builder::new()
-            .prefix("baton-test-")
-            .tempdir()
-            .expect("temp dir");
+        let root = tempfile::Builder::new().prefix("baton-test-").tempdir().expect("temp dir");
         std::fs::create_dir_all(root.path().join(".git")).expect(".git marker");
         std::fs::create_dir_all(root.path().join("wf")).expect("wf dir");
-        Test {
-            root,
-            args: Vec::new(),
-            env: Vec::new(),
-        }
+        Test { root, args: Vec::new(), env: Vec::new() }
     }
 
     pub fn root(&self) -> &Path {
@@ -68,14 +61,15 @@ impl Test {
         self
     }
 
+    /// Stop setting `key` for later commands.
+    pub fn env_remove(mut self, key: &str) -> Test {
+        self.env.retain(|(name, _)| name != key);
+        self
+    }
+
     /// `baton run wf --run-id test` plus `extra` arguments.
     pub fn run_workflow(self, extra: &[&str]) -> Outcome {
-        let mut args = vec![
-            "run".to_string(),
-            "wf".to_string(),
-            "--run-id".to_string(),
-            "test".to_string(),
-        ];
+        let mut args = vec!["run".to_string(), "wf".to_string(), "--run-id".to_string(), "test".to_string()];
         args.extend(extra.iter().map(|arg| arg.to_string()));
         self.args(args).run()
     }
@@ -86,11 +80,8 @@ impl Test {
 
     /// Run with the working directory `<root>/<subdirectory>`.
     pub fn run_in(self, subdirectory: &str) -> Outcome {
-        let output = self
-            .command(&self.args)
-            .current_dir(self.root.path().join(subdirectory))
-            .output()
-            .expect("run baton");
+        let output =
+            self.command(&self.args).current_dir(self.root.path().join(subdirectory)).output().expect("run baton");
         Outcome {
             status: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -102,11 +93,7 @@ impl Test {
     /// Start `baton <args>` in the background (stdout and stderr captured).
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-        self.command(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn baton")
+        self.command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn baton")
     }
 
     /// Wait (up to 20 s) until `<root>/<path>` exists; false if it never does.
@@ -181,10 +168,7 @@ impl Outcome {
     #[track_caller]
     pub fn stderr_contains(&self, expected: &str) -> &Outcome {
         let normalized = self.stderr_normalized();
-        assert!(
-            normalized.contains(expected),
-            "stderr lacks {expected:?}\n--- stderr (normalized)\n{normalized}"
-        );
+        assert!(normalized.contains(expected), "stderr lacks {expected:?}\n--- stderr (normalized)\n{normalized}");
         self
     }
 
@@ -201,28 +185,24 @@ impl Outcome {
             .command(&["status".into(), "--json".into(), run_id.into()])
             .output()
             .expect("baton status --json");
-        assert!(
-            output.status.success(),
-            "baton status failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert!(output.status.success(), "baton status failed: {}", String::from_utf8_lossy(&output.stderr));
         serde_json::from_slice(&output.stdout).expect("status --json prints JSON")
     }
 
     /// Every event of run `run_id`, in order.
     pub fn events(&self, run_id: &str) -> Vec<Value> {
         let text = std::fs::read_to_string(self.run_dir(run_id).join("events.jsonl")).unwrap_or_default();
-        text.lines()
-            .map(|line| serde_json::from_str(line).expect("event line is JSON"))
-            .collect()
+        text.lines().map(|line| serde_json::from_str(line).expect("event line is JSON")).collect()
     }
 
     /// The events of type `kind`.
     pub fn events_of(&self, run_id: &str, kind: &str) -> Vec<Value> {
-        self.events(run_id)
-            .into_iter()
-            .filter(|event| event["type"] == kind)
-            .collect()
+        self.events(run_id).into_iter().filter(|event| event["type"] == kind).collect()
+    }
+
+    /// The project, for further commands.
+    pub fn into_test(self) -> Test {
+        self.test
     }
 
     /// Run `baton <args>` again in the same project.

@@ -1,0 +1,252 @@
+//! Crash safety at every instant (issue: durable runs). Real runs of a loop, a
+//! 50-worker fan-out and a deep call stack are SIGKILLed at pseudo-random moments
+//! and resumed until they finish. Afterwards the result must be the one a clean run
+//! gives, and the trace must show every completed step exactly once (each journal
+//! commit's `TransitionOccurred` once, as many as the run's completed steps).
+//!
+//! The moments come from a seeded generator; the seed is printed on failure and
+//! `BATON_KILL_SEED=<seed>` replays it. The failpoint tests hit each persistence
+//! window (`src/failpoint.rs`) deliberately instead of by chance.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::support::{Outcome, Test};
+
+/// A small xorshift generator: deterministic for a seed, no dependency.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next() % (high - low + 1)
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("BATON_KILL_SEED").ok().and_then(|seed| seed.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |time| time.as_nanos() as u64) | 1
+    })
+}
+
+fn loop_workflow() -> Test {
+    Test::new().file("START.sh", "echo '<goto input=\"1\">STEP</goto>'\n").file(
+        "STEP.sh",
+        "n=$BATON_INPUT\necho \"step $n\" >> effects.log\n\
+         if [ \"$n\" -ge 40 ]; then echo \"<result>looped $n</result>\"; \
+         else echo \"<goto input=\\\"$((n + 1))\\\">STEP</goto>\"; fi\n",
+    )
+}
+
+fn fanout_workflow() -> Test {
+    Test::new()
+        .file("START.sh", "for i in $(seq 50); do echo \"<fork next=\\\"DONE\\\" i=\\\"$i\\\">W</fork>\"; done\n")
+        .file("W.sh", "echo \"<goto input=\\\"$i\\\">W2</goto>\"\n")
+        .file("W2.sh", "echo \"worker $BATON_INPUT\" >> effects.log\necho \"<result>$BATON_INPUT</result>\"\n")
+        .file("DONE.sh", "echo '<result>fanned out</result>'\n")
+}
+
+fn callstack_workflow() -> Test {
+    Test::new()
+        .file("START.sh", "echo '<function return=\"REPORT\" input=\"25\">DOWN</function>'\n")
+        .file(
+            "DOWN.sh",
+            "n=$BATON_INPUT\nif [ \"$n\" -le 0 ]; then echo '<result>0</result>'; \
+             else echo \"<call return=\\\"UP\\\" input=\\\"$((n - 1))\\\">DOWN</call>\"; fi\n",
+        )
+        .file("UP.sh", "echo \"<result>$((BATON_INPUT + 1))</result>\"\n")
+        .file("REPORT.sh", "echo \"<result>depth $BATON_INPUT</result>\"\n")
+}
+
+/// The trace's committed steps: each commit must appear once, and there must be as
+/// many as the run completed.
+fn assert_every_step_traced_once(outcome: &Outcome, run_id: &str, context: &str) {
+    let mut commits: BTreeMap<u64, usize> = BTreeMap::new();
+    for event in outcome.events_of(run_id, "TransitionOccurred") {
+        *commits.entry(event["commit"].as_u64().expect("commit")).or_default() += 1;
+    }
+    let duplicated: Vec<_> = commits.iter().filter(|(_, count)| **count > 1).collect();
+    assert!(duplicated.is_empty(), "{context}: steps traced twice: {duplicated:?}");
+    let steps = outcome.state(run_id)["steps_completed"].as_u64().expect("steps_completed");
+    assert_eq!(commits.len() as u64, steps, "{context}: every completed step is in the trace");
+}
+
+/// The run's status as `baton status --json` reports it ("" before it exists).
+fn run_status(test: &Test, run_id: &str) -> String {
+    let output = test.command(&["status".into(), "--json".into(), run_id.into()]).output().expect("status");
+    serde_json::from_slice::<serde_json::Value>(&output.stdout)
+        .ok()
+        .and_then(|state| state["status"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Run `workflow` to completion, SIGKILLing it up to `kills` times; returns the
+/// final outcome and how many kills landed.
+fn run_with_kills(workflow: Test, run_id: &str, kills: u32, random: &mut Random, seed: u64) -> (Outcome, u32) {
+    let mut landed = 0;
+    let mut first = true;
+    let test = workflow;
+    loop {
+        let args: Vec<&str> =
+            if first { vec!["run", "wf", "--run-id", run_id, "-q"] } else { vec!["resume", run_id, "-q"] };
+        if landed >= kills {
+            let outcome = test.args(args).run();
+            assert_eq!(outcome.status, 0, "seed {seed}: final run failed\n{}", outcome.stderr);
+            return (outcome, landed);
+        }
+        let mut child = test.spawn(&args);
+        let delay = Duration::from_millis(random.between(5, 120));
+        let started = Instant::now();
+        let finished = loop {
+            if child.try_wait().expect("wait").is_some() {
+                break true;
+            }
+            if started.elapsed() >= delay {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        match finished {
+            true => {
+                let output = child.wait_with_output().expect("output");
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                assert_eq!(output.status.code(), Some(0), "seed {seed}: a run between kills failed\n{stderr}");
+                let outcome = test.args(["status", run_id]).run();
+                return (outcome, landed);
+            }
+            false => {
+                // SAFETY: signal delivery to our own child.
+                unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+                let _ = child.wait();
+                first = false;
+                landed += 1;
+                // The kill may have landed after the run completed, just before exit.
+                match run_status(&test, run_id).as_str() {
+                    "completed" => return (test.args(["status", run_id]).run(), landed),
+                    // Killed before the run was even created: start it again.
+                    "" => first = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// A workflow to crash: its name, how to build it, and its result.
+type Case = (&'static str, fn() -> Test, &'static str);
+
+#[test]
+fn kill_anywhere_then_resume_gives_the_clean_result_and_an_exact_trace() {
+    let seed = seed();
+    let mut random = Random(seed);
+    let mut total_kills = 0;
+    let cases: [Case; 3] = [
+        ("loop", loop_workflow, "looped 40"),
+        ("fanout", fanout_workflow, "fanned out"),
+        ("callstack", callstack_workflow, "depth 25"),
+    ];
+    for (name, workflow, expected) in cases {
+        // Keep killing until at least 12 kills landed on this workflow, across attempts.
+        let mut kills_here = 0;
+        let mut attempt = 0;
+        while kills_here < 12 {
+            attempt += 1;
+            let run_id = format!("{name}{attempt}");
+            let (outcome, landed) = run_with_kills(workflow(), &run_id, 12 - kills_here, &mut random, seed);
+            kills_here += landed;
+            let context = format!("seed {seed}, {run_id} after {landed} kills");
+            let state = outcome.state(&run_id);
+            assert_eq!(state["status"], "completed", "{context}");
+            let main = state["terminated"].as_array().unwrap().iter().find(|agent| agent["id"] == "main").cloned();
+            assert_eq!(main.map(|agent| agent["result"].clone()), Some(expected.into()), "{context}");
+            assert_every_step_traced_once(&outcome, &run_id, &context);
+            assert!(attempt < 20, "{context}: kills keep missing the run");
+        }
+        total_kills += kills_here;
+    }
+    assert!(total_kills >= 30, "seed {seed}: only {total_kills} kills");
+}
+
+/// The loop workflow, crashed by `failpoint` and then resumed without it.
+fn crash_at(failpoint: &str) -> Outcome {
+    let crashed =
+        loop_workflow().env("BATON_FAILPOINT", failpoint).env("BATON_COMPACT_EVERY", "4").run_workflow(&["-q"]);
+    assert_eq!(crashed.status, -1, "{failpoint}: baton crashed itself\n{}", crashed.stderr);
+    let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test", "-q"]).run();
+    outcome.status(0).stdout("looped 40\n");
+    outcome
+}
+
+#[test]
+fn failpoint_after_step_exit_reruns_only_that_step() {
+    let outcome = crash_at("after_step_exit:5");
+    assert_every_step_traced_once(&outcome, "test", "after_step_exit");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert_eq!(effects.matches("step 4\n").count(), 2, "the step whose result was not committed ran again");
+    assert_eq!(effects.lines().count(), 41);
+}
+
+#[test]
+fn failpoint_after_journal_append_keeps_the_step_and_restores_its_trace() {
+    let outcome = crash_at("after_journal_append:6");
+    assert_every_step_traced_once(&outcome, "test", "after_journal_append");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert_eq!(effects.lines().count(), 40, "no step ran twice: the committed one was not re-run");
+    let recovered =
+        outcome.events_of("test", "TransitionOccurred").into_iter().filter(|e| e["recovered"] == true).count();
+    assert_eq!(recovered, 1, "the crash kept one step out of the trace; the resume restored it");
+}
+
+#[test]
+fn failpoint_before_snapshot_loses_nothing() {
+    let outcome = crash_at("before_snapshot:3");
+    assert_every_step_traced_once(&outcome, "test", "before_snapshot");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert_eq!(effects.lines().count(), 40);
+}
+
+#[test]
+fn failpoint_after_snapshot_skips_entries_the_snapshot_holds() {
+    let outcome = crash_at("after_snapshot:3");
+    assert_every_step_traced_once(&outcome, "test", "after_snapshot");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert_eq!(effects.lines().count(), 40);
+}
+
+#[test]
+fn a_torn_journal_tail_is_dropped_on_resume() {
+    let crashed = loop_workflow().env("BATON_FAILPOINT", "after_step_exit:10").run_workflow(&["-q"]);
+    assert_eq!(crashed.status, -1);
+    let journal = crashed.run_dir("test").join("journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    bytes.extend_from_slice(b"{\"commit\":999,\"run\":{\"sta");
+    std::fs::write(&journal, bytes).unwrap();
+    let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test", "-q"]).run();
+    outcome.status(0).stdout("looped 40\n");
+    assert_every_step_traced_once(&outcome, "test", "torn tail");
+}
+
+#[test]
+fn a_damaged_journal_is_reported_not_replayed() {
+    let crashed = loop_workflow().env("BATON_FAILPOINT", "after_step_exit:10").run_workflow(&["-q"]);
+    let journal = crashed.run_dir("test").join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let damaged = text.replacen("\"commit\"", "\"c0mmit\"", 1);
+    std::fs::write(&journal, damaged).unwrap();
+    let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test"]).run();
+    outcome.status(1);
+    let message = outcome.error_message();
+    assert!(
+        message.starts_with(
+            "error: the journal [ROOT]/.baton/runs/test/journal.jsonl is damaged at line 1: missing field `commit`"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("; the entries before it are intact"), "{message}");
+}
