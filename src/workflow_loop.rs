@@ -117,6 +117,10 @@ pub struct WorkflowLoop {
     stop: Option<Stop>,
     stop_level: watch::Sender<StopLevel>,
     changes: Changes,
+    /// Something changed since the last commit.
+    dirty: bool,
+    /// The step awaiting its commit.
+    pending_step: Option<StepSummary>,
     /// Events to publish once the current change is committed.
     outbox: Vec<Event>,
     started: Instant,
@@ -151,6 +155,8 @@ impl WorkflowLoop {
             stop: None,
             stop_level,
             changes: Changes::default(),
+            dirty: false,
+            pending_step: None,
             outbox: Vec::new(),
             started: Instant::now(),
             elapsed_at_start,
@@ -184,8 +190,21 @@ impl WorkflowLoop {
             if self.fatal.is_none() && self.stop.is_none() {
                 self.check_step_bound();
             }
-            if self.fatal.is_none() && self.stop.is_none() {
-                self.launch_ready();
+            // Decide what launches, commit that together with the last step's
+            // changes, publish, and only then start the planned steps.
+            let launches = if self.fatal.is_none() && self.stop.is_none() { self.plan_launches() } else { Vec::new() };
+            if self.dirty {
+                let step = self.pending_step.take();
+                self.commit_or_fail(step);
+                self.publish();
+                if let Err(error) = self.persistence.compact_if_due(&self.state) {
+                    self.record_store_failure(error);
+                }
+            }
+            if self.fatal.is_none() {
+                for (index, delay) in launches {
+                    self.start(index, delay);
+                }
             }
             if self.tasks.is_empty() {
                 break;
@@ -311,7 +330,8 @@ impl WorkflowLoop {
             });
             RunOutcome::Paused
         };
-        let saved = self.commit(None).and_then(|()| self.persistence.compact(&self.state));
+        let step = self.pending_step.take();
+        let saved = self.commit(step).and_then(|()| self.persistence.compact(&self.state));
         self.publish();
         match saved {
             Ok(()) => outcome,
@@ -319,64 +339,63 @@ impl WorkflowLoop {
         }
     }
 
-    /// Start steps for ready agents, oldest first, up to `max_agents` running (R2.5 g).
-    fn launch_ready(&mut self) {
+    /// Choose the ready agents to start, oldest first, up to `max_agents` running
+    /// (R2.5 g); mark the rest `queued`. The choice is committed before any starts.
+    fn plan_launches(&mut self) -> Vec<(usize, Duration)> {
         let slots = match self.limits.max_agents {
             Some(max) => (max as usize).saturating_sub(self.running.len()),
             None => usize::MAX,
         };
-        let mut launched = 0;
+        let mut planned = Vec::new();
         let mut waiting = VecDeque::new();
         while let Some(id) = self.ready.pop_front() {
-            let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else {
-                continue;
-            };
-            let agent = &self.state.agents[index];
+            let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else { continue };
+            let agent = &mut self.state.agents[index];
             if !agent.is_active() || self.running.contains(&id) {
                 continue;
             }
-            if launched >= slots {
+            if planned.len() >= slots {
                 if !agent.queued {
-                    self.state.agents[index].queued = true;
+                    agent.queued = true;
                     self.changes.agents.insert(id.clone());
+                    self.dirty = true;
                 }
                 waiting.push_back(id);
                 continue;
             }
-            if self.launch(index).is_err() {
+            if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
+                let fatal = FatalError {
+                    agent_id: agent.id.clone(),
+                    state: agent.current_state.clone(),
+                    message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
+                };
+                self.record_fatal(fatal);
                 waiting.push_back(id);
                 break;
             }
-            launched += 1;
+            agent.steps_started += 1;
+            agent.queued = false;
+            planned.push((index, self.retry.delay_before_retry(agent.retry_count)));
+            self.running.insert(id.clone());
+            self.changes.agents.insert(id);
+            self.dirty = true;
         }
         waiting.append(&mut self.ready);
         self.ready = waiting;
+        planned
     }
 
-    fn launch(&mut self, index: usize) -> Result<(), ()> {
-        let agent = &mut self.state.agents[index];
-        if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
-            let fatal = FatalError {
-                agent_id: agent.id.clone(),
-                state: agent.current_state.clone(),
-                message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
-            };
-            self.record_fatal(fatal);
-            return Err(());
-        }
-        agent.steps_started += 1;
-        agent.queued = false;
-        self.changes.agents.insert(agent.id.clone());
+    /// Start the step of the agent at `index` (already planned and committed).
+    fn start(&mut self, index: usize, delay: Duration) {
+        let agent = &self.state.agents[index];
         let input = StepInput {
             agent: agent.clone(),
             step: agent.steps_started,
             attempt: agent.retry_count + 1,
             total_cost_at_launch: self.state.total_cost_usd,
         };
-        let delay = self.retry.delay_before_retry(agent.retry_count);
         let executor = self.executors.for_state(&agent.current_state);
         let context = Arc::clone(&self.context);
-        self.running.insert(agent.id.clone());
         self.tasks.spawn(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
@@ -385,7 +404,6 @@ impl WorkflowLoop {
             let result = executor.execute(input, &context).await;
             StepCompletion { agent_id, result }
         });
-        Ok(())
     }
 
     fn handle(&mut self, completion: StepCompletion) {
@@ -394,19 +412,12 @@ impl WorkflowLoop {
         let Some(index) = self.state.agents.iter().position(|agent| agent.id == completion.agent_id) else {
             return;
         };
-        let step = match completion.result {
-            Ok(result) => Some(self.apply_success(index, result)),
+        self.dirty = true;
+        match completion.result {
+            Ok(result) => self.pending_step = Some(self.apply_success(index, result)),
             // A step stopped by the shutdown is not a failure: it runs again on resume.
-            Err(_) if *self.stop_level.borrow() > StopLevel::Run => None,
-            Err(failure) => {
-                self.apply_failure(index, failure);
-                None
-            }
-        };
-        self.commit_or_fail(step);
-        self.publish();
-        if let Err(error) = self.persistence.compact_if_due(&self.state) {
-            self.record_store_failure(error);
+            Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}
+            Err(failure) => self.apply_failure(index, failure),
         }
     }
 
@@ -514,6 +525,7 @@ impl WorkflowLoop {
     /// Journal everything that changed since the last commit (O(changed agents)).
     fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
         let changes = std::mem::take(&mut self.changes);
+        self.dirty = false;
         let upsert: Vec<Agent> =
             self.state.agents.iter().filter(|agent| changes.agents.contains(&agent.id)).cloned().collect();
         let remove = changes.agents.iter().filter(|id| !upsert.iter().any(|agent| &agent.id == *id)).cloned().collect();

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bounds;
 mod cli;
 mod conformance;
 mod crash_resume;
