@@ -43,6 +43,7 @@ pub enum Event {
         total_cost_usd: f64,
         steps: u64,
         duration_ms: u64,
+        metrics: crate::run_metrics::RunMetrics,
     },
     WorkflowPaused {
         run_id: String,

@@ -189,15 +189,15 @@ impl Journal {
         Ok(Journal { path: path.to_path_buf(), file, entries: 0 })
     }
 
-    /// Append `entry` and make it durable before returning.
-    pub fn append(&mut self, entry: &Commit) -> Result<(), JournalError> {
+    /// Append `entry` and make it durable before returning; returns the bytes written.
+    pub fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
         let write_error = |source| JournalError::Write { path: self.path.clone(), source };
         let mut line = serde_json::to_vec(entry).map_err(|error| write_error(io::Error::other(error)))?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(write_error)?;
         self.file.sync_data().map_err(write_error)?;
         self.entries += 1;
-        Ok(())
+        Ok(line.len() as u64)
     }
 
     /// Entries appended since the journal was last emptied.

@@ -24,6 +24,7 @@ pub mod process_watchdog;
 pub mod resolve_cd;
 pub mod retry_policy;
 pub mod run_lock;
+pub mod run_metrics;
 pub mod run_persistence;
 pub mod run_state;
 pub mod run_store;

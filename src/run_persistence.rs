@@ -8,8 +8,11 @@
 //! records the last commit it includes), then empty the journal. A crash between
 //! the two leaves journal entries the snapshot already holds, which replay skips.
 
+use std::time::Instant;
+
 use crate::failpoint;
 use crate::journal::{Commit, Journal};
+use crate::run_metrics::PersistenceCounters;
 use crate::run_state::RunState;
 use crate::run_store::{RunStore, StoreError};
 
@@ -20,6 +23,7 @@ pub struct RunPersistence {
     store: RunStore,
     journal: Journal,
     compact_every: u64,
+    counters: PersistenceCounters,
 }
 
 impl RunPersistence {
@@ -32,16 +36,25 @@ impl RunPersistence {
             .and_then(|value| value.parse().ok())
             .filter(|every| *every > 0)
             .unwrap_or(DEFAULT_COMPACT_EVERY);
-        let mut persistence = RunPersistence { store, journal, compact_every };
+        let mut persistence =
+            RunPersistence { store, journal, compact_every, counters: PersistenceCounters::default() };
         persistence.compact(state)?;
         Ok(persistence)
     }
 
     /// Make `entry` durable. `entry.commit` must be `state.journal_commit` after the change.
     pub fn commit(&mut self, entry: &Commit) -> Result<(), StoreError> {
-        self.journal.append(entry)?;
+        let started = Instant::now();
+        self.counters.bytes += self.journal.append(entry)?;
+        self.counters.commits += 1;
+        self.counters.time += started.elapsed();
         failpoint::hit("after_journal_append");
         Ok(())
+    }
+
+    /// What persistence has cost so far.
+    pub fn counters(&self) -> &PersistenceCounters {
+        &self.counters
     }
 
     /// Compact if enough commits have accumulated.
@@ -51,8 +64,11 @@ impl RunPersistence {
 
     /// Write `state` (which includes every commit) as the snapshot and empty the journal.
     pub fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
-        self.store.write_snapshot(state)?;
+        let started = Instant::now();
+        self.counters.bytes += self.store.write_snapshot(state)?;
         self.journal.clear()?;
+        self.counters.snapshots += 1;
+        self.counters.time += started.elapsed();
         Ok(())
     }
 }

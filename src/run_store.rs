@@ -115,23 +115,24 @@ impl RunStore {
         }
         let run_dir = self.run_dir(&state.run_id);
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
-        self.save(state)
+        self.save(state).map(|_| ())
     }
 
-    /// Atomically replace the run's snapshot.
-    pub fn write_snapshot(&self, state: &RunState) -> Result<(), StoreError> {
+    /// Atomically replace the run's snapshot; returns the bytes written.
+    pub fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
         failpoint::hit("before_snapshot");
-        self.save(state)?;
+        let written = self.save(state)?;
         failpoint::hit("after_snapshot");
-        Ok(())
+        Ok(written)
     }
 
-    fn save(&self, state: &RunState) -> Result<(), StoreError> {
+    fn save(&self, state: &RunState) -> Result<u64, StoreError> {
         let run_dir = self.run_dir(&state.run_id);
         let mut json = serde_json::to_vec_pretty(state)
             .map_err(|source| StoreError::Write { path: run_dir.join(STATE_FILE), source: io::Error::other(source) })?;
         json.push(b'\n');
-        write_atomically(&run_dir.join(STATE_FILE), &json)
+        write_atomically(&run_dir.join(STATE_FILE), &json)?;
+        Ok(json.len() as u64)
     }
 
     /// The run's current state: snapshot plus journal.

@@ -32,6 +32,7 @@ use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::failpoint;
 use crate::journal::{Commit, RunFields, StepSummary};
 use crate::retry_policy::RetryPolicy;
+use crate::run_metrics::RunMetrics;
 use crate::run_persistence::RunPersistence;
 use crate::run_state::{RunState, RunStatus, TerminatedAgent};
 use crate::run_store::StoreError;
@@ -167,6 +168,11 @@ impl WorkflowLoop {
         &self.state
     }
 
+    /// What this invocation has cost the orchestrator so far.
+    pub fn metrics(&self) -> RunMetrics {
+        RunMetrics::measure(self.persistence.counters())
+    }
+
     /// Run until every agent terminated or paused, a bound was reached, the run
     /// failed, or `signals` asked it to stop.
     pub async fn run(&mut self, mut signals: mpsc::UnboundedReceiver<ShutdownSignal>) -> RunOutcome {
@@ -291,12 +297,6 @@ impl WorkflowLoop {
         // while its last steps were finishing.
         let outcome = if self.state.agents.is_empty() && self.fatal.is_none() {
             self.state.status = RunStatus::Completed;
-            self.outbox.push(Event::WorkflowCompleted {
-                run_id,
-                total_cost_usd: self.state.total_cost_usd,
-                steps: self.state.steps_completed - steps_at_start,
-                duration_ms: self.started.elapsed().as_millis() as u64,
-            });
             RunOutcome::Completed
         } else if let Some(Stop::Signal(signal)) = self.stop {
             self.state.status = RunStatus::Interrupted;
@@ -332,6 +332,15 @@ impl WorkflowLoop {
         };
         let step = self.pending_step.take();
         let saved = self.commit(step).and_then(|()| self.persistence.compact(&self.state));
+        if outcome == RunOutcome::Completed {
+            self.outbox.push(Event::WorkflowCompleted {
+                run_id: self.state.run_id.clone(),
+                total_cost_usd: self.state.total_cost_usd,
+                steps: self.state.steps_completed - steps_at_start,
+                duration_ms: self.started.elapsed().as_millis() as u64,
+                metrics: RunMetrics::measure(self.persistence.counters()),
+            });
+        }
         self.publish();
         match saved {
             Ok(()) => outcome,

@@ -62,6 +62,13 @@ fn json_describes_the_run() {
         .run_workflow(&["--json"]);
     outcome.status(0);
     let mut report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("one JSON object");
+    let metrics = report.as_object_mut().and_then(|object| object.remove("metrics")).expect("metrics");
+    for key in
+        ["peak_rss_kb", "cpu_user_ms", "cpu_system_ms", "commits", "snapshots", "persistence_us", "persisted_bytes"]
+    {
+        assert!(metrics[key].is_u64(), "metrics.{key} in {metrics}");
+    }
+    assert!(metrics["commits"].as_u64() >= Some(3), "one commit per step at least: {metrics}");
     let agents = report["agents"].as_array_mut().expect("agents");
     agents.sort_by_key(|agent| agent["id"].as_str().unwrap_or_default().to_string());
     assert_eq!(

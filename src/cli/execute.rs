@@ -22,6 +22,7 @@ use crate::observers::{ConsoleObserver, DebugObserver};
 use crate::process_watchdog::Watchdog;
 use crate::retry_policy::RetryPolicy;
 use crate::run_lock::RunLock;
+use crate::run_metrics::RunMetrics;
 use crate::run_persistence::RunPersistence;
 use crate::run_state::{LaunchParams, RunState};
 use crate::run_store::RunStore;
@@ -112,11 +113,15 @@ pub async fn execute(
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
     let bus = Arc::new(EventBus::new());
-    if !options.no_debug {
+    let trace = if options.no_debug {
+        None
+    } else {
         let observer =
             DebugObserver::open(&run_dir).map_err(|source| CliError::Trace { path: run_dir.clone(), source })?;
-        Arc::new(observer).attach(&bus);
-    }
+        let observer = Arc::new(observer);
+        Arc::clone(&observer).attach(&bus);
+        Some(observer)
+    };
     let verbosity = if options.quiet { Verbosity::Quiet } else { Verbosity::Normal };
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
@@ -151,7 +156,10 @@ pub async fn execute(
         WorkflowLoop::new(state, persistence, context, Executors::standard(), retry, limits, stop_sender);
     let outcome = workflow.run(shutdown_signals()).await;
     watchdog.disarm();
-    report(workflow.state(), &outcome, options.json)?;
+    if let Some(trace) = trace {
+        trace.close();
+    }
+    report(workflow.state(), &workflow.metrics(), &outcome, options.json)?;
     Ok(match outcome {
         RunOutcome::Completed => exit_code::COMPLETED,
         RunOutcome::Paused => exit_code::PAUSED,
@@ -162,7 +170,7 @@ pub async fn execute(
 
 /// stdout carries the result and nothing else (A8): the main agent's payload, or
 /// with `--json` one object describing the run.
-fn report(state: &RunState, outcome: &RunOutcome, as_json: bool) -> Result<(), CliError> {
+fn report(state: &RunState, metrics: &RunMetrics, outcome: &RunOutcome, as_json: bool) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
     let written = if as_json {
         let mut agents: Vec<serde_json::Value> = state
@@ -185,6 +193,7 @@ fn report(state: &RunState, outcome: &RunOutcome, as_json: bool) -> Result<(), C
             "cost_usd": state.total_cost_usd,
             "steps": state.steps_completed,
             "error": error,
+            "metrics": metrics,
         });
         writeln!(stdout, "{object}")
     } else {

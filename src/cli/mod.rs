@@ -32,6 +32,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     init_tracing();
+    crate::run_metrics::raise_open_file_limit();
     match dispatch(arguments) {
         Ok(code) => code,
         Err(error) => {

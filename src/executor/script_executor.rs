@@ -24,6 +24,19 @@ use crate::tag_scanner::scan;
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
 const STDERR_EXCERPT_BYTES: usize = 4096;
 
+/// `bash`, found on `PATH` once (R7.1). Spawning by bare name would repeat the
+/// `PATH` search — several failing `execve` calls — for every step.
+static BASH: std::sync::LazyLock<OsString> = std::sync::LazyLock::new(|| {
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path).map(|directory| directory.join("bash")).find(|candidate| {
+                use std::os::unix::fs::PermissionsExt;
+                candidate.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            })
+        })
+        .map_or_else(|| OsString::from("bash"), |found| found.into_os_string())
+});
+
 pub struct ScriptExecutor;
 
 impl StateExecutor for ScriptExecutor {
@@ -147,7 +160,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
     }
     let env = script_environment(&context.run_id, agent);
     let command = ScriptCommand {
-        program: OsString::from("bash"),
+        program: BASH.clone(),
         args: vec![script_path.into_os_string()],
         cwd: agent.cwd.clone(),
         env: env.clone(),

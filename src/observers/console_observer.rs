@@ -83,7 +83,7 @@ impl ConsoleObserver {
                 let verb = if *resumed { "resumed" } else { "started" };
                 format!("run {run_id} {verb}: {} ({initial_state})", scope_dir.display())
             }
-            Event::WorkflowCompleted { run_id, total_cost_usd, steps, duration_ms } => format!(
+            Event::WorkflowCompleted { run_id, total_cost_usd, steps, duration_ms, .. } => format!(
                 "{} run {run_id} completed: {steps} {}, ${total_cost_usd:.4}, {:.2} s",
                 self.emphasis("done:", "32"),
                 plural(*steps, "step"),

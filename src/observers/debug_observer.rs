@@ -9,12 +9,17 @@
 //!
 //! File errors are returned to the bus, which logs them; a full disk degrades the
 //! trace, never the run.
+//!
+//! `events.jsonl` and `transitions.log` are appended synchronously: they are what a
+//! crash must not lose. The per-step files repeat what `ScriptOutput` events already
+//! hold, and creating three files per step costs more than the rest of the step's
+//! bookkeeping together, so a background thread writes them; `close` waits for it.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 
 use crate::event_bus::{EventBus, HandlerError};
 use crate::events::Event;
@@ -33,9 +38,14 @@ struct Files {
     streams: HashMap<String, File>,
 }
 
+/// A per-step file to write: its path and contents.
+type StepFile = (PathBuf, Vec<u8>);
+
 pub struct DebugObserver {
     run_dir: PathBuf,
     files: Mutex<Files>,
+    step_files: Mutex<Option<mpsc::Sender<StepFile>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 fn append(path: &Path) -> io::Result<File> {
@@ -97,7 +107,43 @@ impl DebugObserver {
             transitions: append(&run_dir.join("transitions.log"))?,
             streams: HashMap::new(),
         };
-        Ok(DebugObserver { run_dir: run_dir.to_path_buf(), files: Mutex::new(files) })
+        let (sender, receiver) = mpsc::channel::<StepFile>();
+        let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
+            for (path, contents) in receiver {
+                if let Err(error) = std::fs::write(&path, contents) {
+                    tracing::error!(path = %path.display(), %error, "cannot write a trace file");
+                }
+            }
+        })?;
+        Ok(DebugObserver {
+            run_dir: run_dir.to_path_buf(),
+            files: Mutex::new(files),
+            step_files: Mutex::new(Some(sender)),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// Finish writing queued per-step files. Later events still reach `events.jsonl`;
+    /// their step files are written synchronously.
+    pub fn close(&self) {
+        self.step_files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(writer) = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+            let _ = writer.join();
+        }
+    }
+
+    /// Queue a per-step file for the writer thread (or write it now once closed).
+    fn write_step_file(&self, path: PathBuf, contents: Vec<u8>) -> io::Result<()> {
+        let sender = self.step_files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (path, contents) = match sender.as_ref() {
+            Some(sender) => match sender.send((path, contents)) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(unsent)) => unsent,
+            },
+            None => (path, contents),
+        };
+        drop(sender);
+        std::fs::write(path, contents)
     }
 
     /// Subscribe to every event on `bus`.
@@ -129,14 +175,24 @@ impl DebugObserver {
 
         match event {
             Event::ScriptOutput { agent_id, state, step, stdout, stderr, exit_code, execution_time_ms, env_vars } => {
-                std::fs::write(self.step_file(agent_id, state, *step, "stdout.txt"), stdout)?;
-                std::fs::write(self.step_file(agent_id, state, *step, "stderr.txt"), stderr)?;
                 let meta = serde_json::json!({
                     "exit_code": exit_code,
                     "execution_time_ms": execution_time_ms,
                     "env_vars": env_vars,
                 });
-                std::fs::write(self.step_file(agent_id, state, *step, "meta.json"), serde_json::to_vec_pretty(&meta)?)?;
+                drop(files);
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "stdout.txt"),
+                    stdout.clone().into_bytes(),
+                )?;
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "stderr.txt"),
+                    stderr.clone().into_bytes(),
+                )?;
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "meta.json"),
+                    serde_json::to_vec_pretty(&meta)?,
+                )?;
             }
             Event::ClaudeStreamOutput { agent_id, state, step, json } => {
                 if !files.streams.contains_key(agent_id) {

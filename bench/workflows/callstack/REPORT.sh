@@ -1,0 +1,1 @@
+echo "<result>depth $BATON_INPUT</result>"

@@ -1,0 +1,1 @@
+echo "<result>$((BATON_INPUT + 1))</result>"

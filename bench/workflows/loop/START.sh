@@ -1,0 +1,1 @@
+echo '<goto input="1">STEP</goto>'

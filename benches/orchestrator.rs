@@ -1,0 +1,238 @@
+//! Orchestrator overhead, measured against the floor (`cargo bench --bench orchestrator`).
+//!
+//! Runs the script-only workflows in `bench/workflows/` with the release `baton`,
+//! each `--runs` times (default 5), and reports medians:
+//! - per-transition overhead: wall time minus what the same number of bare
+//!   `bash <script>` spawns of the same scripts take, measured in the same run;
+//! - Baton's own CPU per transition, peak RSS, and the time and bytes spent on
+//!   persistence per commit (from the run's `WorkflowCompleted` metrics);
+//! - trace bytes written per step.
+//!
+//! Numbers, not assertions: this prints a table and never fails on a slow machine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Scenario {
+    name: &'static str,
+    workflow: &'static str,
+    env: Vec<(&'static str, String)>,
+    args: Vec<&'static str>,
+    /// The script executions of one run, as (script, input) pairs, for the floor.
+    floor: Vec<(&'static str, String)>,
+    /// Whether steps run one after another (the floor then adds up).
+    sequential: bool,
+}
+
+struct Sample {
+    wall: Duration,
+    steps: u64,
+    metrics: serde_json::Value,
+    trace_bytes: u64,
+}
+
+fn workflows() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/workflows")
+}
+
+fn directory_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| match entry.metadata() {
+                    Ok(meta) if meta.is_dir() => directory_size(&entry.path()),
+                    Ok(meta) => meta.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn run_once(scenario: &Scenario, index: usize) -> Sample {
+    let project = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(project.path().join(".git")).expect(".git");
+    let run_id = format!("bench{index}");
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", &workflows().join(scenario.workflow).to_string_lossy(), "--run-id", &run_id, "-q", "--json"])
+        .args(&scenario.args)
+        .envs(scenario.env.iter().map(|(key, value)| (*key, value.as_str())))
+        .current_dir(project.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run baton");
+    let wall = started.elapsed();
+    assert!(output.status.success(), "{} failed: {}", scenario.name, String::from_utf8_lossy(&output.stderr));
+    let run_dir = project.path().join(".baton/runs").join(&run_id);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("--json report");
+    let state_files = ["state.json", "journal.jsonl", "lock"]
+        .iter()
+        .map(|file| std::fs::metadata(run_dir.join(file)).map_or(0, |meta| meta.len()))
+        .sum::<u64>();
+    Sample {
+        wall,
+        steps: report["steps"].as_u64().unwrap_or(0),
+        metrics: report["metrics"].clone(),
+        trace_bytes: directory_size(&run_dir) - state_files,
+    }
+}
+
+/// The time of `bash <script>` spawns for every execution of one run, sequentially.
+fn floor(scenario: &Scenario) -> Duration {
+    let project = tempfile::tempdir().expect("temp dir");
+    let directory = workflows().join(scenario.workflow);
+    let started = Instant::now();
+    for (script, input) in &scenario.floor {
+        let status = Command::new("bash")
+            .arg(directory.join(script))
+            .current_dir(project.path())
+            .envs(scenario.env.iter().map(|(key, value)| (*key, value.as_str())))
+            .env("BATON_INPUT", input)
+            .env("BATON_WORKFLOW_ID", "floor")
+            .env("BATON_AGENT_ID", "main")
+            .env("BATON_TASK_FOLDER", project.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("bash");
+        assert!(status.status.success());
+    }
+    started.elapsed()
+}
+
+fn median<T: Copy + PartialOrd>(mut values: Vec<T>) -> T {
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    values[values.len() / 2]
+}
+
+fn metric(sample: &Sample, key: &str) -> f64 {
+    sample.metrics[key].as_f64().unwrap_or(0.0)
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let loop_floor = |steps: u64| {
+        std::iter::once(("START.sh", String::new()))
+            .chain((1..=steps).map(|n| ("STEP.sh", n.to_string())))
+            .collect::<Vec<_>>()
+    };
+    let fanout_floor = |workers: u64| {
+        let mut floor = vec![("START.sh", String::new()), ("DONE.sh", String::new())];
+        for _ in 0..workers {
+            floor.extend((1..=5).map(|k| ("W.sh", k.to_string())));
+        }
+        floor
+    };
+    let callstack_floor = |depth: u64| {
+        let mut floor = vec![("START.sh", String::new())];
+        floor.extend((0..=depth).rev().map(|n| ("DOWN.sh", n.to_string())));
+        floor.extend((0..depth).map(|n| ("UP.sh", n.to_string())));
+        floor.push(("REPORT.sh", depth.to_string()));
+        floor
+    };
+    vec![
+        Scenario {
+            name: "loop (1,000 gotos)",
+            workflow: "loop",
+            env: vec![],
+            args: vec![],
+            floor: loop_floor(1000),
+            sequential: true,
+        },
+        Scenario {
+            name: "loop, --no-debug",
+            workflow: "loop",
+            env: vec![],
+            args: vec!["--no-debug"],
+            floor: loop_floor(1000),
+            sequential: true,
+        },
+        Scenario {
+            name: "callstack (depth 100)",
+            workflow: "callstack",
+            env: vec![],
+            args: vec![],
+            floor: callstack_floor(100),
+            sequential: true,
+        },
+        Scenario {
+            name: "fanout (10 workers x 5)",
+            workflow: "fanout",
+            env: vec![("BENCH_WORKERS", "10".into())],
+            args: vec![],
+            floor: fanout_floor(10),
+            sequential: false,
+        },
+        Scenario {
+            name: "fanout (1,000 workers x 5)",
+            workflow: "fanout",
+            env: vec![("BENCH_WORKERS", "1000".into())],
+            args: vec![],
+            floor: fanout_floor(1000),
+            sequential: false,
+        },
+    ]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut runs = 5;
+    let mut only: Option<String> = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => runs = args.next().and_then(|value| value.parse().ok()).unwrap_or(runs),
+            "--only" => only = args.next(),
+            _ => {}
+        }
+    }
+    println!(
+        "baton orchestrator benchmark: median of {runs} runs, {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!();
+    println!(
+        "| scenario | steps | wall | bash floor | overhead / transition | baton CPU / transition | peak RSS | persistence / commit | state bytes / step | trace bytes / step |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for scenario in scenarios() {
+        if only.as_deref().is_some_and(|only| !scenario.workflow.contains(only) && !scenario.name.contains(only)) {
+            continue;
+        }
+        let samples: Vec<Sample> = (0..runs).map(|index| run_once(&scenario, index)).collect();
+        let floors: Vec<Duration> = (0..runs).map(|_| floor(&scenario)).collect();
+        let steps = samples[0].steps;
+        let wall = median(samples.iter().map(|sample| sample.wall).collect());
+        let floor = median(floors);
+        let per_step = |value: f64| value / steps as f64;
+        let overhead = if scenario.sequential {
+            format!("{:.3} ms", per_step((wall.as_secs_f64() - floor.as_secs_f64()) * 1000.0))
+        } else {
+            String::from("n/a (concurrent)")
+        };
+        let cpu =
+            median(samples.iter().map(|s| per_step(metric(s, "cpu_user_ms") + metric(s, "cpu_system_ms"))).collect());
+        let rss = median(samples.iter().map(|sample| metric(sample, "peak_rss_kb")).collect());
+        let persistence = median(
+            samples
+                .iter()
+                .map(|s| metric(s, "persistence_us") / (metric(s, "commits") + metric(s, "snapshots")).max(1.0))
+                .collect(),
+        );
+        let state_bytes = median(samples.iter().map(|s| per_step(metric(s, "persisted_bytes"))).collect());
+        let trace_bytes = median(samples.iter().map(|s| per_step(s.trace_bytes as f64)).collect());
+        println!(
+            "| {} | {steps} | {:.2} s | {:.2} s | {overhead} | {:.3} ms | {:.1} MB | {:.0} µs | {:.0} | {:.0} |",
+            scenario.name,
+            wall.as_secs_f64(),
+            floor.as_secs_f64(),
+            cpu,
+            rss / 1024.0,
+            persistence,
+            state_bytes,
+            trace_bytes,
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! What a run cost the orchestrator itself: CPU, peak memory, and time and bytes
+//! spent making state durable. Reported in the `WorkflowCompleted` event so traces
+//! and benchmarks read the same numbers Baton measured.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunMetrics {
+    /// Baton's own peak resident memory (not its children's).
+    pub peak_rss_kb: u64,
+    /// Baton's own CPU time, user and system, for this invocation.
+    pub cpu_user_ms: u64,
+    pub cpu_system_ms: u64,
+    /// Journal commits and snapshots written by this invocation, and their cost.
+    pub commits: u64,
+    pub snapshots: u64,
+    pub persistence_us: u64,
+    pub persisted_bytes: u64,
+}
+
+/// Counters the persistence layer updates.
+#[derive(Clone, Debug, Default)]
+pub struct PersistenceCounters {
+    pub commits: u64,
+    pub snapshots: u64,
+    pub time: Duration,
+    pub bytes: u64,
+}
+
+impl RunMetrics {
+    /// Read the process's own resource usage and combine it with `persistence`.
+    pub fn measure(persistence: &PersistenceCounters) -> RunMetrics {
+        // SAFETY: getrusage fills the zero-initialised struct we pass; nothing else is touched.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let millis = |time: libc::timeval| (time.tv_sec as u64) * 1000 + (time.tv_usec as u64) / 1000;
+        RunMetrics {
+            peak_rss_kb: usage.ru_maxrss.max(0) as u64,
+            cpu_user_ms: millis(usage.ru_utime),
+            cpu_system_ms: millis(usage.ru_stime),
+            commits: persistence.commits,
+            snapshots: persistence.snapshots,
+            persistence_us: persistence.time.as_micros() as u64,
+            persisted_bytes: persistence.bytes,
+        }
+    }
+}
+
+/// Raise the soft limit on open files to the hard limit: every running script
+/// holds two pipes, and a 1,000-worker fan-out would exhaust the common default
+/// of 1,024. Failure is harmless (the old limit stays).
+pub fn raise_open_file_limit() {
+    // SAFETY: get/setrlimit on our own process with a struct we own.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
