@@ -70,6 +70,28 @@ pub struct StepSummary {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// An agent as a journal entry records it. A stack changes only at its top within a
+/// step, so the entry keeps the bottom `stack_keep` frames of the agent as it was and
+/// carries only the frames above them: a deep call stack costs O(1) per step, not
+/// O(depth). Without `stack_keep` the stack is complete (a new agent).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentUpsert {
+    #[serde(flatten)]
+    pub agent: Agent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_keep: Option<usize>,
+}
+
+impl AgentUpsert {
+    /// The entry for `agent`, whose bottom `keep` frames are unchanged since the last commit.
+    pub fn new(agent: &Agent, keep: Option<usize>) -> AgentUpsert {
+        let keep = keep.map(|keep| keep.min(agent.stack.len()));
+        let mut recorded = Agent { stack: Vec::new(), ..agent.clone() };
+        recorded.stack = agent.stack[keep.unwrap_or(0)..].to_vec();
+        AgentUpsert { agent: recorded, stack_keep: keep }
+    }
+}
+
 /// One journal entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Commit {
@@ -78,7 +100,7 @@ pub struct Commit {
     pub run: RunFields,
     /// Agents replaced in place (same id) or appended (new id), in run order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub upsert: Vec<Agent>,
+    pub upsert: Vec<AgentUpsert>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -93,9 +115,17 @@ impl Commit {
     /// Apply this entry to `state` (removals first, then replacements and additions).
     pub fn apply(self, state: &mut RunState) {
         state.agents.retain(|agent| !self.remove.contains(&agent.id));
-        for agent in self.upsert {
+        for AgentUpsert { mut agent, stack_keep } in self.upsert {
             match state.agents.iter_mut().find(|existing| existing.id == agent.id) {
-                Some(existing) => *existing = agent,
+                Some(existing) => {
+                    if let Some(keep) = stack_keep {
+                        let mut stack = std::mem::take(&mut existing.stack);
+                        stack.truncate(keep);
+                        stack.append(&mut agent.stack);
+                        agent.stack = stack;
+                    }
+                    *existing = agent;
+                }
                 None => state.agents.push(agent),
             }
         }
@@ -216,5 +246,82 @@ impl Journal {
         self.file.sync_data().map_err(write_error)?;
         self.entries = 0;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::agent::Frame;
+
+    fn frame(state: &str) -> Frame {
+        Frame {
+            session: None,
+            state: state.into(),
+            scope_dir: PathBuf::from("/wf"),
+            cwd: PathBuf::from("/"),
+            nesting_depth: 0,
+            task_folder: PathBuf::from("/t"),
+        }
+    }
+
+    fn agent_with(stack: &[&str]) -> Agent {
+        let mut agent = Agent::main("A.sh".into(), PathBuf::from("/wf"), PathBuf::from("/"), PathBuf::from("/t"));
+        agent.stack = stack.iter().map(|state| frame(state)).collect();
+        agent
+    }
+
+    fn replay(existing: &Agent, upsert: AgentUpsert) -> Agent {
+        let mut state: RunState =
+            serde_json::from_str(include_str!("../fixtures/state-v1/state.json")).expect("fixture parses");
+        state.agents = vec![existing.clone()];
+        let entry = Commit {
+            commit: 1,
+            run: RunFields::of(&state),
+            upsert: vec![upsert],
+            remove: Vec::new(),
+            terminated: Vec::new(),
+            fork_counters: BTreeMap::new(),
+            step: None,
+        };
+        let line = serde_json::to_string(&entry).expect("serialises");
+        let parsed: Commit = serde_json::from_str(&line).expect("round-trips");
+        parsed.apply(&mut state);
+        state.agents.remove(0)
+    }
+
+    #[test]
+    fn a_push_records_only_the_new_frame() {
+        let before = agent_with(&["R1", "R2"]);
+        let after = agent_with(&["R1", "R2", "R3"]);
+        let upsert = AgentUpsert::new(&after, Some(2));
+        assert_eq!(upsert.agent.stack.len(), 1);
+        assert_eq!(replay(&before, upsert), after);
+    }
+
+    #[test]
+    fn a_pop_records_no_frame() {
+        let before = agent_with(&["R1", "R2", "R3"]);
+        let after = agent_with(&["R1", "R2"]);
+        let upsert = AgentUpsert::new(&after, Some(2));
+        assert!(upsert.agent.stack.is_empty());
+        assert_eq!(replay(&before, upsert), after);
+    }
+
+    #[test]
+    fn a_pop_then_push_replaces_the_top() {
+        let before = agent_with(&["R1", "R2"]);
+        let after = agent_with(&["R1", "X"]);
+        assert_eq!(replay(&before, AgentUpsert::new(&after, Some(1))), after);
+    }
+
+    #[test]
+    fn without_keep_the_stack_is_complete() {
+        let after = agent_with(&["R1", "R2"]);
+        let upsert = AgentUpsert::new(&after, None);
+        assert_eq!(upsert.agent.stack.len(), 2);
+        assert_eq!(replay(&agent_with(&["old"]), upsert), after);
     }
 }

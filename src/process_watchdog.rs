@@ -7,6 +7,16 @@
 //! when Baton exits for any reason — the watchdog kills every group still listed,
 //! unless Baton said `exit` first because it already stopped them. The cost per
 //! step is two short pipe writes.
+//!
+//! Registration happens just after the spawn returns, so a Baton killed in that
+//! instant would leave a group the watchdog never heard of. To close that window
+//! without giving up `posix_spawn` (forking Baton for a pre-exec hook costs about a
+//! millisecond per step), the watchdog also sweeps `/proc` when Baton dies: every
+//! process-group leader in its session whose environment holds
+//! `BATON_WORKFLOW_ID=<run id>` — which every script of the run has — and which is an
+//! orphan (the nearest ancestor without that variable is not a running `baton`:
+//! a resumed run may already be starting new steps) is killed with its group. It
+//! sweeps twice, 100 ms apart, to catch a child that was still between fork and exec.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
@@ -21,11 +31,12 @@ pub struct Watchdog {
 impl Watchdog {
     /// Start `baton __watchdog`. Failure to start it is logged and tolerated: the run
     /// still works, it only loses the guarantee for the SIGKILL case.
-    pub fn spawn() -> Watchdog {
+    pub fn spawn(run_id: &str) -> Watchdog {
         let spawned = std::env::current_exe().and_then(|exe| {
             use std::os::unix::process::CommandExt;
             Command::new(exe)
                 .arg("__watchdog")
+                .arg(run_id)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -73,8 +84,64 @@ impl Watchdog {
     }
 }
 
+fn read_environment(pid: i32) -> Option<Vec<u8>> {
+    std::fs::read(format!("/proc/{pid}/environ")).ok()
+}
+
+fn has_variable(environment: &[u8], variable: &[u8]) -> bool {
+    environment.split(|byte| *byte == 0).any(|entry| entry == variable)
+}
+
+/// The parent pid from `/proc/<pid>/stat` (the field after the parenthesised name).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether `pid`, a process of the run, has lost the `baton` that started it: walk up
+/// through the run's processes to the first ancestor outside the run, and check
+/// whether that is a `baton` (same executable as this watchdog).
+fn is_orphan(pid: i32, marker: &[u8], own_exe: &std::path::Path) -> bool {
+    let mut current = pid;
+    for _ in 0..64 {
+        let Some(parent) = parent_of(current) else { return false };
+        if parent <= 1 {
+            return true;
+        }
+        match read_environment(parent) {
+            Some(environment) if has_variable(&environment, marker) => current = parent,
+            _ => return std::fs::read_link(format!("/proc/{parent}/exe")).map_or(true, |exe| exe != own_exe),
+        }
+    }
+    false
+}
+
+/// Kill the orphaned step process groups of run `run_id` in this session.
+fn sweep(run_id: &str) {
+    let marker = format!("BATON_WORKFLOW_ID={run_id}");
+    let Ok(own_exe) = std::env::current_exe() else { return };
+    // SAFETY: getsid(0)/getpid have no preconditions.
+    let (own_session, own_pid) = unsafe { (libc::getsid(0), libc::getpid()) };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
+        // SAFETY: getsid/getpgid on any pid are harmless; they fail for processes that are gone.
+        let (session, group) = unsafe { (libc::getsid(pid), libc::getpgid(pid)) };
+        if pid == own_pid || session != own_session || group != pid {
+            continue;
+        }
+        let Some(environment) = read_environment(pid) else { continue };
+        if has_variable(&environment, marker.as_bytes()) && is_orphan(pid, marker.as_bytes(), &own_exe) {
+            // SAFETY: signalling a process group of our own session.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// The watchdog process itself: read commands until the pipe closes.
-pub fn serve(input: impl BufRead) -> i32 {
+pub fn serve(input: impl BufRead, run_id: Option<&str>) -> i32 {
     let mut groups = BTreeSet::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -99,5 +166,97 @@ pub fn serve(input: impl BufRead) -> i32 {
             libc::killpg(group, libc::SIGKILL);
         }
     }
+    if let Some(run_id) = run_id {
+        sweep(run_id);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        sweep(run_id);
+    }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn exited(child: &mut Child) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn a_closed_pipe_kills_registered_groups() {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
+        let input = format!("+{}\n", child.id());
+        serve(input.as_bytes(), None);
+        assert!(exited(&mut child), "the registered group was killed");
+    }
+
+    #[test]
+    fn exit_disarms_the_watchdog() {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
+        let input = format!("+{}\nexit\n", child.id());
+        serve(input.as_bytes(), None);
+        assert!(!exited_within(&mut child, Duration::from_millis(200)));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    fn exited_within(child: &mut Child, limit: Duration) -> bool {
+        std::thread::sleep(limit);
+        child.try_wait().ok().flatten().is_some()
+    }
+
+    /// Start `sleep 30` as an orphaned process-group leader (its shell exits at once)
+    /// with `BATON_WORKFLOW_ID=run_id`; returns its pid.
+    fn orphan(run_id: &str) -> i32 {
+        let output = Command::new("bash")
+            .args(["-c", "set -m; sleep 30 > /dev/null 2>&1 & echo $!"])
+            .env("BATON_WORKFLOW_ID", run_id)
+            .output()
+            .expect("bash");
+        String::from_utf8_lossy(&output.stdout).trim().parse().expect("a pid")
+    }
+
+    fn gone(pid: i32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        // SAFETY: signal 0 only checks that the process exists.
+        while Instant::now() < deadline {
+            if unsafe { libc::kill(pid, 0) } != 0 {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn the_sweep_kills_orphans_of_the_run_only() {
+        let run_id = format!("sweep-test-{}", std::process::id());
+        let ours = orphan(&run_id);
+        let other = orphan(&format!("{run_id}-other"));
+        // A live process of the run (its parent, this test, is alive): left alone.
+        let mut live = Command::new("sleep").arg("30").env("BATON_WORKFLOW_ID", &run_id).spawn().expect("sleep");
+        // Never registered: only the sweep can find the orphan.
+        serve(&b""[..], Some(&run_id));
+        assert!(gone(ours), "the run's orphaned group was killed");
+        // SAFETY: signal 0 only checks that the process exists.
+        assert_eq!(unsafe { libc::kill(other, 0) }, 0, "another run's orphan was left alone");
+        assert!(live.try_wait().expect("wait").is_none(), "a process whose baton is alive was left alone");
+        // SAFETY: cleaning up our own test processes.
+        unsafe {
+            libc::killpg(other, libc::SIGKILL);
+        }
+        let _ = live.kill();
+        let _ = live.wait();
+    }
 }

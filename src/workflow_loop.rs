@@ -15,7 +15,7 @@
 //! groups get SIGTERM, and SIGKILL a few seconds later. A second signal skips to
 //! SIGKILL. Steps stopped this way are not failures: they run again on resume.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,7 @@ use crate::events::Event;
 use crate::executor::context::StopLevel;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::failpoint;
-use crate::journal::{Commit, RunFields, StepSummary};
+use crate::journal::{AgentUpsert, Commit, RunFields, StepSummary};
 use crate::retry_policy::RetryPolicy;
 use crate::run_metrics::RunMetrics;
 use crate::run_persistence::RunPersistence;
@@ -100,6 +100,24 @@ struct Changes {
     agents: BTreeSet<String>,
     terminated: Vec<TerminatedAgent>,
     counters: BTreeSet<String>,
+    /// For agents that existed at the last commit: how many bottom stack frames are
+    /// unchanged since then (stacks change only at the top).
+    stack_keep: HashMap<String, usize>,
+}
+
+impl Changes {
+    /// `agent` changed, but not its stack.
+    fn touch(&mut self, agent: &Agent) {
+        self.agents.insert(agent.id.clone());
+        self.stack_keep.entry(agent.id.clone()).or_insert(agent.stack.len());
+    }
+
+    /// `agent` stepped from a stack of `before` frames to one of `after`.
+    fn stepped(&mut self, id: &str, before: usize, after: usize) {
+        self.agents.insert(id.to_string());
+        let keep = self.stack_keep.entry(id.to_string()).or_insert(before);
+        *keep = (*keep).min(before).min(after);
+    }
 }
 
 pub struct WorkflowLoop {
@@ -366,7 +384,7 @@ impl WorkflowLoop {
             if planned.len() >= slots {
                 if !agent.queued {
                     agent.queued = true;
-                    self.changes.agents.insert(id.clone());
+                    self.changes.touch(agent);
                     self.dirty = true;
                 }
                 waiting.push_back(id);
@@ -385,8 +403,8 @@ impl WorkflowLoop {
             agent.steps_started += 1;
             agent.queued = false;
             planned.push((index, self.retry.delay_before_retry(agent.retry_count)));
-            self.running.insert(id.clone());
-            self.changes.agents.insert(id);
+            self.changes.touch(agent);
+            self.running.insert(id);
             self.dirty = true;
         }
         waiting.append(&mut self.ready);
@@ -456,7 +474,8 @@ impl WorkflowLoop {
                 initial_state: worker.current_state.clone(),
             });
         }
-        self.changes.agents.insert(agent.id.clone());
+        let stack_after = next.as_ref().map_or(0, |next| next.stack.len());
+        self.changes.stepped(&agent.id, agent.stack.len(), stack_after);
         match next {
             Some(mut next) => {
                 next.retry_count = 0;
@@ -485,7 +504,7 @@ impl WorkflowLoop {
     fn apply_failure(&mut self, index: usize, failure: StepFailure) {
         let max_attempts = self.retry.max_attempts;
         let agent = &mut self.state.agents[index];
-        self.changes.agents.insert(agent.id.clone());
+        self.changes.touch(agent);
         self.outbox.push(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
             error_type: failure.error_type.to_string(),
@@ -535,9 +554,15 @@ impl WorkflowLoop {
     fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
         let changes = std::mem::take(&mut self.changes);
         self.dirty = false;
-        let upsert: Vec<Agent> =
-            self.state.agents.iter().filter(|agent| changes.agents.contains(&agent.id)).cloned().collect();
-        let remove = changes.agents.iter().filter(|id| !upsert.iter().any(|agent| &agent.id == *id)).cloned().collect();
+        let upsert: Vec<AgentUpsert> = self
+            .state
+            .agents
+            .iter()
+            .filter(|agent| changes.agents.contains(&agent.id))
+            .map(|agent| AgentUpsert::new(agent, changes.stack_keep.get(&agent.id).copied()))
+            .collect();
+        let remove =
+            changes.agents.iter().filter(|id| !upsert.iter().any(|entry| &entry.agent.id == *id)).cloned().collect();
         let fork_counters: BTreeMap<String, u64> = changes
             .counters
             .iter()

@@ -27,7 +27,7 @@ pub enum Command {
     Status(StatusArguments),
     /// Internal: kills step process groups when the baton that started it dies.
     #[command(name = "__watchdog", hide = true)]
-    Watchdog,
+    Watchdog { run_id: Option<String> },
 }
 
 /// Options shared by `run` and `resume`.

@@ -128,7 +128,7 @@ pub async fn execute(
 
     let baton_dir = store.baton_dir().to_path_buf();
     let persistence = RunPersistence::begin(store, &state, journal_intact)?;
-    let watchdog = Arc::new(Watchdog::spawn());
+    let watchdog = Arc::new(Watchdog::spawn(&state.run_id));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),

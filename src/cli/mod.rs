@@ -43,15 +43,15 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
-    if let Command::Watchdog = arguments.command {
-        return Ok(crate::process_watchdog::serve(std::io::stdin().lock()));
+    if let Command::Watchdog { run_id } = &arguments.command {
+        return Ok(crate::process_watchdog::serve(std::io::stdin().lock(), run_id.as_deref()));
     }
     let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
     let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
     match arguments.command {
         Command::List => list_command::list(&store),
         Command::Status(status) => status_command::status(&store, &status.run_id, status.json),
-        Command::Watchdog => Ok(exit_code::COMPLETED),
+        Command::Watchdog { .. } => Ok(exit_code::COMPLETED),
         Command::Run(run) => runtime()?.block_on(run_command::run(store, run, cwd)),
         Command::Resume(resume) => runtime()?.block_on(resume_command::resume(store, resume)),
     }
