@@ -110,6 +110,9 @@ pub struct Agent {
     /// How many steps this agent has started; numbers its debug files (R7.11).
     #[serde(default)]
     pub steps_started: u64,
+    /// When paused by a usage limit: when it resets (epoch seconds), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_resets_at: Option<i64>,
     /// Ready to run but waiting for a slot under `--max-agents`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub queued: bool,
@@ -144,6 +147,7 @@ impl Agent {
             fork_session_id: None,
             fork_attributes: BTreeMap::new(),
             steps_started: 0,
+            limit_resets_at: None,
             queued: false,
         }
     }
@@ -165,5 +169,6 @@ impl Agent {
         self.pause_reason = None;
         self.error = None;
         self.retry_count = 0;
+        self.limit_resets_at = None;
     }
 }

@@ -138,6 +138,7 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         fork_attributes: spec.attributes.clone(),
         steps_started: 0,
         queued: false,
+        limit_resets_at: None,
         id,
     }
 }

@@ -142,6 +142,27 @@ pub enum Event {
         tool_name: String,
         detail: String,
     },
+    ToolError {
+        agent_id: String,
+        message: String,
+    },
+    /// The prompt of one model turn, as sent (`reminder` 0 is the first turn).
+    PromptRendered {
+        agent_id: String,
+        state: String,
+        step: u64,
+        reminder: u32,
+        prompt: String,
+    },
+    /// Every remaining agent hit a usage limit: waiting until `until` (RFC 3339).
+    WorkflowWaiting {
+        run_id: String,
+        until: String,
+        wait_seconds: u64,
+    },
+    WorkflowResuming {
+        run_id: String,
+    },
     ProgressMessage {
         agent_id: String,
         message: String,
@@ -181,6 +202,10 @@ pub enum EventKind {
     ClaudeStreamOutput,
     ScriptOutput,
     ToolInvocation,
+    ToolError,
+    PromptRendered,
+    WorkflowWaiting,
+    WorkflowResuming,
     ProgressMessage,
     PrintOutput,
     ErrorOccurred,
@@ -205,6 +230,10 @@ impl Event {
             Event::ClaudeStreamOutput { .. } => EventKind::ClaudeStreamOutput,
             Event::ScriptOutput { .. } => EventKind::ScriptOutput,
             Event::ToolInvocation { .. } => EventKind::ToolInvocation,
+            Event::ToolError { .. } => EventKind::ToolError,
+            Event::PromptRendered { .. } => EventKind::PromptRendered,
+            Event::WorkflowWaiting { .. } => EventKind::WorkflowWaiting,
+            Event::WorkflowResuming { .. } => EventKind::WorkflowResuming,
             Event::ProgressMessage { .. } => EventKind::ProgressMessage,
             Event::PrintOutput { .. } => EventKind::PrintOutput,
             Event::ErrorOccurred { .. } => EventKind::ErrorOccurred,

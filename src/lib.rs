@@ -9,17 +9,23 @@
 
 pub mod agent;
 pub mod apply_transition;
+pub mod backend;
+pub mod claude;
 pub mod cli;
+pub mod config;
 pub mod duration_text;
 pub mod event_bus;
 pub mod events;
 pub mod executor;
 pub mod exit_code;
 pub mod failpoint;
+pub mod frontmatter;
 pub mod interpret_output;
 pub mod journal;
 pub mod observers;
+pub mod policy;
 pub mod print_extractor;
+pub mod process_group;
 pub mod process_watchdog;
 pub mod resolve_cd;
 pub mod retry_policy;
@@ -37,7 +43,9 @@ pub mod suggestion;
 pub mod tag;
 pub mod tag_scanner;
 pub mod task_folder;
+pub mod template;
 pub mod transition;
+pub mod usage_limit;
 pub mod workflow_loop;
 pub mod workflow_target;
 

@@ -73,6 +73,15 @@ pub struct LaunchParams {
     /// The run pauses once it has been running this long (over all invocations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_limit_ms: Option<u64>,
+    /// Claude settings given at launch (R8.12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_wait: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -16,11 +16,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::watch;
 
 use crate::events::OutputStream;
 use crate::executor::context::StopLevel;
+use crate::process_group::{Watched, kill_group, signal_group};
 use crate::process_watchdog::Watchdog;
 
 /// How long pipes are drained after the script itself has exited.
@@ -83,35 +84,6 @@ impl Utf8Decoder {
     }
 }
 
-/// Signal the child's whole process group.
-fn signal_group(child: &Child, signal: libc::c_int) {
-    if let Some(pid) = child.id() {
-        // The child was started with process_group(0), so its pid is its group id.
-        // SAFETY: killpg has no memory-safety preconditions; a stale id fails with ESRCH.
-        unsafe {
-            libc::killpg(pid as libc::pid_t, signal);
-        }
-    }
-}
-
-fn kill_group(child: &Child) {
-    signal_group(child, libc::SIGKILL);
-}
-
-/// Keeps a process group on the watchdog's list for as long as it lives.
-struct Watched<'a> {
-    watchdog: Option<&'a Watchdog>,
-    group: u32,
-}
-
-impl Drop for Watched<'_> {
-    fn drop(&mut self) {
-        if let Some(watchdog) = self.watchdog {
-            watchdog.release(self.group);
-        }
-    }
-}
-
 /// Run `command`; `on_chunk` sees every decoded chunk of stdout and stderr as it arrives.
 pub async fn run_script(
     command: ScriptCommand,
@@ -135,11 +107,7 @@ pub async fn run_script(
             program: command.program.to_string_lossy().into_owned(),
             source,
         })?;
-    let group = child.id().unwrap_or_default();
-    if let Some(watchdog) = watchdog {
-        watchdog.watch(group);
-    }
-    let _watched = Watched { watchdog, group };
+    let _watched = Watched::new(watchdog, &child);
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
         return Err(ScriptProcessError::Wait(io::Error::other("the child's pipes were not captured")));

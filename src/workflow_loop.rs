@@ -66,11 +66,25 @@ pub struct RunLimits {
     pub time_limit: Option<Duration>,
     /// How long running steps may finish after a stop before they are terminated.
     pub grace: Duration,
+    /// Do not wait out usage limits: pause and exit instead (`--no-wait`).
+    pub no_wait: bool,
+    /// Added to a usage limit's reset time before resuming (R10.3: 5 minutes).
+    pub limit_buffer: Duration,
+    /// The first wait when a limit's reset time is unknown; doubles up to an hour.
+    pub limit_poll: Duration,
 }
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_agents: None, max_steps: None, time_limit: None, grace: Duration::from_secs(30) }
+        RunLimits {
+            max_agents: None,
+            max_steps: None,
+            time_limit: None,
+            grace: Duration::from_secs(30),
+            no_wait: false,
+            limit_buffer: Duration::from_secs(300),
+            limit_poll: Duration::from_secs(300),
+        }
     }
 }
 
@@ -144,6 +158,8 @@ pub struct WorkflowLoop {
     outbox: Vec<Event>,
     started: Instant,
     elapsed_at_start: u64,
+    /// Usage-limit waits without a known reset time so far (for the backoff).
+    limit_polls: u32,
 }
 
 impl WorkflowLoop {
@@ -179,6 +195,7 @@ impl WorkflowLoop {
             outbox: Vec::new(),
             started: Instant::now(),
             elapsed_at_start,
+            limit_polls: 0,
         }
     }
 
@@ -231,7 +248,10 @@ impl WorkflowLoop {
                 }
             }
             if self.tasks.is_empty() {
-                break;
+                match self.usage_limit_wait() {
+                    Some(wait) if self.wait_out_limit(wait, &mut signals).await => continue,
+                    _ => break,
+                }
             }
             let level = *self.stop_level.borrow();
             tokio::select! {
@@ -276,6 +296,58 @@ impl WorkflowLoop {
             }
         }
         self.finish(steps_at_start)
+    }
+
+    /// How long to wait when every remaining agent is paused by a usage limit and
+    /// waiting is allowed (R10.3, A15): until the latest known reset plus the buffer,
+    /// or, when some reset time is unknown, a poll that backs off to an hour.
+    fn usage_limit_wait(&self) -> Option<Duration> {
+        if self.limits.no_wait || self.fatal.is_some() || self.stop.is_some() || self.state.agents.is_empty() {
+            return None;
+        }
+        let limited = |agent: &Agent| agent.pause_reason == Some(PauseReason::UsageLimit);
+        if !self.state.agents.iter().all(|agent| !agent.is_active() && limited(agent)) {
+            return None;
+        }
+        let now = jiff::Timestamp::now().as_second();
+        let resets: Option<Vec<i64>> = self.state.agents.iter().map(|agent| agent.limit_resets_at).collect();
+        Some(match resets {
+            Some(resets) => {
+                let latest = resets.into_iter().max().unwrap_or(now);
+                Duration::from_secs(latest.saturating_sub(now).max(0) as u64) + self.limits.limit_buffer
+            }
+            None => self.limits.limit_poll.saturating_mul(1 << self.limit_polls.min(8)).min(Duration::from_secs(3600)),
+        })
+    }
+
+    /// Wait `wait`, then un-pause the limited agents. False when a signal cut the wait short.
+    async fn wait_out_limit(&mut self, wait: Duration, signals: &mut mpsc::UnboundedReceiver<ShutdownSignal>) -> bool {
+        let until = jiff::Timestamp::now() + jiff::SignedDuration::try_from(wait).unwrap_or_default();
+        self.outbox.push(Event::WorkflowWaiting {
+            run_id: self.state.run_id.clone(),
+            until: until.to_string(),
+            wait_seconds: wait.as_secs(),
+        });
+        self.commit_or_fail(None);
+        self.publish();
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            Some(signal) = signals.recv() => {
+                self.stop = Some(Stop::Signal(signal));
+                return false;
+            }
+        }
+        if self.state.agents.iter().any(|agent| agent.limit_resets_at.is_none()) {
+            self.limit_polls += 1;
+        }
+        self.outbox.push(Event::WorkflowResuming { run_id: self.state.run_id.clone() });
+        for agent in &mut self.state.agents {
+            agent.unpause();
+            self.changes.touch(agent);
+            self.ready.push_back(agent.id.clone());
+        }
+        self.dirty = true;
+        true
     }
 
     fn escalate(&self, level: StopLevel) {
@@ -532,7 +604,10 @@ impl WorkflowLoop {
                 }
                 reason
             }
-            FailureClass::UsageLimit { .. } => PauseReason::UsageLimit,
+            FailureClass::UsageLimit { resets_at } => {
+                agent.limit_resets_at = resets_at;
+                PauseReason::UsageLimit
+            }
             FailureClass::Pause(reason) => reason,
         };
         agent.pause(pause, failure.message.clone());
@@ -752,6 +827,9 @@ mod tests {
             stop,
             watchdog: None,
             run_dir: dir.path().to_path_buf(),
+            budget_usd: 0.0,
+            default_model: None,
+            default_effort: None,
         });
         let retry = RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(1) };
         let limits = RunLimits { grace: Duration::from_millis(50), ..RunLimits::default() };

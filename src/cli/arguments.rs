@@ -60,6 +60,21 @@ pub struct ExecutionArguments {
     /// Seconds running steps get to finish after Ctrl-C or a bound, before they are terminated.
     #[arg(long, value_name = "SECS", default_value_t = 30.0, allow_negative_numbers = true)]
     pub grace: f64,
+    /// Claude model for prompt states without a `model` in their frontmatter: opus, sonnet or haiku.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Claude effort for prompt states without an `effort`: low, medium, high or max.
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<String>,
+    /// Let Claude act without asking (default true); `=false` uses `--permission-mode acceptEdits`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    pub dangerously_skip_permissions: Option<bool>,
+    /// The Claude Code CLI to run (else BATON_CLAUDE_BIN, config claude_bin, then `claude` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub claude_bin: Option<std::path::PathBuf>,
+    /// On a usage limit, pause and exit (code 3) instead of waiting for the reset.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(Debug, Args)]

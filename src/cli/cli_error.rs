@@ -29,4 +29,6 @@ pub enum CliError {
     Stdout { source: io::Error },
     #[error(transparent)]
     Lock(#[from] crate::run_lock::LockError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }

@@ -11,6 +11,8 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
+use crate::claude::claude_backend::{ClaudeBackend, ClaudeBinarySources};
+use crate::config::{Config, EFFORTS, MODELS, check_choice};
 use crate::duration_text::parse_duration;
 use crate::event_bus::EventBus;
 use crate::events::Event;
@@ -45,21 +47,41 @@ pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
     }
 }
 
-/// The effective timeout: the flag, else the one the run was launched with (A10), else 600 s.
-pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>) -> Result<StateTimeout, CliError> {
+/// The effective timeout: the flag, else the one the run was launched with (A10),
+/// else the config file's, else 600 s (R7.12).
+pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>, config: &Config) -> Result<StateTimeout, CliError> {
     if let Some(value) = flag.filter(|value| !value.is_finite()) {
         return Err(invalid("timeout", value, "expected a number of seconds (0 disables the timeout)"));
     }
-    Ok(match (flag, launched_with) {
-        (Some(seconds), _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
-        (None, Some(seconds)) => StateTimeout::from_seconds(seconds, TimeoutSource::LaunchFlag),
-        (None, None) => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
+    Ok(match (flag, launched_with, config.timeout) {
+        (Some(seconds), _, _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
+        (None, Some(seconds), _) => StateTimeout::from_seconds(seconds, TimeoutSource::LaunchFlag),
+        (None, None, Some(seconds)) => StateTimeout::from_seconds(seconds, TimeoutSource::Config),
+        (None, None, None) => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
     })
 }
 
-/// Fold the bound flags into the run's launch parameters: a flag overrides what the
-/// run was started with, so `resume --max-steps 500` raises the bound (A10).
-pub fn apply_bounds(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+/// Fold the flags into the run's launch parameters: a flag overrides what the run
+/// was started with, so `resume --max-steps 500` raises the bound (A10, R8.12).
+pub fn apply_launch_options(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+    if let Some(model) = &options.model {
+        params.model = Some(
+            check_choice("model", model, &MODELS)
+                .map_err(|_| invalid("model", model, format!("expected one of {}", MODELS.join(", "))))?,
+        );
+    }
+    if let Some(effort) = &options.effort {
+        params.effort = Some(
+            check_choice("effort", effort, &EFFORTS)
+                .map_err(|_| invalid("effort", effort, format!("expected one of {}", EFFORTS.join(", "))))?,
+        );
+    }
+    if let Some(skip) = options.dangerously_skip_permissions {
+        params.dangerously_skip_permissions = Some(skip);
+    }
+    if options.no_wait {
+        params.no_wait = true;
+    }
     if let Some(max) = options.max_agents {
         params.max_agents = Some(max);
     }
@@ -73,15 +95,24 @@ pub fn apply_bounds(options: &ExecutionArguments, params: &mut LaunchParams) -> 
     Ok(())
 }
 
-fn limits(options: &ExecutionArguments, params: &LaunchParams) -> Result<RunLimits, CliError> {
+/// Seconds from an environment variable (operations and tests tune waits with them).
+fn seconds_from_env(name: &str) -> Option<Duration> {
+    std::env::var(name).ok()?.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+}
+
+fn limits(options: &ExecutionArguments, params: &LaunchParams, config: &Config) -> Result<RunLimits, CliError> {
     if !options.grace.is_finite() || options.grace < 0.0 {
         return Err(invalid("grace", options.grace, "expected a non-negative number of seconds"));
     }
+    let defaults = RunLimits::default();
     Ok(RunLimits {
         max_agents: params.max_agents,
         max_steps: params.max_steps,
         time_limit: params.time_limit_ms.map(Duration::from_millis),
         grace: Duration::from_secs_f64(options.grace),
+        no_wait: params.no_wait || config.no_wait.unwrap_or(false),
+        limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
+        limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
     })
 }
 
@@ -105,10 +136,11 @@ pub async fn execute(
     store: RunStore,
     run: RunToExecute,
     options: &ExecutionArguments,
+    config: &Config,
     timeout: StateTimeout,
 ) -> Result<i32, CliError> {
     let RunToExecute { state, journal_intact, resumed } = run;
-    let limits = limits(options, &state.launch_params)?;
+    let limits = limits(options, &state.launch_params, config)?;
     let run_dir = store.run_dir(&state.run_id);
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
@@ -138,7 +170,19 @@ pub async fn execute(
         stop,
         watchdog: Some(Arc::clone(&watchdog)),
         run_dir: run_dir.clone(),
+        budget_usd: state.budget_usd,
+        default_model: state.launch_params.model.clone().or_else(|| config.model.clone()),
+        default_effort: state.launch_params.effort.clone().or_else(|| config.effort.clone()),
     });
+    let claude_binary = ClaudeBinarySources {
+        flag: options.claude_bin.clone(),
+        environment: std::env::var_os("BATON_CLAUDE_BIN").map(Into::into),
+        config: config.claude_bin.clone(),
+    }
+    .resolve();
+    let skip_permissions =
+        state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
+    let backend = Arc::new(ClaudeBackend::new(claude_binary, skip_permissions));
     bus.emit(Event::WorkflowStarted {
         run_id: state.run_id.clone(),
         scope_dir: state.scope_dir.clone(),
@@ -153,7 +197,7 @@ pub async fn execute(
     }
     let retry = retry_policy(options.attempts);
     let mut workflow =
-        WorkflowLoop::new(state, persistence, context, Executors::standard(), retry, limits, stop_sender);
+        WorkflowLoop::new(state, persistence, context, Executors::standard(backend), retry, limits, stop_sender);
     let outcome = workflow.run(shutdown_signals()).await;
     watchdog.disarm();
     if let Some(trace) = trace {

@@ -19,6 +19,7 @@ use clap::Parser;
 pub use arguments::{Arguments, Command};
 pub use cli_error::CliError;
 
+use crate::config::Config;
 use crate::exit_code;
 use crate::run_store::{RunStore, discover_baton_dir};
 
@@ -52,8 +53,14 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::List => list_command::list(&store),
         Command::Status(status) => status_command::status(&store, &status.run_id, status.json),
         Command::Watchdog { .. } => Ok(exit_code::COMPLETED),
-        Command::Run(run) => runtime()?.block_on(run_command::run(store, run, cwd)),
-        Command::Resume(resume) => runtime()?.block_on(resume_command::resume(store, resume)),
+        Command::Run(run) => {
+            let config = Config::load(store.baton_dir())?;
+            runtime()?.block_on(run_command::run(store, &config, run, cwd))
+        }
+        Command::Resume(resume) => {
+            let config = Config::load(store.baton_dir())?;
+            runtime()?.block_on(resume_command::resume(store, &config, resume))
+        }
     }
 }
 

@@ -4,11 +4,12 @@
 
 use super::CliError;
 use super::arguments::ResumeArguments;
-use super::execute::{RunToExecute, apply_bounds, check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
+use crate::config::Config;
 use crate::run_state::RunStatus;
 use crate::run_store::RunStore;
 
-pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, CliError> {
+pub async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
     if state.status == RunStatus::Completed {
@@ -20,14 +21,14 @@ pub async fn resume(store: RunStore, arguments: ResumeArguments) -> Result<i32, 
     if let Some(budget) = check_budget(arguments.budget)? {
         state.budget_usd = budget;
     }
-    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds)?;
+    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
     if let Some(seconds) = arguments.execution.timeout {
         state.launch_params.timeout_seconds = Some(seconds);
     }
-    apply_bounds(&arguments.execution, &mut state.launch_params)?;
+    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
     for agent in &mut state.agents {
         agent.unpause();
     }
     let run = RunToExecute { state, journal_intact: loaded.journal_intact, resumed: true };
-    execute(store, run, &arguments.execution, timeout).await
+    execute(store, run, &arguments.execution, config, timeout).await
 }

@@ -4,19 +4,20 @@ use std::path::PathBuf;
 
 use super::CliError;
 use super::arguments::RunArguments;
-use super::execute::{RunToExecute, apply_bounds, check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
 use crate::agent::Agent;
+use crate::config::Config;
 use crate::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
 use crate::run_store::{RunStore, StoreError, is_valid_run_id};
 use crate::task_folder::TaskFolders;
 use crate::workflow_target;
 
-pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Result<i32, CliError> {
+pub async fn run(store: RunStore, config: &Config, arguments: RunArguments, cwd: PathBuf) -> Result<i32, CliError> {
     let target = workflow_target::interpret(&arguments.workflow, &cwd)?;
-    let budget_usd = check_budget(arguments.budget)?.unwrap_or(0.0);
-    let timeout = timeout_of(arguments.execution.timeout, None)?;
+    let budget_usd = check_budget(arguments.budget)?.or(config.budget).unwrap_or(0.0);
+    let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
-    apply_bounds(&arguments.execution, &mut launch_params)?;
+    apply_launch_options(&arguments.execution, &mut launch_params)?;
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
         Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
@@ -51,5 +52,5 @@ pub async fn run(store: RunStore, arguments: RunArguments, cwd: PathBuf) -> Resu
     };
     store.create(&state)?;
     let run = RunToExecute { state, journal_intact: 0, resumed: false };
-    execute(store, run, &arguments.execution, timeout).await
+    execute(store, run, &arguments.execution, config, timeout).await
 }

@@ -30,6 +30,8 @@ pub enum TimeoutSource {
     Flag,
     /// The `--timeout` the run was started with, reused by `baton resume` (A10).
     LaunchFlag,
+    /// `timeout` in `.baton/config.toml`.
+    Config,
 }
 
 impl std::fmt::Display for TimeoutSource {
@@ -38,6 +40,7 @@ impl std::fmt::Display for TimeoutSource {
             TimeoutSource::Default => f.write_str("baton default"),
             TimeoutSource::Flag => f.write_str("--timeout flag"),
             TimeoutSource::LaunchFlag => f.write_str("--timeout of the original `baton run`"),
+            TimeoutSource::Config => f.write_str(".baton/config.toml"),
         }
     }
 }
@@ -71,4 +74,9 @@ pub struct ExecutionContext {
     pub watchdog: Option<Arc<Watchdog>>,
     /// The directory of this run's trace files, if tracing is on.
     pub run_dir: PathBuf,
+    /// 0 = unlimited (R9.1).
+    pub budget_usd: f64,
+    /// `--model`/`--effort` or config; a state's frontmatter overrides them (R5.21–R5.22).
+    pub default_model: Option<String>,
+    pub default_effort: Option<String>,
 }

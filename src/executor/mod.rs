@@ -55,10 +55,11 @@ pub struct Executors {
 }
 
 impl Executors {
-    pub fn standard() -> Executors {
+    /// Scripts run with bash; prompts go to `backend`.
+    pub fn standard(backend: Arc<dyn crate::backend::Backend>) -> Executors {
         Executors {
             script: Arc::new(script_executor::ScriptExecutor),
-            markdown: Arc::new(markdown_executor::MarkdownExecutor),
+            markdown: Arc::new(markdown_executor::MarkdownExecutor::new(backend)),
         }
     }
 

@@ -110,6 +110,12 @@ impl ConsoleObserver {
                 };
                 format!("{} {cause}: launching no new steps; {waiting}", self.emphasis("stopping:", "33"))
             }
+            Event::WorkflowWaiting { run_id, until, wait_seconds } => format!(
+                "{} run {run_id}: every agent hit a usage limit; waiting {} until {until} (Ctrl-C stops; `baton resume {run_id}` continues later)",
+                self.emphasis("waiting:", "33"),
+                crate::duration_text::format_duration(std::time::Duration::from_secs(*wait_seconds))
+            ),
+            Event::WorkflowResuming { run_id } => format!("{} run {run_id}", self.emphasis("resuming:", "32")),
             Event::WorkflowInterrupted { run_id, signal } => format!(
                 "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
                 self.emphasis("interrupted:", "33")
@@ -175,14 +181,36 @@ impl ConsoleObserver {
                 format!("{} {marker}: {}", self.agent(agent_id), indent_continuation(content))
             }
             Event::ToolInvocation { agent_id, tool_name, detail } => {
-                format!("{}   tool {tool_name} {detail}", self.agent(agent_id))
+                format!("{}   tool {tool_name} {}", self.agent(agent_id), first_line(detail, 100))
             }
-            Event::ProgressMessage { .. }
-            | Event::ClaudeInvocationStarted { .. }
+            Event::ToolError { agent_id, message } => {
+                format!("{}   tool error: {}", self.agent(agent_id), first_line(message, 160))
+            }
+            Event::ProgressMessage { agent_id, message } => {
+                format!("{}   {}", self.agent(agent_id), first_line(message, 120))
+            }
+            Event::ClaudeInvocationStarted { agent_id, is_reminder: true, reminder_attempt, .. } => {
+                format!(
+                    "{}   reminder {reminder_attempt}: asking again for exactly one allowed tag",
+                    self.agent(agent_id)
+                )
+            }
+            Event::ClaudeInvocationStarted { .. }
             | Event::ClaudeStreamOutput { .. }
+            | Event::PromptRendered { .. }
             | Event::ScriptOutput { .. } => return None,
         };
         Some(format!("{line}\n"))
+    }
+}
+
+/// The first line of `text`, cut to `limit` characters.
+fn first_line(text: &str, limit: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    if line.chars().count() <= limit {
+        line.to_string()
+    } else {
+        format!("{}…", line.chars().take(limit).collect::<String>())
     }
 }
 

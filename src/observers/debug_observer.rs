@@ -194,6 +194,11 @@ impl DebugObserver {
                     serde_json::to_vec_pretty(&meta)?,
                 )?;
             }
+            Event::PromptRendered { agent_id, state, step, reminder, prompt } => {
+                let suffix = if *reminder == 0 { "prompt.md".to_string() } else { format!("reminder{reminder}.md") };
+                drop(files);
+                self.write_step_file(self.step_file(agent_id, state, *step, &suffix), prompt.clone().into_bytes())?;
+            }
             Event::ClaudeStreamOutput { agent_id, state, step, json } => {
                 if !files.streams.contains_key(agent_id) {
                     let file = append(&self.step_file(agent_id, state, *step, "jsonl"))?;

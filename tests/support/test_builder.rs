@@ -61,6 +61,13 @@ impl Test {
         self
     }
 
+    /// Use the fake Claude CLI (`support::fake_claude`) for prompt states.
+    pub fn with_fake_claude(self) -> Test {
+        let dir = self.root.path().join(".fake-claude");
+        let test = self.env("BATON_CLAUDE_BIN", &super::fake_claude::binary().to_string_lossy());
+        test.env("FAKE_CLAUDE_DIR", &dir.to_string_lossy())
+    }
+
     /// Stop setting `key` for later commands.
     pub fn env_remove(mut self, key: &str) -> Test {
         self.env.retain(|(name, _)| name != key);
@@ -115,6 +122,7 @@ impl Test {
             .args(args)
             .current_dir(self.root.path())
             .env_remove("BATON_DIR")
+            .env_remove("BATON_CLAUDE_BIN")
             .env_remove("BATON_LOG")
             .env("NO_COLOR", "1")
             .env("BATON_RETRY_BASE_MS", "10")

@@ -1,0 +1,12 @@
+//! The Claude Code backend: how a markdown state becomes one `claude -p` process
+//! and how its stream-json output becomes text, a session, a cost and events.
+//!
+//! Split by concern: `claude_command` builds the argv (R12.1, A12), `stream_reader`
+//! interprets stream-json objects (R12.4–R12.11, A15), `claude_process` runs the
+//! child (own process group, prompt on stdin, idle timeout), and `claude_backend`
+//! puts them behind the [`crate::backend::Backend`] trait the markdown executor uses.
+
+pub mod claude_backend;
+pub mod claude_command;
+pub mod claude_process;
+pub mod stream_reader;

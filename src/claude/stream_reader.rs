@@ -1,0 +1,280 @@
+//! Interpreting Claude Code's stream-json, one object at a time (R12.6–R12.10,
+//! decision A15).
+//!
+//! Unknown object types and fields are ignored: Claude Code adds new ones, and a
+//! parser that rejected them would break with every release. What matters is
+//! extracted into a [`StreamSummary`]; what a person may want to watch live comes
+//! out as [`StreamSignal`]s while the stream is read.
+
+use serde_json::Value;
+
+/// Something worth showing while the stream is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamSignal {
+    /// A text block of an assistant message (fed to the `<print>` extractor).
+    AssistantText(String),
+    /// The first line of an assistant text block.
+    Progress(String),
+    /// Claude called a tool; `detail` is the file name or command.
+    Tool { name: String, detail: String },
+    /// A tool call failed; the error text without `<tool_use_error>` markers.
+    ToolError(String),
+}
+
+/// A usage limit reported by structured fields (A15), before any text matching.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LimitSignal {
+    /// `rate_limit_event.rate_limit_info.resetsAt`, epoch seconds.
+    pub resets_at: Option<i64>,
+    /// The synthetic assistant message's text.
+    pub message: Option<String>,
+}
+
+/// What one invocation's stream said, once it is over.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamSummary {
+    /// The last non-empty session id seen (R12.6).
+    pub session_id: Option<String>,
+    /// Every `result` string, concatenated; the assistant text when there is none (R12.9).
+    pub text: String,
+    /// Whether a `result` object arrived at all.
+    pub saw_result: bool,
+    /// The result object's `is_error`.
+    pub is_error: bool,
+    /// The result object's `api_error_status`.
+    pub api_error_status: Option<u64>,
+    /// The last numeric `total_cost_usd` (this invocation's cost).
+    pub cost_usd: f64,
+    /// Input tokens (fresh + cache creation + cache reads) and output tokens of the last `usage`.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Set when a structured signal reported a usage limit.
+    pub limit: Option<LimitSignal>,
+}
+
+#[derive(Default)]
+pub struct StreamReader {
+    summary: StreamSummary,
+    results: Vec<String>,
+    assistant_text: Vec<String>,
+}
+
+fn string_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn number_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn strip_tool_error(text: &str) -> String {
+    match (text.find("<tool_use_error>"), text.find("</tool_use_error>")) {
+        (Some(start), Some(end)) if start < end => text[start + "<tool_use_error>".len()..end].to_string(),
+        _ => text.to_string(),
+    }
+}
+
+/// The detail shown for a tool call: a file's name for file tools, the command for Bash.
+fn tool_detail(name: &str, input: &Value) -> String {
+    match name {
+        "Read" | "Write" | "Edit" => string_at(input, "file_path")
+            .map(|path| path.rsplit('/').next().unwrap_or(path).to_string())
+            .unwrap_or_default(),
+        "Bash" => string_at(input, "command").unwrap_or_default().to_string(),
+        _ => String::new(),
+    }
+}
+
+impl StreamReader {
+    pub fn new() -> StreamReader {
+        StreamReader::default()
+    }
+
+    /// Take in the next object of the stream.
+    pub fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
+        let mut signals = Vec::new();
+        let session = string_at(object, "session_id")
+            .or_else(|| object.get("metadata").and_then(|metadata| string_at(metadata, "session_id")));
+        if let Some(session) = session.filter(|session| !session.is_empty()) {
+            self.summary.session_id = Some(session.to_string());
+        }
+        if let Some(result) = string_at(object, "result") {
+            self.results.push(result.to_string());
+        }
+        if let Some(cost) = object.get("total_cost_usd").and_then(Value::as_f64) {
+            self.summary.cost_usd = cost;
+        }
+        if let Some(usage) = object.get("usage").filter(|usage| usage.is_object()) {
+            self.summary.input_tokens = number_at(usage, "input_tokens")
+                + number_at(usage, "cache_creation_input_tokens")
+                + number_at(usage, "cache_read_input_tokens");
+            self.summary.output_tokens = number_at(usage, "output_tokens");
+        }
+        match string_at(object, "type") {
+            Some("result") => {
+                self.summary.saw_result = true;
+                self.summary.is_error = object.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                self.summary.api_error_status = object.get("api_error_status").and_then(Value::as_u64);
+            }
+            Some("rate_limit_event") => {
+                let info = object.get("rate_limit_info");
+                if info.and_then(|info| string_at(info, "status")) == Some("rejected") {
+                    let limit = self.summary.limit.get_or_insert_with(LimitSignal::default);
+                    limit.resets_at = info.and_then(|info| info.get("resetsAt")).and_then(Value::as_i64);
+                }
+            }
+            Some("assistant") => self.assistant(object, &mut signals),
+            Some("user") => {
+                for block in content_blocks(object) {
+                    if string_at(block, "type") == Some("tool_result")
+                        && block.get("is_error").and_then(Value::as_bool) == Some(true)
+                    {
+                        signals.push(StreamSignal::ToolError(strip_tool_error(&block_text(block))));
+                    }
+                }
+            }
+            _ => {}
+        }
+        signals
+    }
+
+    fn assistant(&mut self, object: &Value, signals: &mut Vec<StreamSignal>) {
+        let mut text_of_message = String::new();
+        for block in content_blocks(object) {
+            match string_at(block, "type") {
+                Some("text") => {
+                    let text = string_at(block, "text").unwrap_or_default();
+                    text_of_message.push_str(text);
+                    self.assistant_text.push(text.to_string());
+                    if let Some(first) = text.lines().find(|line| !line.trim().is_empty()) {
+                        signals.push(StreamSignal::Progress(first.trim().to_string()));
+                    }
+                    signals.push(StreamSignal::AssistantText(text.to_string()));
+                }
+                Some("tool_use") => {
+                    let name = string_at(block, "name").unwrap_or("?").to_string();
+                    let detail = tool_detail(&name, block.get("input").unwrap_or(&Value::Null));
+                    signals.push(StreamSignal::Tool { name, detail });
+                }
+                _ => {}
+            }
+        }
+        if let Some(content) = object.get("message").and_then(|message| message.get("content")).and_then(Value::as_str)
+        {
+            self.assistant_text.push(content.to_string());
+        }
+        // The synthetic message Claude Code writes for an API error names its kind (A15).
+        if string_at(object, "error") == Some("rate_limit") {
+            let limit = self.summary.limit.get_or_insert_with(LimitSignal::default);
+            limit.message = Some(text_of_message);
+        }
+    }
+
+    /// The summary of everything pushed.
+    pub fn finish(mut self) -> StreamSummary {
+        self.summary.text = if self.results.is_empty() { self.assistant_text.concat() } else { self.results.concat() };
+        self.summary
+    }
+}
+
+fn content_blocks(object: &Value) -> impl Iterator<Item = &Value> {
+    object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
+}
+
+fn block_text(block: &Value) -> String {
+    match block.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(|part| string_at(part, "text")).collect(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/claude-streams");
+
+    fn read(name: &str) -> (StreamSummary, Vec<StreamSignal>) {
+        let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
+        let mut reader = StreamReader::new();
+        let mut signals = Vec::new();
+        for line in text.lines().filter(|line| !line.trim().is_empty()) {
+            let value: Value = serde_json::from_str(line).expect("fixture lines are JSON");
+            signals.extend(reader.push(&value));
+        }
+        (reader.finish(), signals)
+    }
+
+    #[test]
+    fn r12_9_plain_text_result_cost_and_tokens() {
+        let (summary, signals) = read("01_plain_text.jsonl");
+        assert!(summary.saw_result);
+        assert!(!summary.is_error);
+        assert!(summary.session_id.is_some());
+        assert!(summary.cost_usd > 0.0);
+        assert!(summary.output_tokens > 0);
+        assert!(!summary.text.is_empty());
+        assert!(signals.iter().any(|signal| matches!(signal, StreamSignal::AssistantText(_))));
+        assert_eq!(summary.limit, None);
+    }
+
+    #[test]
+    fn r12_9_only_the_final_message_is_the_output_text() {
+        let (summary, signals) = read("03_tool_use.jsonl");
+        assert_eq!(summary.text, "All done.\n<goto>DONE.md</goto>");
+        let tools: Vec<&str> = signals
+            .iter()
+            .filter_map(|signal| match signal {
+                StreamSignal::Tool { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tools, ["Bash", "Write", "Read"]);
+        assert!(
+            signals
+                .iter()
+                .any(|signal| matches!(signal, StreamSignal::ToolError(text) if text.contains("File does not exist")))
+        );
+    }
+
+    #[test]
+    fn r12_6_fork_session_reports_a_new_session_id() {
+        let (start, _) = read("02a_session_start.jsonl");
+        let (fork, _) = read("02c_resume_fork_session.jsonl");
+        assert!(start.session_id.is_some() && fork.session_id.is_some());
+        assert_ne!(start.session_id, fork.session_id);
+    }
+
+    #[test]
+    fn a_result_without_a_result_key_is_an_error_with_empty_text() {
+        let (summary, _) = read("02d_resume_wrong_cwd.jsonl");
+        assert!(summary.saw_result);
+        assert!(summary.is_error);
+        assert_eq!(summary.text, "");
+    }
+
+    #[test]
+    fn a15_subscriber_limit_is_detected_from_structured_signals() {
+        let (summary, _) = read("04e_oauth_session_limit.jsonl");
+        let limit = summary.limit.expect("limit");
+        assert_eq!(limit.resets_at, Some(1795312800));
+        assert!(limit.message.is_some_and(|message| message.contains("hit your session limit")));
+    }
+
+    #[test]
+    fn api_errors_carry_their_status() {
+        let (summary, _) = read("04b_400_error.jsonl");
+        assert!(summary.is_error);
+        assert_eq!(summary.api_error_status, Some(400));
+        assert!(summary.text.starts_with("API Error: 400"), "{}", summary.text);
+    }
+
+    #[test]
+    fn unknown_types_and_fields_are_ignored() {
+        let mut reader = StreamReader::new();
+        assert!(reader.push(&serde_json::json!({"type": "brand_new", "whatever": [1, 2]})).is_empty());
+        assert!(reader.push(&serde_json::json!("not an object")).is_empty());
+        assert_eq!(reader.finish().text, "");
+    }
+}

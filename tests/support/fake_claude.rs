@@ -1,0 +1,173 @@
+//! Drives `fixtures/fake-claude/claude`, the stand-in CLI for fast markdown tests:
+//! rules say what to answer for which prompt; every call is recorded.
+//!
+//! ```ignore
+//! let test = Test::new().with_fake_claude();
+//! FakeClaude::at(test.root()).rule("a-plan", "PLAN", Reply::text("<goto>NEXT</goto>").cost(0.01));
+//! let outcome = test.file("START.md", "PLAN").file("NEXT.md", "...").run_workflow(&[]);
+//! let calls = FakeClaude::at(outcome.root()).calls();
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+/// The fake CLI's path.
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-claude/claude")
+}
+
+/// One recorded invocation.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub argv: Vec<String>,
+    pub prompt: String,
+    pub cwd: String,
+    /// The rule that answered, if any.
+    pub rule: Option<String>,
+}
+
+impl Call {
+    /// The value after `flag` in argv.
+    pub fn flag(&self, flag: &str) -> Option<&str> {
+        self.argv.iter().position(|arg| arg == flag).and_then(|index| self.argv.get(index + 1)).map(String::as_str)
+    }
+
+    pub fn has(&self, flag: &str) -> bool {
+        self.argv.iter().any(|arg| arg == flag)
+    }
+}
+
+/// What a rule answers.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    lines: Vec<serde_json::Value>,
+    exit_code: i32,
+    times: Option<u32>,
+    delay: Option<f64>,
+}
+
+impl Reply {
+    /// A successful turn whose final message is `text`.
+    pub fn text(text: &str) -> Reply {
+        Reply {
+            lines: vec![
+                json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
+                json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}, "session_id": "{{SESSION}}"}),
+                json!({"type": "result", "subtype": "success", "is_error": false, "result": text,
+                       "session_id": "{{SESSION}}", "total_cost_usd": 0.0,
+                       "usage": {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}),
+            ],
+            exit_code: 0,
+            times: None,
+            delay: None,
+        }
+    }
+
+    /// A subscriber usage limit, reported the way Claude Code 2.1.197 does (A15).
+    pub fn usage_limit(text: &str, resets_at: i64) -> Reply {
+        Reply {
+            lines: vec![
+                json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
+                json!({"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": resets_at, "rateLimitType": "five_hour"}, "session_id": "{{SESSION}}"}),
+                json!({"type": "assistant", "message": {"model": "<synthetic>", "content": [{"type": "text", "text": text}]}, "session_id": "{{SESSION}}", "error": "rate_limit"}),
+                json!({"type": "result", "subtype": "success", "is_error": true, "api_error_status": 429, "result": text, "session_id": "{{SESSION}}", "total_cost_usd": 0}),
+            ],
+            exit_code: 1,
+            times: None,
+            delay: None,
+        }
+    }
+
+    /// An API error after Claude Code's own retries: exit 1, the message only in `result`.
+    pub fn api_error(text: &str) -> Reply {
+        Reply {
+            lines: vec![
+                json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
+                json!({"type": "result", "subtype": "success", "is_error": true, "api_error_status": 529, "result": text, "session_id": "{{SESSION}}", "total_cost_usd": 0}),
+            ],
+            exit_code: 1,
+            times: None,
+            delay: None,
+        }
+    }
+
+    /// Arbitrary stream lines and exit code.
+    pub fn raw(lines: Vec<serde_json::Value>, exit_code: i32) -> Reply {
+        Reply { lines, exit_code, times: None, delay: None }
+    }
+
+    /// Set the turn's `total_cost_usd`.
+    pub fn cost(mut self, cost: f64) -> Reply {
+        for line in &mut self.lines {
+            if line["type"] == "result" {
+                line["total_cost_usd"] = json!(cost);
+            }
+        }
+        self
+    }
+
+    /// Answer only the first `times` matching calls.
+    pub fn times(mut self, times: u32) -> Reply {
+        self.times = Some(times);
+        self
+    }
+
+    /// Wait before answering.
+    pub fn delay(mut self, seconds: f64) -> Reply {
+        self.delay = Some(seconds);
+        self
+    }
+}
+
+pub struct FakeClaude {
+    dir: PathBuf,
+}
+
+impl FakeClaude {
+    /// The fake's files for the project at `root`.
+    pub fn at(root: &Path) -> FakeClaude {
+        FakeClaude { dir: root.join(".fake-claude") }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Add a rule; rules are tried in name order, `matching` "" matches every prompt.
+    pub fn rule(&self, name: &str, matching: &str, reply: Reply) -> &FakeClaude {
+        let rules = self.dir.join("rules");
+        std::fs::create_dir_all(&rules).expect("rules dir");
+        let base = rules.join(name);
+        std::fs::write(base.with_extension("match"), matching).expect("match");
+        let lines: Vec<String> = reply.lines.iter().map(|line| line.to_string()).collect();
+        std::fs::write(base.with_extension("jsonl"), lines.join("\n") + "\n").expect("jsonl");
+        std::fs::write(base.with_extension("rc"), reply.exit_code.to_string()).expect("rc");
+        if let Some(times) = reply.times {
+            std::fs::write(base.with_extension("times"), times.to_string()).expect("times");
+        }
+        if let Some(delay) = reply.delay {
+            std::fs::write(base.with_extension("delay"), delay.to_string()).expect("delay");
+        }
+        self
+    }
+
+    /// Every call so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        let count: usize = std::fs::read_to_string(self.dir.join(".count"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        (1..=count)
+            .map(|n| {
+                let read = |ext: &str| std::fs::read_to_string(self.dir.join("calls").join(format!("{n}.{ext}")));
+                Call {
+                    argv: read("argv").unwrap_or_default().lines().map(str::to_string).collect(),
+                    prompt: read("stdin").unwrap_or_default(),
+                    cwd: read("cwd").unwrap_or_default().trim().to_string(),
+                    rule: read("rule").ok().map(|rule| rule.trim().to_string()),
+                }
+            })
+            .collect()
+    }
+}
