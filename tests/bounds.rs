@@ -69,22 +69,27 @@ fn max_agents_queues_workers_and_status_shows_them() {
         .file("W.sh", "touch \"started_$BATON_AGENT_ID\"\nwhile [ ! -e release ]; do sleep 0.05; done\necho '<result>w</result>'\n")
         .file("WAIT.sh", "echo '<result>main</result>'\n");
     let child = test.spawn(&["run", "wf", "--run-id", "cap", "--max-agents", "2", "-q"]);
+    let started_workers = || {
+        std::fs::read_dir(test.root())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("started_"))
+            .count()
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut status = String::new();
     while Instant::now() < deadline {
         let output = test.command(&["status".into(), "cap".into()]).output().expect("status");
         status = String::from_utf8_lossy(&output.stdout).into_owned();
-        if status.matches("[queued]").count() == 3 {
+        if status.matches("[queued]").count() == 3 && started_workers() == 2 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(status.matches("[queued]").count(), 3, "{status}");
-    let running = std::fs::read_dir(test.root())
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with("started_"));
-    assert_eq!(running.count(), 2, "only two workers run at once");
+    assert_eq!(started_workers(), 2, "two workers run");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(started_workers(), 2, "and no third starts while they run");
     assert!(status.starts_with("run cap: running (driven by baton pid "), "{status}");
     std::fs::write(test.root().join("release"), "").unwrap();
     let output = child.wait_with_output().expect("baton exits");

@@ -4,6 +4,8 @@
 mod support;
 
 mod bounds;
+mod claude_cli_smoke;
+mod claude_e2e;
 mod cli;
 mod conformance;
 mod crash_resume;

@@ -2,6 +2,7 @@
 
 use super::common::{RUN, assert_fatal, emit, started, transitions};
 use crate::support::Test;
+use crate::support::fake_claude::{FakeClaude, Reply};
 
 const DONE_B_SH: &str = "echo '<result>ran B.sh</result>'\n";
 
@@ -14,17 +15,12 @@ fn r1_12_abstract_target_resolves_to_sh() {
 
 #[test]
 fn r1_12_abstract_target_resolves_to_md() {
-    // Only B.md exists: the goto resolves to it, and this version then refuses to run a prompt.
-    let outcome = Test::new().file("START.sh", &emit("<goto>B</goto>")).file("B.md", "Say hi.\n").run_workflow(&[]);
-    assert_eq!(transitions(&outcome), ["main:START.sh -goto-> B.md"]);
-    assert_fatal(
-        &outcome,
-        "main",
-        "B.md",
-        "UnsupportedState",
-        "state `B.md` is a prompt: markdown states need the Claude executor, which this version of baton \
-         does not include yet; only script states (.sh) can run",
-    );
+    // Only B.md exists: the goto resolves to it, and the prompt runs (through the fake Claude CLI).
+    let test = Test::new().with_fake_claude().file("START.sh", &emit("<goto>B</goto>")).file("B.md", "Say hi.\n");
+    FakeClaude::at(test.root()).rule("a", "Say hi.", Reply::text("<result>ran B.md</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("ran B.md\n");
+    assert_eq!(transitions(&outcome)[0], "main:START.sh -goto-> B.md");
 }
 
 #[test]

@@ -201,8 +201,10 @@ fn r7_13_stderr_output_also_resets_the_timer() {
 }
 
 #[test]
-fn markdown_state_is_refused_with_a_clear_message() {
+fn a_prompt_state_without_a_claude_cli_names_where_it_looked() {
+    // A PATH without `claude`, and no --claude-bin, BATON_CLAUDE_BIN or config entry.
     let outcome = Test::new()
+        .env("PATH", "/usr/bin:/bin")
         .file("START.sh", &emit("<goto>REVIEW</goto>"))
         .file("REVIEW.md", "Review the code.\n")
         .run_workflow(&[]);
@@ -210,9 +212,9 @@ fn markdown_state_is_refused_with_a_clear_message() {
         &outcome,
         "main",
         "REVIEW.md",
-        "UnsupportedState",
-        "state `REVIEW.md` is a prompt: markdown states need the Claude executor, which this version of baton \
-         does not include yet; only script states (.sh) can run",
+        "ClaudeNotAvailable",
+        "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
+         .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)",
     );
     assert_eq!(outcome.state(RUN)["steps_completed"], 1);
 }

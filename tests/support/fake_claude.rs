@@ -8,6 +8,8 @@
 //! let calls = FakeClaude::at(outcome.root()).calls();
 //! ```
 
+#![allow(dead_code)] // A toolkit: each test uses part of it.
+
 use std::path::{Path, PathBuf};
 
 use serde_json::json;

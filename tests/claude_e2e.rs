@@ -1,0 +1,228 @@
+//! Baton driving the real, pinned Claude Code CLI against the fake Anthropic API
+//! (`support::fake_anthropic`). These tests prove with real Claude sessions what
+//! the fast tests (with `fixtures/fake-claude`) can only assume: that the session
+//! flags Baton passes make Claude continue, fork or start conversations as the
+//! transition tags mean, that tools run in the agent's working directory, and that
+//! retries, reminders, cost and budget work against Claude's own behaviour.
+
+use crate::support::Test;
+use crate::support::claude_cli::{CLAUDE_ENV_REMOVE, claude_binary, claude_env};
+use crate::support::fake_anthropic::{FakeAnthropic, Reply, Rule, ToolUse};
+
+/// A project whose prompt states run the real `claude` against `fake`.
+fn with_real_claude(mut test: Test, fake: &FakeAnthropic) -> Test {
+    for key in CLAUDE_ENV_REMOVE {
+        test = test.env_remove(key);
+    }
+    for (key, value) in claude_env(&fake.url()) {
+        test = test.env(&key, &value);
+    }
+    test.env("BATON_CLAUDE_BIN", &claude_binary().to_string_lossy())
+}
+
+#[test]
+fn goto_resumes_the_same_conversation() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("STATE ONE").fresh().reply_text("Noted the number 8472.\n<goto>TWO</goto>"),
+        Rule::when_prompt("STATE TWO").resumed().history_contains("8472").reply_text("<result>recalled 8472</result>"),
+    ]);
+    let test =
+        Test::new().file("START.md", "STATE ONE: remember the number 8472.").file("TWO.md", "STATE TWO: which number?");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("recalled 8472\n");
+    let two = fake.requests_for("STATE TWO");
+    assert_eq!(two.len(), 1, "{}", fake.summary());
+    assert!(two[0].view.history_contains("STATE ONE"), "the goto continued the first state's session");
+    let sessions: Vec<_> = fake.requests().iter().map(|request| request.view.session_id.clone()).collect();
+    assert_eq!(sessions[0], sessions[1], "one session for both states");
+}
+
+#[test]
+fn a_call_child_sees_the_callers_history_but_the_caller_never_sees_the_childs() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("CALLER START").reply_text("Delegating.\n<call return=\"RET\">CHILD</call>"),
+        Rule::when_prompt("CHILD WORK")
+            .history_contains("CALLER START")
+            .reply_text("child-only detail 5150\n<result>child done</result>"),
+        Rule::when_prompt("RETURN STATE")
+            .resumed()
+            .history_contains("CALLER START")
+            .history_lacks("child-only detail")
+            .reply_text("<result>caller continued</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", "CALLER START")
+        .file("CHILD.md", "CHILD WORK")
+        .file("RET.md", "RETURN STATE, the child said: {{input}}");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("caller continued\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+    let requests = fake.requests();
+    let (caller, child, back) = (&requests[0].view, &requests[1].view, &requests[2].view);
+    assert_ne!(child.session_id, caller.session_id, "the child forked the caller's session");
+    assert_eq!(back.session_id, caller.session_id, "the return state resumed the caller's own session");
+    assert!(back.prompt.contains("the child said: child done"), "{}", back.prompt);
+}
+
+#[test]
+fn function_reset_and_fork_workers_start_fresh_conversations() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("FIRST").reply_text("<function return=\"AFTER\">FUNC</function>"),
+        Rule::when_prompt("FUNC BODY").fresh().reply_text("<result>f</result>"),
+        Rule::when_prompt("AFTER FUNC").resumed().history_contains("FIRST").reply_text("<reset>FRESH</reset>"),
+        Rule::when_prompt("FRESH START").fresh().reply_text("<fork next=\"JOIN\">WORKER</fork>"),
+        Rule::when_prompt("WORKER BODY").fresh().reply_text("<result>worker</result>"),
+        Rule::when_prompt("JOIN BODY").resumed().history_contains("FRESH START").reply_text("<result>joined</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", "FIRST")
+        .file("FUNC.md", "FUNC BODY")
+        .file("AFTER.md", "AFTER FUNC")
+        .file("FRESH.md", "FRESH START")
+        .file("WORKER.md", "WORKER BODY")
+        .file("JOIN.md", "JOIN BODY");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("joined\n");
+    assert!(fake.unmatched().is_empty(), "every turn matched its fresh/resumed rule:\n{}", fake.summary());
+}
+
+#[test]
+fn tools_run_in_the_agents_working_directory() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("WRITE STATE")
+            .on_round(0)
+            .reply(Reply::text("Writing.").with_tool_use(ToolUse::bash("echo made > made.txt"))),
+        Rule::when_prompt("WRITE STATE").on_round(1).reply_text("Done.\n<result>wrote</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.sh", "mkdir -p sub\necho '<reset cd=\"sub\">WRITE</reset>'\n")
+        .file("WRITE.md", "WRITE STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("wrote\n");
+    assert_eq!(std::fs::read_to_string(outcome.root().join("sub/made.txt")).unwrap(), "made\n");
+    assert_eq!(fake.requests()[0].view.cwd.as_deref(), Some(outcome.root().join("sub").as_path()));
+    outcome.stderr_contains("[main]   tool Bash echo made > made.txt");
+}
+
+#[test]
+fn a_missing_tag_under_a_policy_gets_the_reminder_and_recovers() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("REMINDER: Emit exactly one").resumed().reply_text("Sorry.\n<goto>NEXT</goto>"),
+        Rule::when_prompt("DECIDE STATE").reply_text("I forgot the tag."),
+        Rule::when_prompt("NEXT STATE").reply_text("<result>recovered</result>"),
+    ]);
+    let test = Test::new()
+        .file(
+            "START.md",
+            "---\nallowed_transitions:\n  - { tag: goto, target: NEXT }\n  - { tag: result }\n---\nDECIDE STATE",
+        )
+        .file("NEXT.md", "NEXT STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("recovered\n");
+    let decide: Vec<_> =
+        fake.requests().into_iter().filter(|request| request.view.prompt.contains("DECIDE STATE")).collect();
+    assert_eq!(decide.len(), 2, "the first turn and one reminder");
+    assert!(decide[1].view.prompt.contains("1. <goto>NEXT</goto>\n2. <result>...</result>"));
+    assert_eq!(decide[0].view.session_id, decide[1].view.session_id, "the reminder resumed the failed turn");
+    outcome.stderr_contains("[main]   reminder 1: asking again for exactly one allowed tag");
+}
+
+#[test]
+fn an_overloaded_api_is_survived() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("BUSY STATE").named("overloaded").http_error(529, "Overloaded").times(2),
+        Rule::when_prompt("BUSY STATE").reply_text("<result>served</result>"),
+    ]);
+    let test = Test::new().file("START.md", "BUSY STATE");
+    let outcome = with_real_claude(test, &fake).env("CLAUDE_CODE_MAX_RETRIES", "3").run_workflow(&[]);
+    outcome.status(0).stdout("served\n");
+    assert_eq!(fake.fired("overloaded"), 2);
+}
+
+#[test]
+fn baton_retries_when_claude_gives_up_then_pauses() {
+    let fake = FakeAnthropic::start(vec![Rule::when_prompt("DOWN STATE").named("down").http_error(529, "Overloaded")]);
+    let test = Test::new().file("START.md", "DOWN STATE");
+    let outcome = with_real_claude(test, &fake).env("CLAUDE_CODE_MAX_RETRIES", "0").run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(fake.fired("down"), 3, "three attempts by Baton, none retried inside Claude");
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
+    let error = state["agents"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("Claude Code exited with code 1: API Error: 529"), "{error}");
+}
+
+#[test]
+fn cost_comes_from_claude_and_the_budget_stops_the_run() {
+    // 1000 input + 100 output tokens on sonnet: $0.0045 per turn, priced by Claude Code.
+    let fake =
+        FakeAnthropic::start(vec![Rule::when_prompt("LOOP STATE").reply_text("<goto>START</goto>").usage(1000, 100)]);
+    let test = Test::new().file("START.md", "LOOP STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&["--budget", "0.01", "--json"]);
+    outcome.status(0);
+    let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("json");
+    assert_eq!(report["result"], "Workflow terminated: budget exceeded ($0.0135 > $0.0100)");
+    assert!((report["cost_usd"].as_f64().unwrap() - 0.0135).abs() < 1e-9, "{report}");
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[test]
+fn a_usage_limit_message_pauses_the_agent() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("LIMITED STATE").http_error(400, "You've hit your limit · resets 3pm (America/Chicago)"),
+    ]);
+    let test = Test::new().file("START.md", "LIMITED STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&["--no-wait"]);
+    outcome.status(3);
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "usage_limit");
+    assert!(state["agents"][0]["limit_resets_at"].as_i64().is_some(), "the reset time was parsed: {state}");
+    assert_eq!(fake.requests().len(), 1, "a usage limit is not retried");
+}
+
+#[test]
+fn the_review_loop_sample_runs_end_to_end() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("You are the planner").on_round(0).reply(Reply::text("Planning.").with_tool_use(
+            ToolUse::bash("printf '1. add greeting\\n' > \"$(ls -d \"$PWD\"/.baton/tasks/*/main)/plan.md\""),
+        )),
+        Rule::when_prompt("You are the planner").on_round(1).reply_text("Plan written.\n<goto>IMPLEMENT</goto>"),
+        Rule::when_prompt("Implement the plan")
+            .on_round(0)
+            .reply(Reply::text("Implementing.").with_tool_use(ToolUse::bash("echo hello > greeting.txt"))),
+        Rule::when_prompt("Implement the plan")
+            .on_round(1)
+            .history_contains("You are the planner")
+            .reply_text("Implemented.\n<goto>TEST</goto>"),
+        Rule::when_prompt("You are a strict code reviewer").fresh().reply_text("<result>APPROVED</result>"),
+    ]);
+    let sample = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("states/review-loop");
+    let test = with_real_claude(Test::new(), &fake).env("TEST_COMMAND", "test -f greeting.txt");
+    let outcome =
+        test.args(["run", &sample.to_string_lossy(), "--input", "add a greeting", "--run-id", "review"]).run();
+    outcome.status(0);
+    assert!(outcome.stdout.starts_with("Approved after 1 review round(s)."), "{}\n{}", outcome.stdout, fake.summary());
+    assert_eq!(std::fs::read_to_string(outcome.root().join("greeting.txt")).unwrap(), "hello\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+}
+
+#[test]
+fn a15_the_subscriber_limit_is_read_from_the_structured_signal() {
+    // Under OAuth auth Claude Code reports a subscriber limit as a `rate_limit_event`
+    // with `resetsAt` and "You've hit your session limit · resets …" (A15).
+    let resets_at = (jiff::Timestamp::now().as_second() / 3600 + 3) * 3600;
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("SUBSCRIBER STATE").reply(Reply::subscription_limit("five_hour", resets_at)),
+    ]);
+    let test = with_real_claude(Test::new().file("START.md", "SUBSCRIBER STATE"), &fake)
+        .env("ANTHROPIC_API_KEY", "")
+        .env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-fake");
+    let outcome = test.run_workflow(&["--no-wait"]);
+    outcome.status(3);
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "usage_limit");
+    assert_eq!(state["agents"][0]["limit_resets_at"], resets_at, "the reset time came from resetsAt");
+    let error = state["agents"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("usage limit reached: You've hit your session limit"), "{error}");
+    outcome.stderr_contains("paused at START.md (usage_limit): usage limit reached: You've hit your session limit");
+}
