@@ -113,6 +113,10 @@ pub struct Agent {
     /// When paused by a usage limit: when it resets (epoch seconds), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_resets_at: Option<i64>,
+    /// `--continue-session`: the first prompt turn continues the directory's latest
+    /// Claude session as a fork (`-c --fork-session`); cleared after the first step (R2.5).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continue_and_fork: bool,
     /// Ready to run but waiting for a slot under `--max-agents`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub queued: bool,
@@ -148,6 +152,7 @@ impl Agent {
             fork_attributes: BTreeMap::new(),
             steps_started: 0,
             limit_resets_at: None,
+            continue_and_fork: false,
             queued: false,
         }
     }

@@ -139,6 +139,7 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         steps_started: 0,
         queued: false,
         limit_resets_at: None,
+        continue_and_fork: false,
         id,
     }
 }

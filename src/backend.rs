@@ -63,9 +63,10 @@ pub enum BackendError {
     /// The account's usage limit was reached; `resets_at` in epoch seconds when known.
     #[error("{message}")]
     UsageLimit { message: String, resets_at: Option<i64> },
-    /// A failure worth retrying (non-zero exit, no result, an unreadable stream).
-    #[error("{0}")]
-    Failed(String),
+    /// A failure worth retrying (non-zero exit, no result, an unreadable stream);
+    /// `cost_usd` is what the failed turn still cost.
+    #[error("{message}")]
+    Failed { message: String, cost_usd: f64 },
     /// The idle timeout fired (retryable, reason `timeout`).
     #[error("{0}")]
     Timeout(String),

@@ -38,6 +38,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(total))
 }
 
+/// `1 second`, `2.5 seconds`: a number of seconds in a sentence.
+pub fn seconds_phrase(value: f64) -> String {
+    if value == 1.0 { "1 second".to_string() } else { format!("{value} seconds") }
+}
+
 /// The inverse, for messages: `1h30m`, `45s`.
 pub fn format_duration(duration: Duration) -> String {
     if duration < Duration::from_secs(1) {

@@ -24,19 +24,27 @@ pub struct StepFailure {
     /// A stable name for the trace (`ScriptError`, `ParseError`, …).
     pub error_type: &'static str,
     pub message: String,
+    /// What the failed step still cost (model turns are paid for either way, R9.2).
+    pub cost_usd: f64,
 }
 
 impl StepFailure {
     pub fn fatal(error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Fatal, error_type, message: message.into() }
+        StepFailure { class: FailureClass::Fatal, error_type, message: message.into(), cost_usd: 0.0 }
     }
 
     pub fn retryable(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Retryable(reason), error_type, message: message.into() }
+        StepFailure { class: FailureClass::Retryable(reason), error_type, message: message.into(), cost_usd: 0.0 }
     }
 
     pub fn pause(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Pause(reason), error_type, message: message.into() }
+        StepFailure { class: FailureClass::Pause(reason), error_type, message: message.into(), cost_usd: 0.0 }
+    }
+
+    /// The same failure, having cost `cost_usd`.
+    pub fn with_cost(mut self, cost_usd: f64) -> StepFailure {
+        self.cost_usd = cost_usd;
+        self
     }
 
     pub fn is_retryable(&self) -> bool {

@@ -525,6 +525,7 @@ impl WorkflowLoop {
         if let Some(session_id) = result.session_id {
             agent.session_id = Some(session_id);
         }
+        agent.continue_and_fork = false;
         self.state.total_cost_usd += result.cost_usd;
         let mut env = TransitionEnv { task_folders: &self.task_folders, fork_counters: &mut self.state.fork_counters };
         let Applied { agent: next, workers, terminated_with } = apply_transition(&agent, &result.transition, &mut env);
@@ -575,6 +576,7 @@ impl WorkflowLoop {
 
     fn apply_failure(&mut self, index: usize, failure: StepFailure) {
         let max_attempts = self.retry.max_attempts;
+        self.state.total_cost_usd += failure.cost_usd;
         let agent = &mut self.state.agents[index];
         self.changes.touch(agent);
         self.outbox.push(Event::ErrorOccurred {

@@ -223,6 +223,8 @@ fn a15_the_subscriber_limit_is_read_from_the_structured_signal() {
     assert_eq!(state["agents"][0]["pause_reason"], "usage_limit");
     assert_eq!(state["agents"][0]["limit_resets_at"], resets_at, "the reset time came from resetsAt");
     let error = state["agents"][0]["error"].as_str().unwrap_or_default();
-    assert!(error.starts_with("usage limit reached: You've hit your session limit"), "{error}");
-    outcome.stderr_contains("paused at START.md (usage_limit): usage limit reached: You've hit your session limit");
+    let resets = jiff::Timestamp::from_second(resets_at).unwrap();
+    let expected = format!("usage limit reached (resets at {resets}): You've hit your session limit");
+    assert!(error.starts_with(&expected), "{error}");
+    outcome.stderr_contains(&format!("paused at START.md (usage_limit): {expected}"));
 }

@@ -10,6 +10,7 @@ mod cli;
 mod conformance;
 mod crash_resume;
 mod kill_anywhere;
+mod markdown;
 mod samples;
 mod shutdown;
 mod state_compat;

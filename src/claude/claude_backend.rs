@@ -39,6 +39,8 @@ impl ClaudeBinarySources {
             if let Some(path) = path {
                 return if is_executable(path) {
                     Ok(path.clone())
+                } else if !path.exists() {
+                    Err(format!("{source} names `{}`, which does not exist", path.display()))
                 } else {
                     Err(format!("{source} names `{}`, which is not an executable file", path.display()))
                 };
@@ -122,12 +124,12 @@ impl Backend for ClaudeBackend {
                 Err(ClaudeProcessError::Cancelled) => return Err(BackendError::Cancelled),
                 Err(ClaudeProcessError::IdleTimeout { after }) => {
                     return Err(BackendError::Timeout(format!(
-                        "Claude Code printed nothing for {} seconds and was stopped (timeout from {})",
-                        after.as_secs_f64(),
+                        "Claude Code printed nothing for {} and was stopped (timeout from {})",
+                        crate::duration_text::seconds_phrase(after.as_secs_f64()),
                         request.timeout_source
                     )));
                 }
-                Err(error) => return Err(BackendError::Failed(error.to_string())),
+                Err(error) => return Err(BackendError::Failed { message: error.to_string(), cost_usd: 0.0 }),
             };
             let summary = reader.finish();
             let limit_text = if summary.is_error && is_usage_limit_text(&summary.text) {
@@ -160,14 +162,17 @@ impl Backend for ClaudeBackend {
                     } else {
                         String::from("no result text and an empty stderr")
                     };
-                    return Err(BackendError::Failed(format!("Claude Code exited with {code}: {detail}")));
+                    let message = format!("Claude Code exited with {code}: {detail}");
+                    return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
                 }
             }
             if !summary.saw_result {
-                return Err(BackendError::Failed("Claude Code exited without a result event".into()));
+                let message = "Claude Code exited without a result event".to_string();
+                return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
             if summary.text.trim().is_empty() {
-                return Err(BackendError::Failed("Claude Code returned an empty result".into()));
+                let message = "Claude Code returned an empty result".to_string();
+                return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
             Ok(BackendResponse {
                 text: summary.text,

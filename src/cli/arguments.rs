@@ -90,6 +90,9 @@ pub struct RunArguments {
     /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub budget: Option<f64>,
+    /// Start from a fork of the latest Claude session of this directory (`claude -c --fork-session`).
+    #[arg(long)]
+    pub continue_session: bool,
     #[command(flatten)]
     pub execution: ExecutionArguments,
 }

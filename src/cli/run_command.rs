@@ -27,6 +27,7 @@ pub async fn run(store: RunStore, config: &Config, arguments: RunArguments, cwd:
     let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for("main", 0);
     let mut main = Agent::main(target.initial_state.clone(), target.scope_dir.clone(), cwd.clone(), task_folder);
     main.pending_result = arguments.input;
+    main.continue_and_fork = arguments.continue_session;
     let now = jiff::Timestamp::now().to_string();
     let state = RunState {
         version: STATE_VERSION,

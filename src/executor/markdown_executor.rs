@@ -161,10 +161,11 @@ async fn run_markdown_state(
     let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone());
     let policy = frontmatter.policy.clone().unwrap_or_default();
 
-    let mut session = match (&agent.fork_session_id, &agent.session_id) {
-        (Some(caller), _) => SessionMode::ForkFrom(caller.clone()),
-        (None, Some(session)) => SessionMode::Resume(session.clone()),
-        (None, None) => SessionMode::Fresh,
+    let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
+        (Some(caller), _, _) => SessionMode::ForkFrom(caller.clone()),
+        (None, true, _) => SessionMode::ContinueAndFork,
+        (None, false, Some(session)) => SessionMode::Resume(session.clone()),
+        (None, false, None) => SessionMode::Fresh,
     };
     let prints = Mutex::new(PrintExtractor::new());
     for attempt in 0..MAX_REMINDER_ATTEMPTS {
@@ -200,10 +201,15 @@ async fn run_markdown_state(
             timeout_source: context.timeout.source.to_string(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
-        let response = backend
-            .invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event)
-            .await
-            .map_err(classify)?;
+        let response =
+            match backend.invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event).await {
+                Ok(response) => response,
+                Err(error) => {
+                    let failed_turn_cost =
+                        if let BackendError::Failed { cost_usd, .. } = &error { *cost_usd } else { 0.0 };
+                    return Err(classify(error).with_cost(step.cost + failed_turn_cost));
+                }
+            };
         if let Some(session_id) = response.session_id {
             step.session = Some(session_id);
         }
@@ -214,7 +220,7 @@ async fn run_markdown_state(
         }
         match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, &agent.scope_dir) {
             Ok(transition) => return step.done(transition),
-            Err(TurnError::Fatal(failure)) => return Err(failure),
+            Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
             Err(TurnError::Remindable { error_type, message }) => {
                 let message = format!("state `{}`: {message}", agent.current_state);
                 if policy.entries.is_empty() || attempt + 1 >= MAX_REMINDER_ATTEMPTS {
@@ -223,7 +229,7 @@ async fn run_markdown_state(
                     } else {
                         format!(" (after {MAX_REMINDER_ATTEMPTS} attempts with reminders)")
                     };
-                    return Err(StepFailure::fatal(error_type, format!("{message}{suffix}")));
+                    return Err(StepFailure::fatal(error_type, format!("{message}{suffix}")).with_cost(step.cost));
                 }
                 step.emit(Event::ErrorOccurred {
                     agent_id: agent.id.clone(),
@@ -267,12 +273,21 @@ fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent)
 /// A backend failure as the loop should treat it (§10.1).
 fn classify(error: BackendError) -> StepFailure {
     match error {
-        BackendError::UsageLimit { message, resets_at } => StepFailure {
-            class: FailureClass::UsageLimit { resets_at },
-            error_type: "ClaudeCodeLimitError",
-            message: format!("usage limit reached: {message}"),
-        },
-        BackendError::Failed(message) => StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", message),
+        BackendError::UsageLimit { message, resets_at } => {
+            let resets = resets_at
+                .and_then(|seconds| jiff::Timestamp::from_second(seconds).ok())
+                .map(|timestamp| format!(" (resets at {timestamp})"))
+                .unwrap_or_default();
+            StepFailure {
+                class: FailureClass::UsageLimit { resets_at },
+                error_type: "ClaudeCodeLimitError",
+                message: format!("usage limit reached{resets}: {message}"),
+                cost_usd: 0.0,
+            }
+        }
+        BackendError::Failed { message, .. } => {
+            StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", message)
+        }
         BackendError::Timeout(message) => StepFailure::retryable(PauseReason::Timeout, "ClaudeCodeTimeout", message),
         BackendError::NotAvailable(message) => StepFailure::fatal("ClaudeNotAvailable", message),
         BackendError::Cancelled => StepFailure::fatal("Cancelled", "Claude Code was stopped before it finished"),

@@ -63,11 +63,6 @@ pub fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, Strin
     env
 }
 
-/// `1 second`, `2.5 seconds`.
-fn seconds(value: f64) -> String {
-    if value == 1.0 { "1 second".to_string() } else { format!("{value} seconds") }
-}
-
 /// A signal's conventional name, with its number.
 fn signal_name(signal: i32) -> String {
     let name = match signal {
@@ -175,7 +170,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
                 "ScriptTimeout",
                 format!(
                     "script `{state}` produced no output for {} and was killed (timeout from {})",
-                    seconds(after.as_secs_f64()),
+                    crate::duration_text::seconds_phrase(after.as_secs_f64()),
                     context.timeout.source
                 ),
             ));

@@ -1,6 +1,6 @@
 //! Conformance tests named after the spec rules they check (../shared/spec/protocol.md §16).
 
-mod common;
+pub(crate) mod common;
 
 mod call_stack;
 mod failure_resume;
