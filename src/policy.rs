@@ -274,12 +274,7 @@ mod tests {
     }
 
     fn tag(kind: TagKind, target: &str, attributes: &[(&str, &str)]) -> Tag {
-        Tag {
-            kind,
-            target: target.to_string(),
-            attributes: attributes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            payload: None,
-        }
+        Tag::new(kind, target, attributes.iter().copied())
     }
 
     fn result(payload: &str) -> Tag {

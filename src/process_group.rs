@@ -4,6 +4,7 @@
 
 use tokio::process::Child;
 
+use crate::executor::context::StopLevel;
 use crate::process_watchdog::Watchdog;
 
 /// Signal the child's whole process group.
@@ -19,6 +20,24 @@ pub fn signal_group(child: &Child, signal: libc::c_int) {
 
 pub fn kill_group(child: &Child) {
     signal_group(child, libc::SIGKILL);
+}
+
+/// React to a change of the run's stop level (`None`: the sender is gone, which
+/// counts as `Kill`). `Terminate` sends SIGTERM to the group once; `Kill` sends
+/// SIGKILL and returns true, and the caller then reaps the child and gives up.
+pub fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminated: &mut bool) -> bool {
+    match level.unwrap_or(StopLevel::Kill) {
+        StopLevel::Kill => {
+            kill_group(child);
+            true
+        }
+        StopLevel::Terminate if !*terminated => {
+            *terminated = true;
+            signal_group(child, libc::SIGTERM);
+            false
+        }
+        _ => false,
+    }
 }
 
 /// Keeps a child's process group on the watchdog's list for as long as it lives.

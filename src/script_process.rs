@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use crate::events::OutputStream;
 use crate::executor::context::StopLevel;
-use crate::process_group::{Watched, kill_group, signal_group};
+use crate::process_group::{Watched, apply_stop_level, kill_group};
 use crate::process_watchdog::Watchdog;
 
 /// How long pipes are drained after the script itself has exited.
@@ -162,15 +162,10 @@ pub async fn run_script(
             },
             () = tokio::time::sleep_until(drain_deadline), if exit_status.is_some() => break,
             changed = stop.changed() => {
-                let level = if changed.is_err() { StopLevel::Kill } else { *stop.borrow() };
-                if level == StopLevel::Kill {
-                    kill_group(&child);
+                let level = changed.ok().map(|()| *stop.borrow());
+                if apply_stop_level(&child, level, &mut terminated) {
                     let _ = child.wait().await;
                     return Err(ScriptProcessError::Cancelled);
-                }
-                if level == StopLevel::Terminate && !terminated {
-                    terminated = true;
-                    signal_group(&child, libc::SIGTERM);
                 }
             },
         }

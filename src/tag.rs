@@ -95,6 +95,16 @@ pub struct Tag {
 }
 
 impl Tag {
+    /// A non-`result`, non-`ask` tag (no payload) with `attributes`.
+    pub fn new<'a>(kind: TagKind, target: &str, attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Tag {
+        Tag {
+            kind,
+            target: target.to_string(),
+            attributes: attributes.into_iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(),
+            payload: None,
+        }
+    }
+
     pub fn attribute(&self, name: &str) -> Option<&str> {
         self.attributes.get(name).map(String::as_str)
     }

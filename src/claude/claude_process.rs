@@ -17,7 +17,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use crate::executor::context::StopLevel;
-use crate::process_group::{Watched, kill_group, signal_group};
+use crate::process_group::{Watched, apply_stop_level, kill_group};
 use crate::process_watchdog::Watchdog;
 
 /// The longest stdout line accepted (R12.4).
@@ -137,15 +137,10 @@ pub async fn run_claude(
                 return Err(ClaudeProcessError::IdleTimeout { after: process.idle_timeout.unwrap_or_default() });
             },
             changed = stop.changed() => {
-                let level = if changed.is_err() { StopLevel::Kill } else { *stop.borrow() };
-                if level == StopLevel::Kill {
-                    kill_group(&child);
+                let level = changed.ok().map(|()| *stop.borrow());
+                if apply_stop_level(&child, level, &mut terminated) {
                     let _ = child.wait().await;
                     return Err(ClaudeProcessError::Cancelled);
-                }
-                if level == StopLevel::Terminate && !terminated {
-                    terminated = true;
-                    signal_group(&child, libc::SIGTERM);
                 }
             },
         }
