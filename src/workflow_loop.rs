@@ -266,10 +266,8 @@ impl WorkflowLoop {
                 },
                 signal = signals.recv(), if signals_open => match signal {
                     None => signals_open = false,
-                    Some(signal) if matches!(self.stop, Some(Stop::Signal(_))) => {
-                        self.escalate(StopLevel::Kill);
-                        let _ = signal;
-                    }
+                    // A second signal: stop running steps at once.
+                    Some(_) if matches!(self.stop, Some(Stop::Signal(_))) => self.escalate(StopLevel::Kill),
                     Some(signal) => {
                         self.stop = Some(Stop::Signal(signal));
                         terminate_at = TokioInstant::now() + self.limits.grace;

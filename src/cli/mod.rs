@@ -44,20 +44,23 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
-    if let Command::Watchdog { run_id } = &arguments.command {
-        return Ok(crate::process_watchdog::serve(std::io::stdin().lock(), run_id.as_deref()));
-    }
-    let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
-    let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
+    // Every command but the watchdog works on the project's `.baton` directory.
+    let project = || -> Result<(PathBuf, RunStore), CliError> {
+        let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+        let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
+        Ok((cwd, store))
+    };
     match arguments.command {
-        Command::List => list_command::list(&store),
-        Command::Status(status) => status_command::status(&store, &status.run_id, status.json),
-        Command::Watchdog { .. } => Ok(exit_code::COMPLETED),
+        Command::Watchdog { run_id } => Ok(crate::process_watchdog::serve(std::io::stdin().lock(), run_id.as_deref())),
+        Command::List => list_command::list(&project()?.1),
+        Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
         Command::Run(run) => {
+            let (cwd, store) = project()?;
             let config = Config::load(store.baton_dir())?;
             runtime()?.block_on(run_command::run(store, &config, run, cwd))
         }
         Command::Resume(resume) => {
+            let store = project()?.1;
             let config = Config::load(store.baton_dir())?;
             runtime()?.block_on(resume_command::resume(store, &config, resume))
         }

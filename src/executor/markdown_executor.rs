@@ -29,7 +29,7 @@ use crate::interpret_output::{InterpretError, interpret, is_multi_fork, resolve_
 use crate::policy::Policy;
 use crate::print_extractor::PrintExtractor;
 use crate::step_failure::{FailureClass, StepFailure};
-use crate::tag::{Tag, TagKind};
+use crate::tag::Tag;
 use crate::tag_scanner::scan;
 use crate::template::{TemplateInputs, render, variables};
 use crate::transition::Transition;
@@ -362,12 +362,10 @@ fn check_policy(policy: &Policy, scope_dir: &std::path::Path, tag: &Tag) -> Resu
         error_type: "TargetResolutionError",
         message: format!("cannot resolve the target of <{}>: {error}", tag.kind),
     })?;
-    if tag.kind != TagKind::Result || !policy.entries.is_empty() {
-        policy.validate(&resolved).map_err(|violation| TurnError::Remindable {
-            error_type: "PolicyViolation",
-            message: violation.to_string(),
-        })?;
-    }
+    // An empty policy allows every tag (R5.7).
+    policy
+        .validate(&resolved)
+        .map_err(|violation| TurnError::Remindable { error_type: "PolicyViolation", message: violation.to_string() })?;
     Ok(resolved)
 }
 
