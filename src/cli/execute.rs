@@ -11,25 +11,25 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
-use crate::claude::claude_backend::{ClaudeBackend, ClaudeBinarySources};
-use crate::config::{Config, EFFORTS, MODELS, check_choice};
-use crate::duration_text::parse_duration;
-use crate::event_bus::EventBus;
+use crate::backend::claude::backend::{ClaudeBackend, ClaudeBinarySources};
+use crate::cli::config::{Config, EFFORTS, MODELS, check_choice};
 use crate::events::Event;
+use crate::events::bus::EventBus;
+use crate::events::metrics::RunMetrics;
 use crate::executor::context::{StateTimeout, StopLevel, TimeoutSource};
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
-use crate::observers::console_observer::Verbosity;
+use crate::model::run_state::{LaunchParams, RunState};
+use crate::observers::console::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
-use crate::process_watchdog::Watchdog;
-use crate::retry_policy::RetryPolicy;
-use crate::run_lock::RunLock;
-use crate::run_metrics::RunMetrics;
-use crate::run_persistence::RunPersistence;
-use crate::run_state::{LaunchParams, RunState};
-use crate::run_store::RunStore;
-use crate::shutdown::shutdown_signals;
-use crate::workflow_loop::{RunLimits, RunOutcome, WorkflowLoop, transition_event};
+use crate::process::watchdog::Watchdog;
+use crate::run::retry_policy::RetryPolicy;
+use crate::run::shutdown::shutdown_signals;
+use crate::run::workflow_loop::{RunLimits, RunOutcome, WorkflowLoop, transition_event};
+use crate::store::lock::RunLock;
+use crate::store::persistence::RunPersistence;
+use crate::store::runs::RunStore;
+use crate::text::duration::parse_duration;
 
 fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>) -> CliError {
     CliError::InvalidValue { flag, value: value.to_string(), expected: expected.into() }

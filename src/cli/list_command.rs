@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::CliError;
-use crate::run_store::RunStore;
+use crate::store::runs::RunStore;
 
 pub fn list(store: &RunStore) -> Result<i32, CliError> {
     let mut lines = Vec::new();

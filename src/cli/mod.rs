@@ -3,7 +3,8 @@
 //! modules it calls, and `run` is what `main` and the tests call.
 
 mod arguments;
-mod cli_error;
+pub mod config;
+mod error;
 mod execute;
 mod list_command;
 mod resume_command;
@@ -17,11 +18,11 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 pub use arguments::{Arguments, Command};
-pub use cli_error::CliError;
+pub use error::CliError;
 
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::exit_code;
-use crate::run_store::{RunStore, discover_baton_dir};
+use crate::store::runs::{RunStore, discover_baton_dir};
 
 /// Run the command line `args` (including the program name) and return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
@@ -33,7 +34,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     init_tracing();
-    crate::run_metrics::raise_open_file_limit();
+    crate::events::metrics::raise_open_file_limit();
     match dispatch(arguments) {
         Ok(code) => code,
         Err(error) => {
@@ -51,7 +52,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Ok((cwd, store))
     };
     match arguments.command {
-        Command::Watchdog { run_id } => Ok(crate::process_watchdog::serve(std::io::stdin().lock(), run_id.as_deref())),
+        Command::Watchdog { run_id } => Ok(crate::process::watchdog::serve(std::io::stdin().lock(), run_id.as_deref())),
         Command::List => list_command::list(&project()?.1),
         Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
         Command::Run(run) => {

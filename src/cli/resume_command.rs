@@ -5,9 +5,9 @@
 use super::CliError;
 use super::arguments::ResumeArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
-use crate::config::Config;
-use crate::run_state::RunStatus;
-use crate::run_store::RunStore;
+use crate::cli::config::Config;
+use crate::model::run_state::RunStatus;
+use crate::store::runs::RunStore;
 
 pub async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
     let loaded = store.load_run(&arguments.run_id)?;

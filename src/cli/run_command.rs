@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use super::CliError;
 use super::arguments::RunArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
-use crate::agent::Agent;
-use crate::config::Config;
-use crate::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
-use crate::run_store::{RunStore, StoreError, is_valid_run_id};
-use crate::task_folder::TaskFolders;
-use crate::workflow_target;
+use crate::cli::config::Config;
+use crate::model::agent::Agent;
+use crate::model::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+use crate::transition::task_folder::TaskFolders;
+use crate::workflow::target;
 
 pub async fn run(store: RunStore, config: &Config, arguments: RunArguments, cwd: PathBuf) -> Result<i32, CliError> {
-    let target = workflow_target::interpret(&arguments.workflow, &cwd)?;
+    let target = target::interpret(&arguments.workflow, &cwd)?;
     let budget_usd = check_budget(arguments.budget)?.or(config.budget).unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };

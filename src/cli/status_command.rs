@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::CliError;
-use crate::agent::AgentStatus;
-use crate::run_lock::RunLock;
-use crate::run_state::RunStatus;
-use crate::run_store::RunStore;
+use crate::model::agent::AgentStatus;
+use crate::model::run_state::RunStatus;
+use crate::store::lock::RunLock;
+use crate::store::runs::RunStore;
 
 pub fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::event_bus::EventBus;
-use crate::process_watchdog::Watchdog;
+use crate::events::bus::EventBus;
+use crate::process::watchdog::Watchdog;
 
 /// How hard running steps are being stopped (clean shutdown, issue of `--grace`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]

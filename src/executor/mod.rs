@@ -6,17 +6,17 @@
 //! and `StateCompleted`; the loop applies the transition.
 
 pub mod context;
-pub mod markdown_executor;
-pub mod script_executor;
+pub mod markdown;
+pub mod script;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::agent::Agent;
-use crate::state_name;
-use crate::step_failure::StepFailure;
+use crate::model::agent::Agent;
+use crate::run::step_failure::StepFailure;
 use crate::transition::Transition;
+use crate::workflow::state_name;
 
 pub use context::ExecutionContext;
 
@@ -58,8 +58,8 @@ impl Executors {
     /// Scripts run with bash; prompts go to `backend`.
     pub fn standard(backend: Arc<dyn crate::backend::Backend>) -> Executors {
         Executors {
-            script: Arc::new(script_executor::ScriptExecutor),
-            markdown: Arc::new(markdown_executor::MarkdownExecutor::new(backend)),
+            script: Arc::new(script::ScriptExecutor),
+            markdown: Arc::new(markdown::MarkdownExecutor::new(backend)),
         }
     }
 

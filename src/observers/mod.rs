@@ -1,8 +1,8 @@
 //! Observers turn bus events into side effects: trace files and console lines.
 //! They only listen; nothing here can change the course of a run (seed §9–§10).
 
-pub mod console_observer;
-pub mod debug_observer;
+pub mod console;
+pub mod trace;
 
-pub use console_observer::ConsoleObserver;
-pub use debug_observer::DebugObserver;
+pub use console::ConsoleObserver;
+pub use trace::DebugObserver;

@@ -242,7 +242,7 @@ fn a15_usage_limit_text_without_structured_signal_pauses() {
     let outcome = test.run_workflow(&["--no-wait"]);
     // The reset time comes from the text: the next 3pm in Chicago.
     let now = jiff::Zoned::now();
-    let resets = baton::usage_limit::parse_reset(text, now).expect("a reset time");
+    let resets = baton::backend::claude::usage_limit::parse_reset(text, now).expect("a reset time");
     assert_paused(
         &outcome,
         "main",

@@ -1,0 +1,186 @@
+//! Claude Code behind the [`Backend`] trait: find the binary, build the argv, run
+//! it, read its stream, and classify the outcome (R12.5, R12.10–R12.11, A15).
+//!
+//! Classification, in order: a usage limit (structured signals first, then the
+//! text table) pauses the agent; a non-zero exit, a stream without a result, or an
+//! empty result is retryable, with the result text in the message because Claude
+//! Code's stderr is usually empty; anything else is a turn whose text the executor
+//! parses — including `is_error` results, which normally carry no tag (R12.10).
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::watch;
+
+use super::command::ClaudeCommand;
+use super::process::{ClaudeProcess, ClaudeProcessError, run_claude};
+use super::stream_reader::{StreamReader, StreamSignal};
+use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
+use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
+use crate::executor::context::StopLevel;
+use crate::process::watchdog::Watchdog;
+
+/// Where the `claude` binary comes from, in precedence order.
+#[derive(Clone, Debug, Default)]
+pub struct ClaudeBinarySources {
+    pub flag: Option<PathBuf>,
+    pub environment: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+}
+
+impl ClaudeBinarySources {
+    /// `--claude-bin`, then `BATON_CLAUDE_BIN`, then `claude_bin` in config.toml, then `PATH`.
+    pub fn resolve(&self) -> Result<PathBuf, String> {
+        let named = [
+            ("--claude-bin", &self.flag),
+            ("BATON_CLAUDE_BIN", &self.environment),
+            ("claude_bin in .baton/config.toml", &self.config),
+        ];
+        for (source, path) in named {
+            if let Some(path) = path {
+                return if is_executable(path) {
+                    Ok(path.clone())
+                } else if !path.exists() {
+                    Err(format!("{source} names `{}`, which does not exist", path.display()))
+                } else {
+                    Err(format!("{source} names `{}`, which is not an executable file", path.display()))
+                };
+            }
+        }
+        std::env::var_os("PATH")
+            .and_then(|path| {
+                std::env::split_paths(&path).map(|dir| dir.join("claude")).find(|candidate| is_executable(candidate))
+            })
+            .ok_or_else(|| {
+                "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
+                 .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)"
+                    .to_string()
+            })
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+pub struct ClaudeBackend {
+    binary: Result<PathBuf, String>,
+    skip_permissions: bool,
+}
+
+impl ClaudeBackend {
+    pub fn new(binary: Result<PathBuf, String>, skip_permissions: bool) -> ClaudeBackend {
+        ClaudeBackend { binary, skip_permissions }
+    }
+}
+
+/// Short text for messages: the first 500 characters.
+fn excerpt(text: &str) -> String {
+    let trimmed = text.trim();
+    if trimmed.chars().count() <= 500 {
+        return trimmed.to_string();
+    }
+    format!("{}…", trimmed.chars().take(500).collect::<String>())
+}
+
+impl Backend for ClaudeBackend {
+    fn invoke<'a>(
+        &'a self,
+        request: BackendRequest,
+        stop: watch::Receiver<StopLevel>,
+        watchdog: Option<&'a Watchdog>,
+        on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
+    ) -> BackendFuture<'a> {
+        Box::pin(async move {
+            let binary = self.binary.clone().map_err(BackendError::NotAvailable)?;
+            let command = ClaudeCommand {
+                skip_permissions: self.skip_permissions,
+                model: request.model.clone(),
+                effort: request.effort.clone(),
+                session: request.session.clone(),
+            };
+            let arguments = command.arguments();
+            let mut reader = StreamReader::new();
+            let process = ClaudeProcess {
+                program: &binary,
+                arguments: &arguments,
+                prompt: &request.prompt,
+                cwd: &request.cwd,
+                idle_timeout: request.idle_timeout,
+            };
+            let on_object = |object: serde_json::Value| {
+                for signal in reader.push(&object) {
+                    on_event(match signal {
+                        StreamSignal::AssistantText(text) => BackendEvent::AssistantText(text),
+                        StreamSignal::Progress(text) => BackendEvent::Progress(text),
+                        StreamSignal::Tool { name, detail } => BackendEvent::Tool { name, detail },
+                        StreamSignal::ToolError(text) => BackendEvent::ToolError(text),
+                    });
+                }
+                on_event(BackendEvent::Raw(object));
+            };
+            let exit = match run_claude(process, on_object, stop, watchdog).await {
+                Ok(exit) => exit,
+                Err(ClaudeProcessError::Cancelled) => return Err(BackendError::Cancelled),
+                Err(ClaudeProcessError::IdleTimeout { after }) => {
+                    return Err(BackendError::Timeout(format!(
+                        "Claude Code printed nothing for {} and was stopped (timeout from {})",
+                        crate::text::duration::seconds_phrase(after.as_secs_f64()),
+                        request.timeout_source
+                    )));
+                }
+                Err(error) => return Err(BackendError::Failed { message: error.to_string(), cost_usd: 0.0 }),
+            };
+            let summary = reader.finish();
+            let limit_text = if summary.is_error && is_usage_limit_text(&summary.text) {
+                Some(summary.text.clone())
+            } else if exit.exit_code != Some(0) && is_usage_limit_text(&exit.stderr) {
+                Some(exit.stderr.clone())
+            } else {
+                None
+            };
+            if summary.limit.is_some() || limit_text.is_some() {
+                let structured = summary.limit.clone().unwrap_or_default();
+                let message = structured
+                    .message
+                    .filter(|message| !message.is_empty())
+                    .or(limit_text)
+                    .unwrap_or_else(|| excerpt(&summary.text));
+                let resets_at = structured
+                    .resets_at
+                    .or_else(|| parse_reset(&message, jiff::Zoned::now()).map(|timestamp| timestamp.as_second()));
+                return Err(BackendError::UsageLimit { message: excerpt(&message), resets_at });
+            }
+            match exit.exit_code {
+                Some(0) => {}
+                code => {
+                    let code = code.map_or_else(|| "a signal".to_string(), |code| format!("code {code}"));
+                    let detail = if !summary.text.trim().is_empty() {
+                        excerpt(&summary.text)
+                    } else if !exit.stderr.trim().is_empty() {
+                        excerpt(&exit.stderr)
+                    } else {
+                        String::from("no result text and an empty stderr")
+                    };
+                    let message = format!("Claude Code exited with {code}: {detail}");
+                    return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
+                }
+            }
+            if !summary.saw_result {
+                let message = "Claude Code exited without a result event".to_string();
+                return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
+            }
+            if summary.text.trim().is_empty() {
+                let message = "Claude Code returned an empty result".to_string();
+                return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
+            }
+            Ok(BackendResponse {
+                text: summary.text,
+                session_id: summary.session_id,
+                cost_usd: summary.cost_usd,
+                input_tokens: summary.input_tokens,
+                output_tokens: summary.output_tokens,
+            })
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! The seam between the markdown executor and the model behind it.
+//!
+//! The executor renders a prompt, picks the session to continue, and interprets the
+//! text that comes back; a [`Backend`] turns one prompt into one model turn. Claude
+//! Code is the backend today (`claude::claude_backend`); other CLIs, a scripted
+//! backend for tests and trace replay plug in behind the same trait.
+
+pub mod claude;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::backend::claude::command::SessionMode;
+use crate::executor::context::StopLevel;
+use crate::process::watchdog::Watchdog;
+
+/// One model turn to run.
+#[derive(Clone, Debug)]
+pub struct BackendRequest {
+    pub prompt: String,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub effort: Option<String>,
+    pub session: SessionMode,
+    pub idle_timeout: Option<Duration>,
+    /// Where the idle timeout came from, for messages.
+    pub timeout_source: String,
+}
+
+/// Something that happened during the turn, as it happens.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendEvent {
+    /// One raw object of the backend's stream, for the trace.
+    Raw(Value),
+    /// Assistant text, for `<print>` extraction.
+    AssistantText(String),
+    /// A line of progress worth showing.
+    Progress(String),
+    Tool {
+        name: String,
+        detail: String,
+    },
+    ToolError(String),
+}
+
+/// What a completed turn produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BackendResponse {
+    /// The text transitions are parsed from.
+    pub text: String,
+    pub session_id: Option<String>,
+    pub cost_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// How a turn failed, in the classes the workflow loop handles (§10.1).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// The account's usage limit was reached; `resets_at` in epoch seconds when known.
+    #[error("{message}")]
+    UsageLimit { message: String, resets_at: Option<i64> },
+    /// A failure worth retrying (non-zero exit, no result, an unreadable stream);
+    /// `cost_usd` is what the failed turn still cost.
+    #[error("{message}")]
+    Failed { message: String, cost_usd: f64 },
+    /// The idle timeout fired (retryable, reason `timeout`).
+    #[error("{0}")]
+    Timeout(String),
+    /// The backend cannot run at all (e.g. the CLI is not installed): fatal.
+    #[error("{0}")]
+    NotAvailable(String),
+    /// Stopped by a shutdown.
+    #[error("stopped before it finished")]
+    Cancelled,
+}
+
+pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<BackendResponse, BackendError>> + Send + 'a>>;
+
+pub trait Backend: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        request: BackendRequest,
+        stop: watch::Receiver<StopLevel>,
+        watchdog: Option<&'a Watchdog>,
+        on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
+    ) -> BackendFuture<'a>;
+}

@@ -1,0 +1,34 @@
+//! Errors that end a command before or outside a run, each rendered as one precise
+//! `error: …` line on stderr with exit code 1.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::store::runs::StoreError;
+use crate::workflow::target::WorkflowTargetError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("cannot determine the current directory: {source}")]
+    CurrentDir { source: io::Error },
+    #[error("cannot start the async runtime: {source}")]
+    Runtime { source: io::Error },
+    #[error(transparent)]
+    Workflow(#[from] WorkflowTargetError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("invalid value `{value}` for --{flag}: {expected}")]
+    InvalidValue { flag: &'static str, value: String, expected: String },
+    #[error("cannot open the trace in {path}: {source}")]
+    Trace { path: PathBuf, source: io::Error },
+    #[error("run `{run_id}` has already completed; `baton status {run_id}` shows its result")]
+    AlreadyCompleted { run_id: String },
+    #[error("--input was given, but no agent of run `{run_id}` is waiting for input")]
+    NoAgentWaiting { run_id: String },
+    #[error("cannot write to stdout: {source}")]
+    Stdout { source: io::Error },
+    #[error(transparent)]
+    Lock(#[from] crate::store::lock::LockError),
+    #[error(transparent)]
+    Config(#[from] crate::cli::config::ConfigError),
+}

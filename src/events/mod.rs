@@ -1,0 +1,245 @@
+//! Everything that happens during a run, as data (seed §1).
+//!
+//! The core publishes these on the [`crate::events::bus::EventBus`]; observers turn
+//! them into trace files and console lines. Each variant carries the agent it is
+//! about, because many agents emit concurrently. The serialized form (`type` plus
+//! the fields) is what `events.jsonl` contains, so field names are part of the
+//! trace format documented in `docs/trace-format.md`.
+
+pub mod bus;
+pub mod metrics;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// Whether a state is a prompt or a script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateType {
+    Markdown,
+    Script,
+}
+
+/// Which output stream a `<print>` came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+    Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type")]
+pub enum Event {
+    WorkflowStarted {
+        run_id: String,
+        scope_dir: PathBuf,
+        run_dir: PathBuf,
+        initial_state: String,
+        resumed: bool,
+    },
+    WorkflowCompleted {
+        run_id: String,
+        total_cost_usd: f64,
+        steps: u64,
+        duration_ms: u64,
+        metrics: crate::events::metrics::RunMetrics,
+    },
+    WorkflowPaused {
+        run_id: String,
+        total_cost_usd: f64,
+        paused_agent_count: usize,
+        /// Set when a bound (`--max-steps`, `--time-limit`) paused the run.
+        reason: Option<String>,
+    },
+    /// Launching stopped (a signal or a bound); running steps get `grace_ms` to finish.
+    WorkflowStopping {
+        run_id: String,
+        cause: String,
+        running_steps: usize,
+        grace_ms: u64,
+    },
+    WorkflowInterrupted {
+        run_id: String,
+        signal: String,
+    },
+    RunFailed {
+        run_id: String,
+        agent_id: String,
+        state: String,
+        error: String,
+    },
+    StateStarted {
+        agent_id: String,
+        state: String,
+        state_type: StateType,
+        step: u64,
+        attempt: u32,
+    },
+    StateCompleted {
+        agent_id: String,
+        state: String,
+        step: u64,
+        cost_usd: f64,
+        total_cost_usd: f64,
+        session_id: Option<String>,
+        duration_ms: u64,
+    },
+    TransitionOccurred {
+        agent_id: String,
+        from_state: String,
+        /// `None` when the agent terminated.
+        to_state: Option<String>,
+        transition_type: String,
+        metadata: BTreeMap<String, String>,
+        /// The journal commit that recorded this step (1, 2, 3, … over the run).
+        commit: u64,
+        /// Re-published on resume because a crash may have kept it out of the trace.
+        recovered: bool,
+    },
+    AgentSpawned {
+        parent_agent_id: String,
+        new_agent_id: String,
+        initial_state: String,
+    },
+    AgentTerminated {
+        agent_id: String,
+        result: String,
+    },
+    AgentPaused {
+        agent_id: String,
+        state: String,
+        reason: String,
+        message: String,
+    },
+    ClaudeInvocationStarted {
+        agent_id: String,
+        state: String,
+        session_id: Option<String>,
+        is_fork: bool,
+        is_reminder: bool,
+        reminder_attempt: u32,
+    },
+    ClaudeStreamOutput {
+        agent_id: String,
+        state: String,
+        step: u64,
+        json: serde_json::Value,
+    },
+    ScriptOutput {
+        agent_id: String,
+        state: String,
+        step: u64,
+        stdout: String,
+        stderr: String,
+        exit_code: Option<i32>,
+        execution_time_ms: u64,
+        /// Only the variables Baton set, never the inherited environment.
+        env_vars: BTreeMap<String, String>,
+    },
+    ToolInvocation {
+        agent_id: String,
+        tool_name: String,
+        detail: String,
+    },
+    ToolError {
+        agent_id: String,
+        message: String,
+    },
+    /// The prompt of one model turn, as sent (`reminder` 0 is the first turn).
+    PromptRendered {
+        agent_id: String,
+        state: String,
+        step: u64,
+        reminder: u32,
+        prompt: String,
+    },
+    /// Every remaining agent hit a usage limit: waiting until `until` (RFC 3339).
+    WorkflowWaiting {
+        run_id: String,
+        until: String,
+        wait_seconds: u64,
+    },
+    WorkflowResuming {
+        run_id: String,
+    },
+    ProgressMessage {
+        agent_id: String,
+        message: String,
+    },
+    PrintOutput {
+        agent_id: String,
+        stream: OutputStream,
+        content: String,
+    },
+    ErrorOccurred {
+        agent_id: String,
+        error_type: String,
+        message: String,
+        state: String,
+        is_retryable: bool,
+        retry_count: u32,
+        max_retries: u32,
+    },
+}
+
+/// The event's type without its data, for subscriptions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    WorkflowStarted,
+    WorkflowCompleted,
+    WorkflowPaused,
+    WorkflowStopping,
+    WorkflowInterrupted,
+    RunFailed,
+    StateStarted,
+    StateCompleted,
+    TransitionOccurred,
+    AgentSpawned,
+    AgentTerminated,
+    AgentPaused,
+    ClaudeInvocationStarted,
+    ClaudeStreamOutput,
+    ScriptOutput,
+    ToolInvocation,
+    ToolError,
+    PromptRendered,
+    WorkflowWaiting,
+    WorkflowResuming,
+    ProgressMessage,
+    PrintOutput,
+    ErrorOccurred,
+}
+
+impl Event {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::WorkflowStarted { .. } => EventKind::WorkflowStarted,
+            Event::WorkflowCompleted { .. } => EventKind::WorkflowCompleted,
+            Event::WorkflowPaused { .. } => EventKind::WorkflowPaused,
+            Event::WorkflowStopping { .. } => EventKind::WorkflowStopping,
+            Event::WorkflowInterrupted { .. } => EventKind::WorkflowInterrupted,
+            Event::RunFailed { .. } => EventKind::RunFailed,
+            Event::StateStarted { .. } => EventKind::StateStarted,
+            Event::StateCompleted { .. } => EventKind::StateCompleted,
+            Event::TransitionOccurred { .. } => EventKind::TransitionOccurred,
+            Event::AgentSpawned { .. } => EventKind::AgentSpawned,
+            Event::AgentTerminated { .. } => EventKind::AgentTerminated,
+            Event::AgentPaused { .. } => EventKind::AgentPaused,
+            Event::ClaudeInvocationStarted { .. } => EventKind::ClaudeInvocationStarted,
+            Event::ClaudeStreamOutput { .. } => EventKind::ClaudeStreamOutput,
+            Event::ScriptOutput { .. } => EventKind::ScriptOutput,
+            Event::ToolInvocation { .. } => EventKind::ToolInvocation,
+            Event::ToolError { .. } => EventKind::ToolError,
+            Event::PromptRendered { .. } => EventKind::PromptRendered,
+            Event::WorkflowWaiting { .. } => EventKind::WorkflowWaiting,
+            Event::WorkflowResuming { .. } => EventKind::WorkflowResuming,
+            Event::ProgressMessage { .. } => EventKind::ProgressMessage,
+            Event::PrintOutput { .. } => EventKind::PrintOutput,
+            Event::ErrorOccurred { .. } => EventKind::ErrorOccurred,
+        }
+    }
+}

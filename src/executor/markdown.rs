@@ -1,0 +1,380 @@
+//! The markdown executor (seed §5): a `.md` state is a prompt for the model behind
+//! a [`Backend`] (Claude Code). One step is one or more model turns:
+//!
+//! 1. refuse to start when the run is already over budget (synthetic `<result>`);
+//! 2. load the prompt, split its frontmatter (policy, model, effort, force_implicit),
+//!    render the body with the state's variables (R6);
+//! 3. run a turn in the right session (R3.15): a `<call>` child forks its caller's
+//!    session, `goto`/return/parent-after-fork resume the agent's session, fresh
+//!    otherwise;
+//! 4. after each turn, in R5.17's order: budget → `force_implicit` → parse →
+//!    multi-fork → implicit → exactly one tag, resolved and allowed by the policy;
+//!    a missing, extra, unresolvable or disallowed tag under a policy gets up to two
+//!    reminders, each resuming the failed turn's session (R5.16–R5.20).
+//!
+//! Backend failures are classified for the loop: usage limits pause, failed and
+//! timed-out turns are retried, a missing CLI is fatal.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
+use crate::backend::claude::command::SessionMode;
+use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest};
+use crate::events::{Event, OutputStream, StateType};
+use crate::model::agent::PauseReason;
+use crate::run::step_failure::{FailureClass, StepFailure};
+use crate::syntax::frontmatter::{StateFrontmatter, load_prompt};
+use crate::syntax::policy::Policy;
+use crate::syntax::print_extractor::PrintExtractor;
+use crate::syntax::scanner::scan;
+use crate::syntax::tag::Tag;
+use crate::syntax::template::{TemplateInputs, render, variables};
+use crate::transition::Transition;
+use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag};
+
+/// Model turns per step: the first plus up to two reminders (R5.16).
+pub const MAX_REMINDER_ATTEMPTS: u32 = 3;
+
+/// The model when neither the state nor the run names one (R5.21).
+pub const DEFAULT_MODEL: &str = "sonnet";
+
+pub struct MarkdownExecutor {
+    backend: Arc<dyn Backend>,
+}
+
+impl MarkdownExecutor {
+    pub fn new(backend: Arc<dyn Backend>) -> MarkdownExecutor {
+        MarkdownExecutor { backend }
+    }
+}
+
+impl StateExecutor for MarkdownExecutor {
+    fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
+        Box::pin(run_markdown_state(self.backend.as_ref(), input, context))
+    }
+}
+
+/// Why one turn's output could not become a transition.
+enum TurnError {
+    /// Worth a reminder under a policy (R5.18).
+    Remindable { error_type: &'static str, message: String },
+    /// Fatal, reminder or not.
+    Fatal(StepFailure),
+}
+
+struct Step<'a> {
+    input: &'a StepInput,
+    context: &'a ExecutionContext,
+    started: Instant,
+    cost: f64,
+    session: Option<String>,
+}
+
+impl Step<'_> {
+    fn state(&self) -> &str {
+        &self.input.agent.current_state
+    }
+
+    fn emit(&self, event: Event) {
+        self.context.bus.emit(event);
+    }
+
+    /// Finish the step with `transition`.
+    fn done(self, transition: Transition) -> Result<ExecutionResult, StepFailure> {
+        self.emit(Event::StateCompleted {
+            agent_id: self.input.agent.id.clone(),
+            state: self.state().to_string(),
+            step: self.input.step,
+            cost_usd: self.cost,
+            total_cost_usd: self.input.total_cost_at_launch + self.cost,
+            session_id: self.session.clone(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+        });
+        Ok(ExecutionResult { transition, session_id: self.session, cost_usd: self.cost })
+    }
+
+    /// R9.3: over budget (strictly), the state's output is ignored.
+    fn over_budget(&self) -> Option<Transition> {
+        let budget = self.context.budget_usd;
+        let total = self.input.total_cost_at_launch + self.cost;
+        (budget > 0.0 && total > budget).then(|| Transition::Result {
+            payload: format!("Workflow terminated: budget exceeded (${total:.4} > ${budget:.4})"),
+        })
+    }
+}
+
+async fn run_markdown_state(
+    backend: &dyn Backend,
+    input: StepInput,
+    context: &ExecutionContext,
+) -> Result<ExecutionResult, StepFailure> {
+    let agent = &input.agent;
+    context.bus.emit(Event::StateStarted {
+        agent_id: agent.id.clone(),
+        state: agent.current_state.clone(),
+        state_type: StateType::Markdown,
+        step: input.step,
+        attempt: input.attempt,
+    });
+    let mut step =
+        Step { input: &input, context, started: Instant::now(), cost: 0.0, session: agent.session_id.clone() };
+    if let Some(synthetic) = step.over_budget() {
+        return step.done(synthetic);
+    }
+
+    let path = agent.scope_dir.join(&agent.current_state);
+    let prompt = load_prompt(&path)
+        .map_err(|error| StepFailure::retryable(PauseReason::PromptError, "PromptFileError", error.to_string()))?;
+    let frontmatter = prompt.frontmatter;
+    if !frontmatter.unknown_fields.is_empty() {
+        step.emit(Event::ErrorOccurred {
+            agent_id: agent.id.clone(),
+            error_type: "UnknownField".into(),
+            message: format!(
+                "{}: ignoring unrecognized frontmatter field(s): {}",
+                agent.current_state,
+                frontmatter.unknown_fields.join(", ")
+            ),
+            state: agent.current_state.clone(),
+            is_retryable: false,
+            retry_count: 0,
+            max_retries: 0,
+        });
+    }
+    let task_folder = agent.task_folder.to_string_lossy().into_owned();
+    let template_variables = variables(&TemplateInputs {
+        input: agent.pending_result.as_deref(),
+        ask_id: None,
+        fork_attributes: &agent.fork_attributes,
+        workflow_id: &context.run_id,
+        agent_id: &agent.id,
+        task_folder: &task_folder,
+    });
+    let base_prompt = render(&prompt.body, &template_variables);
+    let model = frontmatter
+        .model
+        .clone()
+        .or_else(|| context.default_model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone());
+    let policy = frontmatter.policy.clone().unwrap_or_default();
+
+    let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
+        (Some(caller), _, _) => SessionMode::ForkFrom(caller.clone()),
+        (None, true, _) => SessionMode::ContinueAndFork,
+        (None, false, Some(session)) => SessionMode::Resume(session.clone()),
+        (None, false, None) => SessionMode::Fresh,
+    };
+    let prints = Mutex::new(PrintExtractor::new());
+    for attempt in 0..MAX_REMINDER_ATTEMPTS {
+        let prompt_text =
+            if attempt == 0 { base_prompt.clone() } else { format!("{base_prompt}{}", policy.reminder()) };
+        step.emit(Event::PromptRendered {
+            agent_id: agent.id.clone(),
+            state: agent.current_state.clone(),
+            step: input.step,
+            reminder: attempt,
+            prompt: prompt_text.clone(),
+        });
+        let (session_id, is_fork) = match &session {
+            SessionMode::Resume(id) => (Some(id.clone()), false),
+            SessionMode::ForkFrom(id) => (Some(id.clone()), true),
+            SessionMode::Fresh | SessionMode::ContinueAndFork => (None, false),
+        };
+        step.emit(Event::ClaudeInvocationStarted {
+            agent_id: agent.id.clone(),
+            state: agent.current_state.clone(),
+            session_id,
+            is_fork,
+            is_reminder: attempt > 0,
+            reminder_attempt: attempt,
+        });
+        let request = BackendRequest {
+            prompt: prompt_text,
+            cwd: agent.cwd.clone(),
+            model: model.clone(),
+            effort: effort.clone(),
+            session: session.clone(),
+            idle_timeout: context.timeout.limit,
+            timeout_source: context.timeout.source.to_string(),
+        };
+        let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
+        let response =
+            match backend.invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event).await {
+                Ok(response) => response,
+                Err(error) => {
+                    let failed_turn_cost =
+                        if let BackendError::Failed { cost_usd, .. } = &error { *cost_usd } else { 0.0 };
+                    return Err(classify(error).with_cost(step.cost + failed_turn_cost));
+                }
+            };
+        if let Some(session_id) = response.session_id {
+            step.session = Some(session_id);
+        }
+        step.cost += response.cost_usd;
+
+        if let Some(synthetic) = step.over_budget() {
+            return step.done(synthetic);
+        }
+        match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, &agent.scope_dir) {
+            Ok(transition) => return step.done(transition),
+            Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
+            Err(TurnError::Remindable { error_type, message }) => {
+                let message = format!("state `{}`: {message}", agent.current_state);
+                if policy.entries.is_empty() || attempt + 1 >= MAX_REMINDER_ATTEMPTS {
+                    let suffix = if policy.entries.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (after {MAX_REMINDER_ATTEMPTS} attempts with reminders)")
+                    };
+                    return Err(StepFailure::fatal(error_type, format!("{message}{suffix}")).with_cost(step.cost));
+                }
+                step.emit(Event::ErrorOccurred {
+                    agent_id: agent.id.clone(),
+                    error_type: error_type.into(),
+                    message,
+                    state: agent.current_state.clone(),
+                    is_retryable: true,
+                    retry_count: attempt + 1,
+                    max_retries: MAX_REMINDER_ATTEMPTS,
+                });
+                // R5.19: the reminder continues the failed turn's session, never forked.
+                session = step.session.clone().map_or(SessionMode::Fresh, SessionMode::Resume);
+            }
+        }
+    }
+    Err(StepFailure::fatal("NoTransitionTag", format!("state `{}` produced no usable transition", agent.current_state)))
+}
+
+/// Publish what a turn does while it runs.
+fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent) {
+    let agent_id = step.input.agent.id.clone();
+    match event {
+        BackendEvent::Raw(json) => step.emit(Event::ClaudeStreamOutput {
+            agent_id,
+            state: step.state().to_string(),
+            step: step.input.step,
+            json,
+        }),
+        BackendEvent::AssistantText(text) => {
+            let found = prints.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(&text);
+            for content in found {
+                step.emit(Event::PrintOutput { agent_id: agent_id.clone(), stream: OutputStream::Assistant, content });
+            }
+        }
+        BackendEvent::Progress(message) => step.emit(Event::ProgressMessage { agent_id, message }),
+        BackendEvent::Tool { name, detail } => step.emit(Event::ToolInvocation { agent_id, tool_name: name, detail }),
+        BackendEvent::ToolError(message) => step.emit(Event::ToolError { agent_id, message }),
+    }
+}
+
+/// A backend failure as the loop should treat it (§10.1).
+fn classify(error: BackendError) -> StepFailure {
+    match error {
+        BackendError::UsageLimit { message, resets_at } => {
+            let resets = resets_at
+                .and_then(|seconds| jiff::Timestamp::from_second(seconds).ok())
+                .map(|timestamp| format!(" (resets at {timestamp})"))
+                .unwrap_or_default();
+            StepFailure {
+                class: FailureClass::UsageLimit { resets_at },
+                error_type: "ClaudeCodeLimitError",
+                message: format!("usage limit reached{resets}: {message}"),
+                cost_usd: 0.0,
+            }
+        }
+        BackendError::Failed { message, .. } => {
+            StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", message)
+        }
+        BackendError::Timeout(message) => StepFailure::retryable(PauseReason::Timeout, "ClaudeCodeTimeout", message),
+        BackendError::NotAvailable(message) => StepFailure::fatal("ClaudeNotAvailable", message),
+        BackendError::Cancelled => StepFailure::fatal("Cancelled", "Claude Code was stopped before it finished"),
+    }
+}
+
+/// One turn's text → the transition, or why not (R5.17 after the budget check).
+fn interpret_turn(
+    text: &str,
+    frontmatter: &StateFrontmatter,
+    policy: &Policy,
+    template_variables: &BTreeMap<String, String>,
+    scope_dir: &std::path::Path,
+) -> Result<Transition, TurnError> {
+    let implicit = || -> Result<Transition, TurnError> {
+        let tag = policy.implicit_tag(|input| render(input, template_variables)).ok_or_else(|| {
+            TurnError::Fatal(StepFailure::fatal("PolicyError", "the policy's single entry cannot be used implicitly"))
+        })?;
+        let resolved = resolve_tag(scope_dir, &tag).map_err(|error| {
+            TurnError::Fatal(StepFailure::fatal("TargetResolutionError", format!("implicit transition: {error}")))
+        })?;
+        Transition::try_from(&resolved)
+            .map_err(|error| TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())))
+    };
+    if frontmatter.force_implicit && policy.can_use_implicit() {
+        return implicit();
+    }
+    let tags = scan(text).map_err(|error| {
+        TurnError::Fatal(StepFailure::fatal("ParseError", format!("transition parse error: {error}")))
+    })?;
+    if is_multi_fork(&tags) {
+        // A2: every tag of a multi-fork is resolved and checked against the policy.
+        for tag in &tags {
+            check_policy(policy, scope_dir, tag)?;
+        }
+        return interpret(&tags, scope_dir).map_err(|error| match error {
+            InterpretError::InvalidMultiFork(reason) => TurnError::Fatal(StepFailure::pause(
+                PauseReason::ValidationError,
+                "InvalidMultiFork",
+                format!("invalid multi-fork output: {reason}"),
+            )),
+            other => remindable_or_fatal(other),
+        });
+    }
+    if tags.is_empty() && policy.can_use_implicit() {
+        return implicit();
+    }
+    match tags.as_slice() {
+        [] => Err(TurnError::Remindable {
+            error_type: "NoTransitionTag",
+            message: "no transition tag in the output".into(),
+        }),
+        [tag] => {
+            let resolved = check_policy(policy, scope_dir, tag)?;
+            let mut transition = Transition::try_from(&resolved)
+                .map_err(|error| TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())))?;
+            if let Transition::Result { payload } = &mut transition {
+                *payload = payload.trim().to_string();
+            }
+            Ok(transition)
+        }
+        more => Err(TurnError::Remindable {
+            error_type: "MultipleTransitions",
+            message: format!("{} transition tags in the output (expected 1)", more.len()),
+        }),
+    }
+}
+
+/// Resolve `tag`'s targets and check it against the policy (R5.8).
+fn check_policy(policy: &Policy, scope_dir: &std::path::Path, tag: &Tag) -> Result<Tag, TurnError> {
+    let resolved = resolve_tag(scope_dir, tag).map_err(|error| TurnError::Remindable {
+        error_type: "TargetResolutionError",
+        message: format!("cannot resolve the target of <{}>: {error}", tag.kind),
+    })?;
+    // An empty policy allows every tag (R5.7).
+    policy
+        .validate(&resolved)
+        .map_err(|violation| TurnError::Remindable { error_type: "PolicyViolation", message: violation.to_string() })?;
+    Ok(resolved)
+}
+
+fn remindable_or_fatal(error: InterpretError) -> TurnError {
+    match error {
+        InterpretError::Resolve(error) => {
+            TurnError::Remindable { error_type: "TargetResolutionError", message: error.to_string() }
+        }
+        InterpretError::Transition(error) => TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())),
+        other => TurnError::Remindable { error_type: "MultipleTransitions", message: other.to_string() },
+    }
+}

@@ -1,0 +1,275 @@
+//! The script executor (R7.1–R7.13): runs a `.sh` state with bash in the agent's
+//! working directory and turns its stdout into exactly one transition.
+//!
+//! Every failure here is fatal (R7.7–R7.8): a script is code the workflow author
+//! controls, so a bad exit or a missing tag is a bug to report, not something to
+//! retry. The one exception is a malformed multi-fork, which pauses the agent like
+//! it does for prompts (R3.44).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
+use crate::events::bus::EventBus;
+use crate::events::{Event, OutputStream, StateType};
+use crate::model::agent::{Agent, PauseReason};
+use crate::process::script::{ScriptCommand, ScriptProcessError, run_script};
+use crate::run::step_failure::StepFailure;
+use crate::syntax::print_extractor::PrintExtractor;
+use crate::syntax::scanner::scan;
+use crate::transition::interpret::{InterpretError, interpret};
+
+/// How much of a failing script's stderr goes into the error message (spec §16 item 15).
+const STDERR_EXCERPT_BYTES: usize = 4096;
+
+/// `bash`, found on `PATH` once (R7.1). Spawning by bare name would repeat the
+/// `PATH` search — several failing `execve` calls — for every step.
+static BASH: std::sync::LazyLock<OsString> = std::sync::LazyLock::new(|| {
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path).map(|directory| directory.join("bash")).find(|candidate| {
+                use std::os::unix::fs::PermissionsExt;
+                candidate.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            })
+        })
+        .map_or_else(|| OsString::from("bash"), |found| found.into_os_string())
+});
+
+pub struct ScriptExecutor;
+
+impl StateExecutor for ScriptExecutor {
+    fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
+        Box::pin(run_script_state(input, context))
+    }
+}
+
+/// The variables a script sees on top of Baton's own environment (R7.6): the
+/// `BATON_*` names, the same values under `RAYMOND_*` so existing scripts keep
+/// working, then the worker's fork attributes, which may override both.
+pub fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    let task_folder = agent.task_folder.to_string_lossy().into_owned();
+    for prefix in ["BATON", "RAYMOND"] {
+        env.insert(format!("{prefix}_WORKFLOW_ID"), run_id.to_string());
+        env.insert(format!("{prefix}_AGENT_ID"), agent.id.clone());
+        env.insert(format!("{prefix}_TASK_FOLDER"), task_folder.clone());
+        if let Some(input) = &agent.pending_result {
+            env.insert(format!("{prefix}_INPUT"), input.clone());
+        }
+    }
+    env.extend(agent.fork_attributes.iter().map(|(name, value)| (name.clone(), value.clone())));
+    env
+}
+
+/// A signal's conventional name, with its number.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("{name} (signal {signal})")
+}
+
+/// The tail of `text`, at most `limit` bytes, cut on a character boundary.
+fn tail(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+fn failure_message(state: &str, what: &str, stderr: &str) -> String {
+    let stderr = stderr.trim_end();
+    if stderr.is_empty() {
+        format!("script `{state}` {what} (its stderr was empty)")
+    } else if stderr.len() > STDERR_EXCERPT_BYTES {
+        format!(
+            "script `{state}` {what}; the last {STDERR_EXCERPT_BYTES} bytes of its stderr:\n{}",
+            tail(stderr, STDERR_EXCERPT_BYTES)
+        )
+    } else {
+        format!("script `{state}` {what}; its stderr:\n{stderr}")
+    }
+}
+
+/// Feeds output chunks to per-stream `<print>` extractors and publishes each print.
+fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(OutputStream, &str) {
+    let extractors = Mutex::new((PrintExtractor::new(), PrintExtractor::new()));
+    move |stream, chunk| {
+        let mut extractors = extractors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let extractor = if stream == OutputStream::Stdout { &mut extractors.0 } else { &mut extractors.1 };
+        for content in extractor.push(chunk) {
+            bus.emit(Event::PrintOutput { agent_id: agent_id.clone(), stream, content });
+        }
+    }
+}
+
+async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Result<ExecutionResult, StepFailure> {
+    let agent = &input.agent;
+    let state = agent.current_state.as_str();
+    context.bus.emit(Event::StateStarted {
+        agent_id: agent.id.clone(),
+        state: state.to_string(),
+        state_type: StateType::Script,
+        step: input.step,
+        attempt: input.attempt,
+    });
+    let started = Instant::now();
+
+    let extension = crate::workflow::state_name::extension(state).to_ascii_lowercase();
+    if extension != ".sh" {
+        return Err(StepFailure::fatal(
+            "ScriptError",
+            format!("script `{state}` is a Windows script ({extension}) and cannot run on this platform"),
+        ));
+    }
+    let script_path = agent.scope_dir.join(state);
+    if !script_path.is_file() {
+        return Err(StepFailure::fatal(
+            "ScriptError",
+            format!("script `{state}` not found in workflow `{}`", agent.scope_dir.display()),
+        ));
+    }
+
+    if !agent.cwd.is_dir() {
+        return Err(StepFailure::fatal(
+            "ScriptError",
+            format!(
+                "script `{state}` cannot run: its working directory {} does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
+                agent.cwd.display()
+            ),
+        ));
+    }
+    let env = script_environment(&context.run_id, agent);
+    let command = ScriptCommand {
+        program: BASH.clone(),
+        args: vec![script_path.into_os_string()],
+        cwd: agent.cwd.clone(),
+        env: env.clone(),
+        inactivity_timeout: context.timeout.limit,
+    };
+    let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
+    let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_deref()).await {
+        Ok(run) => run,
+        Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
+            emit_output(context, &input, &stdout, &stderr, None, started, env);
+            return Err(StepFailure::fatal(
+                "ScriptTimeout",
+                format!(
+                    "script `{state}` produced no output for {} and was killed (timeout from {})",
+                    crate::text::duration::seconds_phrase(after.as_secs_f64()),
+                    context.timeout.source
+                ),
+            ));
+        }
+        Err(ScriptProcessError::Cancelled) => {
+            return Err(StepFailure::fatal("Cancelled", format!("script `{state}` was stopped before it finished")));
+        }
+        Err(error) => return Err(StepFailure::fatal("ScriptError", format!("script `{state}` {error}"))),
+    };
+    emit_output(context, &input, &run.stdout, &run.stderr, run.exit_code, started, env);
+
+    match (run.exit_code, run.signal) {
+        (Some(0), _) => {}
+        (Some(code), _) => {
+            return Err(StepFailure::fatal(
+                "ScriptError",
+                failure_message(state, &format!("failed with exit code {code}"), &run.stderr),
+            ));
+        }
+        (None, signal) => {
+            let what = format!("was killed by {}", signal_name(signal.unwrap_or_default()));
+            return Err(StepFailure::fatal("ScriptError", failure_message(state, &what, &run.stderr)));
+        }
+    }
+
+    let tags = scan(&run.stdout).map_err(|error| {
+        StepFailure::fatal("ParseError", format!("script `{state}` printed an invalid transition tag: {error}"))
+    })?;
+    let transition = interpret(&tags, &agent.scope_dir).map_err(|error| match error {
+        InterpretError::NoTag => {
+            let hint = if scan(&run.stderr).is_ok_and(|tags| !tags.is_empty()) {
+                " (a tag was printed to stderr, but only stdout counts)"
+            } else {
+                ""
+            };
+            StepFailure::fatal(
+                "NoTransitionTag",
+                format!("script `{state}` produced no transition tag in stdout{hint}"),
+            )
+        }
+        InterpretError::MultipleTags { count } => StepFailure::fatal(
+            "MultipleTransitions",
+            format!("script `{state}` produced {count} transition tags (expected 1)"),
+        ),
+        InterpretError::Resolve(error) => StepFailure::fatal(
+            "TargetResolutionError",
+            format!("script `{state}`: cannot resolve its transition target: {error}"),
+        ),
+        InterpretError::Transition(error) => {
+            StepFailure::fatal("TransitionError", format!("script `{state}`: {error}"))
+        }
+        InterpretError::InvalidMultiFork(reason) => StepFailure::pause(
+            PauseReason::ValidationError,
+            "InvalidMultiFork",
+            format!("script `{state}` produced an invalid multi-fork: {reason}"),
+        ),
+    })?;
+
+    context.bus.emit(Event::StateCompleted {
+        agent_id: agent.id.clone(),
+        state: state.to_string(),
+        step: input.step,
+        cost_usd: 0.0,
+        total_cost_usd: input.total_cost_at_launch,
+        session_id: agent.session_id.clone(),
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    Ok(ExecutionResult { transition, session_id: None, cost_usd: 0.0 })
+}
+
+fn emit_output(
+    context: &ExecutionContext,
+    input: &StepInput,
+    stdout: &str,
+    stderr: &str,
+    exit_code: Option<i32>,
+    started: Instant,
+    env_vars: BTreeMap<String, String>,
+) {
+    context.bus.emit(Event::ScriptOutput {
+        agent_id: input.agent.id.clone(),
+        state: input.agent.current_state.clone(),
+        step: input.step,
+        stdout: stdout.to_string(),
+        stderr: stderr.to_string(),
+        exit_code,
+        execution_time_ms: started.elapsed().as_millis() as u64,
+        env_vars,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_cuts_on_a_character_boundary() {
+        assert_eq!(tail("abcdef", 3), "def");
+        assert_eq!(tail("aé", 1), "");
+        assert_eq!(tail("short", 100), "short");
+    }
+}

@@ -1,0 +1,343 @@
+//! What a person watching the run sees, on **stderr** (stdout carries only the
+//! result, decision A8).
+//!
+//! One line per thing that happened, prefixed by the agent it is about. When
+//! stderr is a terminal each agent gets its own colour, which makes interleaved
+//! output from concurrent agents readable; otherwise the text is plain. `--quiet`
+//! keeps errors and the final line only.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use crate::events::bus::{EventBus, HandlerError};
+use crate::events::{Event, OutputStream};
+
+/// How many lines of a result payload the console shows.
+const RESULT_PREVIEW_LINES: usize = 5;
+
+const AGENT_COLOURS: [&str; 6] = ["36", "33", "35", "32", "34", "91"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    Normal,
+    Quiet,
+}
+
+pub struct ConsoleObserver {
+    verbosity: Verbosity,
+    colour: bool,
+    sink: Mutex<Box<dyn Write + Send>>,
+    colours: Mutex<HashMap<String, &'static str>>,
+    /// How each agent's last state ended (`REVIEW.md in 3 ms, $0.0100`), shown with its transition.
+    finished: Mutex<HashMap<String, String>>,
+}
+
+impl ConsoleObserver {
+    pub fn new(sink: Box<dyn Write + Send>, verbosity: Verbosity, colour: bool) -> ConsoleObserver {
+        ConsoleObserver {
+            verbosity,
+            colour,
+            sink: Mutex::new(sink),
+            colours: Mutex::new(HashMap::new()),
+            finished: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn attach(self: Arc<Self>, bus: &EventBus) {
+        bus.on_all(Arc::new(move |event: &Event| self.show(event)));
+    }
+
+    fn agent(&self, agent_id: &str) -> String {
+        if !self.colour {
+            return format!("[{agent_id}]");
+        }
+        let mut colours = self.colours.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let next = AGENT_COLOURS[colours.len() % AGENT_COLOURS.len()];
+        let colour = *colours.entry(agent_id.to_string()).or_insert(next);
+        format!("\x1b[{colour}m[{agent_id}]\x1b[0m")
+    }
+
+    fn lock_finished(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.finished.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn emphasis(&self, text: &str, code: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    pub fn show(&self, event: &Event) -> Result<(), HandlerError> {
+        let Some(text) = self.render(event) else { return Ok(()) };
+        let mut sink = self.sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        sink.write_all(text.as_bytes())?;
+        sink.flush()?;
+        Ok(())
+    }
+
+    /// The lines for `event`, each ending in a newline, or `None` to stay silent.
+    pub fn render(&self, event: &Event) -> Option<String> {
+        let quiet = self.verbosity == Verbosity::Quiet;
+        let line = match event {
+            Event::WorkflowStarted { .. } if quiet => return None,
+            Event::WorkflowStarted { run_id, scope_dir, initial_state, resumed, .. } => {
+                let verb = if *resumed { "resumed" } else { "started" };
+                format!("run {run_id} {verb}: {} ({initial_state})", scope_dir.display())
+            }
+            Event::WorkflowCompleted { run_id, total_cost_usd, steps, duration_ms, .. } => format!(
+                "{} run {run_id} completed: {steps} {}, ${total_cost_usd:.4}, {:.2} s",
+                self.emphasis("done:", "32"),
+                plural(*steps, "step"),
+                *duration_ms as f64 / 1000.0
+            ),
+            Event::WorkflowPaused { run_id, reason: Some(reason), .. } => {
+                format!("{} run {run_id}: {reason}", self.emphasis("paused:", "33"))
+            }
+            Event::WorkflowPaused { run_id, paused_agent_count, .. } => format!(
+                "{} run {run_id}: {paused_agent_count} {} paused; continue with `baton resume {run_id}`",
+                self.emphasis("paused:", "33"),
+                plural(*paused_agent_count as u64, "agent"),
+            ),
+            Event::WorkflowStopping { cause, running_steps, grace_ms, .. } => {
+                let waiting = if *running_steps == 0 {
+                    String::from("no steps are running")
+                } else {
+                    format!(
+                        "waiting up to {} for {running_steps} running {} to finish (press Ctrl-C again to stop {} now)",
+                        duration(*grace_ms),
+                        plural(*running_steps as u64, "step"),
+                        if *running_steps == 1 { "it" } else { "them" }
+                    )
+                };
+                format!("{} {cause}: launching no new steps; {waiting}", self.emphasis("stopping:", "33"))
+            }
+            Event::WorkflowWaiting { run_id, until, wait_seconds } => format!(
+                "{} run {run_id}: every agent hit a usage limit; waiting {} until {until} (Ctrl-C stops; `baton resume {run_id}` continues later)",
+                self.emphasis("waiting:", "33"),
+                crate::text::duration::format_duration(std::time::Duration::from_secs(*wait_seconds))
+            ),
+            Event::WorkflowResuming { run_id } => format!("{} run {run_id}", self.emphasis("resuming:", "32")),
+            Event::WorkflowInterrupted { run_id, signal } => format!(
+                "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
+                self.emphasis("interrupted:", "33")
+            ),
+            Event::RunFailed { run_id, agent_id, state, error } => format!(
+                "{} run {run_id} failed: agent {agent_id} at {state}: {}\ncontinue after fixing it with `baton resume {run_id}`",
+                self.emphasis("error:", "31"),
+                indent_continuation(error)
+            ),
+            Event::ErrorOccurred { agent_id, message, is_retryable, retry_count, max_retries, .. } => {
+                if *is_retryable {
+                    format!(
+                        "{} {} {} (attempt {retry_count} of {max_retries} failed)",
+                        self.agent(agent_id),
+                        self.emphasis("error:", "31"),
+                        indent_continuation(message)
+                    )
+                } else if quiet {
+                    return None;
+                } else {
+                    format!(
+                        "{} {} {}",
+                        self.agent(agent_id),
+                        self.emphasis("error:", "31"),
+                        indent_continuation(message)
+                    )
+                }
+            }
+            Event::AgentPaused { agent_id, state, reason, message } => {
+                format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
+            }
+            _ if quiet => return None,
+            Event::StateStarted { agent_id, state, attempt, .. } => {
+                let retry = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
+                format!("{} > {state}{retry}", self.agent(agent_id))
+            }
+            Event::StateCompleted { agent_id, state, duration_ms, cost_usd, .. } => {
+                let cost = if *cost_usd > 0.0 { format!(", ${cost_usd:.4}") } else { String::new() };
+                self.lock_finished().insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
+                return None;
+            }
+            Event::TransitionOccurred { recovered: true, .. } => return None,
+            Event::TransitionOccurred { agent_id, from_state, transition_type, to_state, metadata, .. } => {
+                let Some(to) = to_state else { return None };
+                let finished = self.lock_finished().remove(agent_id).unwrap_or_else(|| from_state.clone());
+                let mut line = format!("{} < {finished}: {transition_type} -> {to}", self.agent(agent_id));
+                for key in ["return", "workers", "input"] {
+                    if let Some(value) = metadata.get(key) {
+                        line.push_str(&format!(" {key}={}", quote_preview(value)));
+                    }
+                }
+                line
+            }
+            Event::AgentSpawned { parent_agent_id, new_agent_id, initial_state } => {
+                format!("{} spawned by {parent_agent_id} at {initial_state}", self.agent(new_agent_id))
+            }
+            Event::AgentTerminated { agent_id, result } => {
+                let finished = self.lock_finished().remove(agent_id).map(|f| format!(" < {f}:")).unwrap_or_default();
+                format!("{}{finished} terminated with result: {}", self.agent(agent_id), preview(result))
+            }
+            Event::PrintOutput { agent_id, content, stream } => {
+                let marker = if *stream == OutputStream::Stderr { "print (stderr)" } else { "print" };
+                format!("{} {marker}: {}", self.agent(agent_id), indent_continuation(content))
+            }
+            Event::ToolInvocation { agent_id, tool_name, detail } => {
+                format!("{}   tool {tool_name} {}", self.agent(agent_id), first_line(detail, 100))
+            }
+            Event::ToolError { agent_id, message } => {
+                format!("{}   tool error: {}", self.agent(agent_id), first_line(message, 160))
+            }
+            Event::ProgressMessage { agent_id, message } => {
+                format!("{}   {}", self.agent(agent_id), first_line(message, 120))
+            }
+            Event::ClaudeInvocationStarted { agent_id, is_reminder: true, reminder_attempt, .. } => {
+                format!(
+                    "{}   reminder {reminder_attempt}: asking again for exactly one allowed tag",
+                    self.agent(agent_id)
+                )
+            }
+            Event::ClaudeInvocationStarted { .. }
+            | Event::ClaudeStreamOutput { .. }
+            | Event::PromptRendered { .. }
+            | Event::ScriptOutput { .. } => return None,
+        };
+        Some(format!("{line}\n"))
+    }
+}
+
+/// The first line of `text`, cut to `limit` characters.
+fn first_line(text: &str, limit: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    if line.chars().count() <= limit {
+        line.to_string()
+    } else {
+        format!("{}…", line.chars().take(limit).collect::<String>())
+    }
+}
+
+fn plural(count: u64, noun: &str) -> String {
+    if count == 1 { noun.to_string() } else { format!("{noun}s") }
+}
+
+fn duration(milliseconds: u64) -> String {
+    if milliseconds < 1000 { format!("{milliseconds} ms") } else { format!("{:.2} s", milliseconds as f64 / 1000.0) }
+}
+
+/// Multi-line text continues on indented lines so it stays attached to its prefix.
+fn indent_continuation(text: &str) -> String {
+    text.trim_end_matches('\n').replace('\n', "\n    ")
+}
+
+/// The first lines of a result payload.
+fn preview(text: &str) -> String {
+    let trimmed = text.trim();
+    let lines: Vec<&str> = trimmed.lines().collect();
+    if lines.len() <= RESULT_PREVIEW_LINES {
+        return indent_continuation(trimmed);
+    }
+    let shown = lines[..RESULT_PREVIEW_LINES].join("\n");
+    format!("{}\n    … ({} more lines)", indent_continuation(&shown), lines.len() - RESULT_PREVIEW_LINES)
+}
+
+/// A short, quoted, single-line form of an attribute value.
+fn quote_preview(value: &str) -> String {
+    const LIMIT: usize = 60;
+    let single_line = value.replace('\n', "⏎");
+    if single_line.chars().count() <= LIMIT {
+        return format!("{single_line:?}");
+    }
+    let cut: String = single_line.chars().take(LIMIT).collect();
+    format!("{:?}…", cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn observer(colour: bool, verbosity: Verbosity) -> ConsoleObserver {
+        ConsoleObserver::new(Box::new(std::io::sink()), verbosity, colour)
+    }
+
+    fn started(agent: &str) -> Event {
+        Event::StateStarted {
+            agent_id: agent.into(),
+            state: "A.sh".into(),
+            state_type: crate::events::StateType::Script,
+            step: 1,
+            attempt: 1,
+        }
+    }
+
+    #[test]
+    fn each_agent_keeps_its_own_colour_on_a_terminal() {
+        let console = observer(true, Verbosity::Normal);
+        assert_eq!(console.render(&started("main")).unwrap(), "\x1b[36m[main]\x1b[0m > A.sh\n");
+        assert_eq!(console.render(&started("main_w1")).unwrap(), "\x1b[33m[main_w1]\x1b[0m > A.sh\n");
+        assert_eq!(console.render(&started("main")).unwrap(), "\x1b[36m[main]\x1b[0m > A.sh\n");
+    }
+
+    #[test]
+    fn plain_text_when_not_a_terminal() {
+        assert_eq!(observer(false, Verbosity::Normal).render(&started("main")).unwrap(), "[main] > A.sh\n");
+    }
+
+    #[test]
+    fn retries_show_the_attempt_and_duration_joins_the_transition() {
+        let console = observer(false, Verbosity::Normal);
+        let mut retry = started("main");
+        if let Event::StateStarted { attempt, .. } = &mut retry {
+            *attempt = 2;
+        }
+        assert_eq!(console.render(&retry).unwrap(), "[main] > A.sh (attempt 2)\n");
+        let completed = Event::StateCompleted {
+            agent_id: "main".into(),
+            state: "A.sh".into(),
+            step: 1,
+            cost_usd: 0.0123,
+            total_cost_usd: 0.0123,
+            session_id: None,
+            duration_ms: 1500,
+        };
+        assert_eq!(console.render(&completed), None);
+        let transition = Event::TransitionOccurred {
+            agent_id: "main".into(),
+            from_state: "A.sh".into(),
+            to_state: Some("B.sh".into()),
+            transition_type: "call".into(),
+            metadata: BTreeMap::from([("return".to_string(), "R.sh".to_string())]),
+            commit: 3,
+            recovered: false,
+        };
+        assert_eq!(
+            console.render(&transition).unwrap(),
+            "[main] < A.sh in 1.50 s, $0.0123: call -> B.sh return=\"R.sh\"\n"
+        );
+    }
+
+    #[test]
+    fn long_results_are_cut_to_their_first_lines() {
+        let console = observer(false, Verbosity::Normal);
+        let event = Event::AgentTerminated { agent_id: "main".into(), result: "1\n2\n3\n4\n5\n6\n7\n".into() };
+        assert_eq!(
+            console.render(&event).unwrap(),
+            "[main] terminated with result: 1\n    2\n    3\n    4\n    5\n    … (2 more lines)\n"
+        );
+    }
+
+    #[test]
+    fn quiet_hides_progress_but_not_failures() {
+        let console = observer(false, Verbosity::Quiet);
+        assert_eq!(console.render(&started("main")), None);
+        let failed = Event::RunFailed {
+            run_id: "r".into(),
+            agent_id: "main".into(),
+            state: "A.sh".into(),
+            error: "boom".into(),
+        };
+        assert_eq!(
+            console.render(&failed).unwrap(),
+            "error: run r failed: agent main at A.sh: boom\ncontinue after fixing it with `baton resume r`\n"
+        );
+    }
+}

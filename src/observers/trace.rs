@@ -1,0 +1,229 @@
+//! The trace of a run (decision A16, R7.11), written under `.baton/runs/<run_id>/`:
+//!
+//! - `events.jsonl`: every bus event as `{"v":1,"seq":N,"ts":"…","type":…}`, one
+//!   line each, flushed per event so a crash loses nothing already emitted. `seq`
+//!   continues across resumes.
+//! - `<agent>_<state>_<NNN>.stdout.txt`, `.stderr.txt`, `.meta.json` for each script
+//!   step, and `<agent>_<state>_<NNN>.jsonl` for each Claude step's raw stream.
+//! - `transitions.log`: one human-readable line per transition.
+//!
+//! File errors are returned to the bus, which logs them; a full disk degrades the
+//! trace, never the run.
+//!
+//! `events.jsonl` and `transitions.log` are appended synchronously: they are what a
+//! crash must not lose. The per-step files repeat what `ScriptOutput` events already
+//! hold, and creating three files per step costs more than the rest of the step's
+//! bookkeeping together, so a background thread writes them; `close` waits for it.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+
+use crate::events::Event;
+use crate::events::bus::{EventBus, HandlerError};
+use crate::workflow::state_name::display_stem;
+
+/// The version of the `events.jsonl` line format.
+pub const TRACE_VERSION: u32 = 1;
+
+struct Files {
+    events: File,
+    next_seq: u64,
+    /// The highest journal commit whose transition the trace holds.
+    last_commit: u64,
+    transitions: File,
+    /// Open Claude stream files, by agent id.
+    streams: HashMap<String, File>,
+}
+
+/// A per-step file to write: its path and contents.
+type StepFile = (PathBuf, Vec<u8>);
+
+pub struct DebugObserver {
+    run_dir: PathBuf,
+    files: Mutex<Files>,
+    step_files: Mutex<Option<mpsc::Sender<StepFile>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// Where an existing `events.jsonl` left off: the `seq` of its last line and the
+/// highest `commit` of its transitions. Reads backwards in blocks and stops as soon
+/// as both are known, so it costs little even for a long trace.
+fn trace_position(path: &Path) -> (u64, u64) {
+    const BLOCK: u64 = 64 * 1024;
+    let Ok(mut file) = File::open(path) else { return (0, 0) };
+    let Ok(length) = file.seek(SeekFrom::End(0)) else {
+        return (0, 0);
+    };
+    let (mut last_seq, mut last_commit) = (None, None);
+    let mut end = length;
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 && (last_seq.is_none() || last_commit.is_none()) {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = vec![0u8; (end - start) as usize];
+        if file.seek(SeekFrom::Start(start)).is_err() || file.read_exact(&mut block).is_err() {
+            break;
+        }
+        block.extend_from_slice(&carry);
+        // The first (partial) line of the block is completed by the next block read.
+        let first_newline =
+            if start == 0 { 0 } else { block.iter().position(|b| *b == b'\n').map_or(block.len(), |i| i + 1) };
+        carry = block[..first_newline].to_vec();
+        for line in block[first_newline..].split(|b| *b == b'\n').rev() {
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else {
+                continue;
+            };
+            if last_seq.is_none() {
+                last_seq = value.get("seq").and_then(serde_json::Value::as_u64);
+            }
+            if last_commit.is_none() && value.get("type").and_then(|t| t.as_str()) == Some("TransitionOccurred") {
+                last_commit = value.get("commit").and_then(serde_json::Value::as_u64);
+            }
+            if last_seq.is_some() && last_commit.is_some() {
+                break;
+            }
+        }
+        end = start;
+    }
+    (last_seq.unwrap_or(0), last_commit.unwrap_or(0))
+}
+
+impl DebugObserver {
+    /// Open (or continue) the trace in `run_dir`.
+    pub fn open(run_dir: &Path) -> io::Result<DebugObserver> {
+        std::fs::create_dir_all(run_dir)?;
+        let events_path = run_dir.join("events.jsonl");
+        let (last_seq, last_commit) = trace_position(&events_path);
+        let files = Files {
+            events: append(&events_path)?,
+            next_seq: last_seq + 1,
+            last_commit,
+            transitions: append(&run_dir.join("transitions.log"))?,
+            streams: HashMap::new(),
+        };
+        let (sender, receiver) = mpsc::channel::<StepFile>();
+        let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
+            for (path, contents) in receiver {
+                if let Err(error) = std::fs::write(&path, contents) {
+                    tracing::error!(path = %path.display(), %error, "cannot write a trace file");
+                }
+            }
+        })?;
+        Ok(DebugObserver {
+            run_dir: run_dir.to_path_buf(),
+            files: Mutex::new(files),
+            step_files: Mutex::new(Some(sender)),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// Finish writing queued per-step files. Later events still reach `events.jsonl`;
+    /// their step files are written synchronously.
+    pub fn close(&self) {
+        self.step_files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(writer) = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+            let _ = writer.join();
+        }
+    }
+
+    /// Queue a per-step file for the writer thread (or write it now once closed).
+    fn write_step_file(&self, path: PathBuf, contents: Vec<u8>) -> io::Result<()> {
+        let sender = self.step_files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (path, contents) = match sender.as_ref() {
+            Some(sender) => match sender.send((path, contents)) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(unsent)) => unsent,
+            },
+            None => (path, contents),
+        };
+        drop(sender);
+        std::fs::write(path, contents)
+    }
+
+    /// Subscribe to every event on `bus`.
+    pub fn attach(self: Arc<Self>, bus: &EventBus) {
+        bus.on_all(Arc::new(move |event: &Event| self.record(event)));
+    }
+
+    fn step_file(&self, agent_id: &str, state: &str, step: u64, suffix: &str) -> PathBuf {
+        self.run_dir.join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
+    }
+
+    pub fn record(&self, event: &Event) -> Result<(), HandlerError> {
+        let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Event::TransitionOccurred { commit, recovered, .. } = event {
+            // A recovered step that the trace already holds is not written twice.
+            if *recovered && *commit <= files.last_commit {
+                return Ok(());
+            }
+            files.last_commit = files.last_commit.max(*commit);
+        }
+        let body = serde_json::to_string(event)?;
+        let seq = files.next_seq;
+        files.next_seq += 1;
+        let timestamp = jiff::Timestamp::now();
+        // `body` is a JSON object; splice the envelope fields in front of its own.
+        let line = format!("{{\"v\":{TRACE_VERSION},\"seq\":{seq},\"ts\":\"{timestamp}\",{}\n", &body[1..]);
+        files.events.write_all(line.as_bytes())?;
+        files.events.flush()?;
+
+        match event {
+            Event::ScriptOutput { agent_id, state, step, stdout, stderr, exit_code, execution_time_ms, env_vars } => {
+                let meta = serde_json::json!({
+                    "exit_code": exit_code,
+                    "execution_time_ms": execution_time_ms,
+                    "env_vars": env_vars,
+                });
+                drop(files);
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "stdout.txt"),
+                    stdout.clone().into_bytes(),
+                )?;
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "stderr.txt"),
+                    stderr.clone().into_bytes(),
+                )?;
+                self.write_step_file(
+                    self.step_file(agent_id, state, *step, "meta.json"),
+                    serde_json::to_vec_pretty(&meta)?,
+                )?;
+            }
+            Event::PromptRendered { agent_id, state, step, reminder, prompt } => {
+                let suffix = if *reminder == 0 { "prompt.md".to_string() } else { format!("reminder{reminder}.md") };
+                drop(files);
+                self.write_step_file(self.step_file(agent_id, state, *step, &suffix), prompt.clone().into_bytes())?;
+            }
+            Event::ClaudeStreamOutput { agent_id, state, step, json } => {
+                if !files.streams.contains_key(agent_id) {
+                    let file = append(&self.step_file(agent_id, state, *step, "jsonl"))?;
+                    files.streams.insert(agent_id.clone(), file);
+                }
+                if let Some(file) = files.streams.get_mut(agent_id) {
+                    writeln!(file, "{json}")?;
+                    file.flush()?;
+                }
+            }
+            Event::StateStarted { agent_id, .. } | Event::StateCompleted { agent_id, .. } => {
+                files.streams.remove(agent_id);
+            }
+            Event::TransitionOccurred { agent_id, from_state, to_state, transition_type, metadata, .. } => {
+                let to = to_state.as_deref().unwrap_or("(terminated)");
+                let mut line = format!("{timestamp} {agent_id} {from_state} -> {to} [{transition_type}]");
+                for (key, value) in metadata {
+                    line.push_str(&format!(" {key}={value:?}"));
+                }
+                line.push('\n');
+                files.transitions.write_all(line.as_bytes())?;
+                files.transitions.flush()?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

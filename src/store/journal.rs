@@ -1,0 +1,327 @@
+//! The run journal: an append-only, fsync'd log of what each step changed.
+//!
+//! A full snapshot per step costs time proportional to the number of live agents
+//! (hundreds of agents → hundreds of kilobytes rewritten per step). A journal entry
+//! holds only what one step touched — the agents it replaced, added or removed and
+//! the run's counters — so its cost does not grow with the run. `state.json` is
+//! compacted from time to time and records the last commit it includes; recovery
+//! loads it and replays the later entries (`docs/state-format.md`).
+//!
+//! Entries are written with one `write` each, so a killed process never leaves a
+//! torn line; after a power loss the last line may be torn, and replay drops it.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::agent::Agent;
+use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
+
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// The run-level fields every entry carries (they are small, so always complete).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFields {
+    pub status: RunStatus,
+    pub total_cost_usd: f64,
+    pub steps_completed: u64,
+    #[serde(default)]
+    pub elapsed_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_message: Option<String>,
+}
+
+impl RunFields {
+    pub fn of(state: &RunState) -> RunFields {
+        RunFields {
+            status: state.status,
+            total_cost_usd: state.total_cost_usd,
+            steps_completed: state.steps_completed,
+            elapsed_ms: state.elapsed_ms,
+            error: state.error.clone(),
+            pause_message: state.pause_message.clone(),
+        }
+    }
+
+    fn apply(self, state: &mut RunState) {
+        state.status = self.status;
+        state.total_cost_usd = self.total_cost_usd;
+        state.steps_completed = self.steps_completed;
+        state.elapsed_ms = self.elapsed_ms;
+        state.error = self.error;
+        state.pause_message = self.pause_message;
+    }
+}
+
+/// What a completed step did, kept so a resumed run can restore a trace line that
+/// a crash prevented from being written (`docs/trace-format.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub agent_id: String,
+    pub from_state: String,
+    pub to_state: Option<String>,
+    pub transition_type: String,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// An agent as a journal entry records it. A stack changes only at its top within a
+/// step, so the entry keeps the bottom `stack_keep` frames of the agent as it was and
+/// carries only the frames above them: a deep call stack costs O(1) per step, not
+/// O(depth). Without `stack_keep` the stack is complete (a new agent).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentUpsert {
+    #[serde(flatten)]
+    pub agent: Agent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_keep: Option<usize>,
+}
+
+impl AgentUpsert {
+    /// The entry for `agent`, whose bottom `keep` frames are unchanged since the last commit.
+    pub fn new(agent: &Agent, keep: Option<usize>) -> AgentUpsert {
+        let keep = keep.map(|keep| keep.min(agent.stack.len()));
+        let mut recorded = Agent { stack: Vec::new(), ..agent.clone() };
+        recorded.stack = agent.stack[keep.unwrap_or(0)..].to_vec();
+        AgentUpsert { agent: recorded, stack_keep: keep }
+    }
+}
+
+/// One journal entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Commit {
+    /// 1, 2, 3, … over the whole run; `state.json` records the last one it includes.
+    pub commit: u64,
+    pub run: RunFields,
+    /// Agents replaced in place (same id) or appended (new id), in run order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upsert: Vec<AgentUpsert>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terminated: Vec<TerminatedAgent>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fork_counters: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepSummary>,
+}
+
+impl Commit {
+    /// Apply this entry to `state` (removals first, then replacements and additions).
+    pub fn apply(self, state: &mut RunState) {
+        state.agents.retain(|agent| !self.remove.contains(&agent.id));
+        for AgentUpsert { mut agent, stack_keep } in self.upsert {
+            match state.agents.iter_mut().find(|existing| existing.id == agent.id) {
+                Some(existing) => {
+                    if let Some(keep) = stack_keep {
+                        let mut stack = std::mem::take(&mut existing.stack);
+                        stack.truncate(keep);
+                        stack.append(&mut agent.stack);
+                        agent.stack = stack;
+                    }
+                    *existing = agent;
+                }
+                None => state.agents.push(agent),
+            }
+        }
+        state.terminated.extend(self.terminated);
+        state.fork_counters.extend(self.fork_counters);
+        self.run.apply(state);
+        state.journal_commit = self.commit;
+        if let Some(step) = self.step {
+            state.last_step = Some((self.commit, step));
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("cannot read the journal {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("the journal {path} is damaged at line {line}: {reason}; the entries before it are intact")]
+    Damaged { path: PathBuf, line: usize, reason: String },
+    #[error("cannot write the journal {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// Entries after `after` from the journal at `path`, and the byte length of the
+/// intact prefix (a torn last line is not part of it). A missing file is empty.
+pub fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(source) => {
+            return Err(JournalError::Read { path: path.to_path_buf(), source });
+        }
+    };
+    let mut reader = BufReader::new(file);
+    let mut entries = Vec::new();
+    let mut intact = 0u64;
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|source| JournalError::Read { path: path.to_path_buf(), source })?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        // A final line without its newline is a write that never completed.
+        if line.last() != Some(&b'\n') {
+            break;
+        }
+        match serde_json::from_slice::<Commit>(&line) {
+            Ok(entry) => {
+                intact += read as u64;
+                if entry.commit > after {
+                    entries.push(entry);
+                }
+            }
+            Err(error) => {
+                let at_end = reader.fill_buf().map(|rest| rest.is_empty()).unwrap_or(false);
+                if at_end {
+                    // An unparsable last line is a torn write after a power loss.
+                    break;
+                }
+                return Err(JournalError::Damaged {
+                    path: path.to_path_buf(),
+                    line: number,
+                    reason: error.to_string(),
+                });
+            }
+        }
+    }
+    Ok((entries, intact))
+}
+
+/// The open journal of a live run.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    entries: u64,
+}
+
+impl Journal {
+    /// Open for appending, cutting off a torn tail at `intact_length` first.
+    pub fn open(path: &Path, intact_length: u64) -> Result<Journal, JournalError> {
+        let write_error = |source| JournalError::Write { path: path.to_path_buf(), source };
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(write_error)?;
+        if file.metadata().map_err(write_error)?.len() > intact_length {
+            file.set_len(intact_length).map_err(write_error)?;
+        }
+        Ok(Journal { path: path.to_path_buf(), file, entries: 0 })
+    }
+
+    /// Append `entry` and make it durable before returning; returns the bytes written.
+    pub fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
+        let write_error = |source| JournalError::Write { path: self.path.clone(), source };
+        let mut line = serde_json::to_vec(entry).map_err(|error| write_error(io::Error::other(error)))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(write_error)?;
+        self.file.sync_data().map_err(write_error)?;
+        self.entries += 1;
+        Ok(line.len() as u64)
+    }
+
+    /// Entries appended since the journal was last emptied.
+    pub fn len(&self) -> u64 {
+        self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// Empty the journal once a snapshot includes every entry.
+    pub fn clear(&mut self) -> Result<(), JournalError> {
+        let write_error = |source| JournalError::Write { path: self.path.clone(), source };
+        self.file.set_len(0).map_err(write_error)?;
+        self.file.sync_data().map_err(write_error)?;
+        self.entries = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::model::agent::Frame;
+
+    fn frame(state: &str) -> Frame {
+        Frame {
+            session: None,
+            state: state.into(),
+            scope_dir: PathBuf::from("/wf"),
+            cwd: PathBuf::from("/"),
+            nesting_depth: 0,
+            task_folder: PathBuf::from("/t"),
+        }
+    }
+
+    fn agent_with(stack: &[&str]) -> Agent {
+        let mut agent = Agent::main("A.sh".into(), PathBuf::from("/wf"), PathBuf::from("/"), PathBuf::from("/t"));
+        agent.stack = stack.iter().map(|state| frame(state)).collect();
+        agent
+    }
+
+    fn replay(existing: &Agent, upsert: AgentUpsert) -> Agent {
+        let mut state: RunState =
+            serde_json::from_str(include_str!("../../fixtures/state-v1/state.json")).expect("fixture parses");
+        state.agents = vec![existing.clone()];
+        let entry = Commit {
+            commit: 1,
+            run: RunFields::of(&state),
+            upsert: vec![upsert],
+            remove: Vec::new(),
+            terminated: Vec::new(),
+            fork_counters: BTreeMap::new(),
+            step: None,
+        };
+        let line = serde_json::to_string(&entry).expect("serialises");
+        let parsed: Commit = serde_json::from_str(&line).expect("round-trips");
+        parsed.apply(&mut state);
+        state.agents.remove(0)
+    }
+
+    #[test]
+    fn a_push_records_only_the_new_frame() {
+        let before = agent_with(&["R1", "R2"]);
+        let after = agent_with(&["R1", "R2", "R3"]);
+        let upsert = AgentUpsert::new(&after, Some(2));
+        assert_eq!(upsert.agent.stack.len(), 1);
+        assert_eq!(replay(&before, upsert), after);
+    }
+
+    #[test]
+    fn a_pop_records_no_frame() {
+        let before = agent_with(&["R1", "R2", "R3"]);
+        let after = agent_with(&["R1", "R2"]);
+        let upsert = AgentUpsert::new(&after, Some(2));
+        assert!(upsert.agent.stack.is_empty());
+        assert_eq!(replay(&before, upsert), after);
+    }
+
+    #[test]
+    fn a_pop_then_push_replaces_the_top() {
+        let before = agent_with(&["R1", "R2"]);
+        let after = agent_with(&["R1", "X"]);
+        assert_eq!(replay(&before, AgentUpsert::new(&after, Some(1))), after);
+    }
+
+    #[test]
+    fn without_keep_the_stack_is_complete() {
+        let after = agent_with(&["R1", "R2"]);
+        let upsert = AgentUpsert::new(&after, None);
+        assert_eq!(upsert.agent.stack.len(), 2);
+        assert_eq!(replay(&agent_with(&["old"]), upsert), after);
+    }
+}

@@ -1,0 +1,289 @@
+//! Where runs live on disk and how they are read back.
+//!
+//! `.baton/` is found like raymond's `.raymond/` (R8.1): walk up from the working
+//! directory, stop at the first directory holding `.git`, and create it there (or
+//! in the working directory) when none exists. Each run owns
+//! `.baton/runs/<run_id>/`: a snapshot `state.json`, replaced atomically — temp file
+//! in the same directory, fsync, rename, fsync of the directory — so a crash leaves
+//! the old snapshot or the new one, never a torn file (R8.2); and `journal.jsonl`,
+//! the steps committed since that snapshot (`journal.rs`). Loading a run is always
+//! snapshot + replay, whether for `resume`, `status` or `list`.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::model::run_state::RunState;
+use crate::store::failpoint;
+use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries};
+
+pub const STATE_FILE: &str = "state.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("run `{run_id}` not found in {runs_dir}{suggestion}")]
+    NotFound { run_id: String, runs_dir: PathBuf, suggestion: String },
+    #[error("run `{run_id}` already exists; use `baton resume {run_id}` to continue it")]
+    AlreadyExists { run_id: String },
+    #[error("invalid run id `{run_id}`: use only letters, digits, `_` and `-`")]
+    InvalidRunId { run_id: String },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{path} is not a valid run state file: {source}")]
+    Corrupt { path: PathBuf, source: serde_json::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// A run read back from disk: the snapshot with the journal replayed onto it.
+#[derive(Debug)]
+pub struct LoadedRun {
+    pub state: RunState,
+    /// Bytes of the journal that are intact (a torn tail after them is dropped on resume).
+    pub journal_intact: u64,
+}
+
+/// Find (or choose) the `.baton` directory for `cwd` (R8.1).
+pub fn discover_baton_dir(cwd: &Path) -> PathBuf {
+    let mut project_root = None;
+    for directory in cwd.ancestors() {
+        let candidate = directory.join(".baton");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        if directory.join(".git").exists() {
+            project_root = Some(directory);
+            break;
+        }
+    }
+    project_root.unwrap_or(cwd).join(".baton")
+}
+
+/// Whether `id` may name a run: `^[A-Za-z0-9_-]+$` (R8.7).
+pub fn is_valid_run_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}
+
+#[derive(Clone, Debug)]
+pub struct RunStore {
+    baton_dir: PathBuf,
+}
+
+impl RunStore {
+    pub fn new(baton_dir: PathBuf) -> RunStore {
+        RunStore { baton_dir }
+    }
+
+    pub fn baton_dir(&self) -> &Path {
+        &self.baton_dir
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.baton_dir.join("runs")
+    }
+
+    pub fn run_dir(&self, run_id: &str) -> PathBuf {
+        self.runs_dir().join(run_id)
+    }
+
+    pub fn exists(&self, run_id: &str) -> bool {
+        self.run_dir(run_id).join(STATE_FILE).exists()
+    }
+
+    /// A fresh id from the local time (R8.7), made unique with `_1`, `_2`, ….
+    pub fn new_run_id(&self) -> String {
+        let now = jiff::Zoned::now();
+        let base = format!("workflow_{}", now.strftime("%Y-%m-%d_%H-%M-%S-%6f"));
+        let mut candidate = base.clone();
+        let mut suffix = 0;
+        while self.run_dir(&candidate).exists() {
+            suffix += 1;
+            candidate = format!("{base}_{suffix}");
+        }
+        candidate
+    }
+
+    /// Create the run directory and write the first snapshot; refuses an existing run.
+    pub fn create(&self, state: &RunState) -> Result<(), StoreError> {
+        if !is_valid_run_id(&state.run_id) {
+            return Err(StoreError::InvalidRunId { run_id: state.run_id.clone() });
+        }
+        if self.exists(&state.run_id) {
+            return Err(StoreError::AlreadyExists { run_id: state.run_id.clone() });
+        }
+        let run_dir = self.run_dir(&state.run_id);
+        fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
+        self.save(state).map(|_| ())
+    }
+
+    /// Atomically replace the run's snapshot; returns the bytes written.
+    pub fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
+        failpoint::hit("before_snapshot");
+        let written = self.save(state)?;
+        failpoint::hit("after_snapshot");
+        Ok(written)
+    }
+
+    fn save(&self, state: &RunState) -> Result<u64, StoreError> {
+        let run_dir = self.run_dir(&state.run_id);
+        let mut json = serde_json::to_vec_pretty(state)
+            .map_err(|source| StoreError::Write { path: run_dir.join(STATE_FILE), source: io::Error::other(source) })?;
+        json.push(b'\n');
+        write_atomically(&run_dir.join(STATE_FILE), &json)?;
+        Ok(json.len() as u64)
+    }
+
+    /// The run's current state: snapshot plus journal.
+    pub fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+        self.load_run(run_id).map(|loaded| loaded.state)
+    }
+
+    pub fn journal_path(&self, run_id: &str) -> PathBuf {
+        self.run_dir(run_id).join(JOURNAL_FILE)
+    }
+
+    /// The run's snapshot with its journal replayed, plus what recovery needs.
+    pub fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
+        if !is_valid_run_id(run_id) {
+            return Err(StoreError::InvalidRunId { run_id: run_id.to_string() });
+        }
+        let path = self.run_dir(run_id).join(STATE_FILE);
+        if !path.exists() {
+            let known = self.run_ids();
+            let suggestion = crate::workflow::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
+                .map(|id| format!("; did you mean `{id}`?"))
+                .unwrap_or_else(|| String::from("; `baton list` shows the runs there are"));
+            return Err(StoreError::NotFound { run_id: run_id.to_string(), runs_dir: self.runs_dir(), suggestion });
+        }
+        load_run_at(&self.run_dir(run_id))
+    }
+
+    /// Ids of every run directory that holds a state file, sorted.
+    pub fn run_ids(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.runs_dir()) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.path().join(STATE_FILE).is_file())
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Every run, in id order; unreadable ones are returned as errors.
+    pub fn list(&self) -> Vec<Result<RunState, StoreError>> {
+        self.run_ids().iter().map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state)).collect()
+    }
+}
+
+/// Snapshot + journal replay for the run directory `run_dir`.
+pub fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
+    let mut state = read_state(&run_dir.join(STATE_FILE))?;
+    let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
+    for entry in entries {
+        entry.apply(&mut state);
+    }
+    Ok(LoadedRun { state, journal_intact })
+}
+
+pub fn read_state(path: &Path) -> Result<RunState, StoreError> {
+    let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt { path: path.to_path_buf(), source })
+}
+
+/// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let write_error = |source| StoreError::Write { path: path.to_path_buf(), source };
+    let directory = path.parent().unwrap_or(Path::new("."));
+    let mut temp =
+        tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
+    temp.write_all(bytes).map_err(write_error)?;
+    temp.as_file().sync_all().map_err(write_error)?;
+    temp.persist(path).map_err(|error| write_error(error.error))?;
+    fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r8_1_discovery_stops_at_the_git_root() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path();
+        fs::create_dir_all(root.join("project/.git")).unwrap();
+        fs::create_dir_all(root.join("project/a/b")).unwrap();
+        assert_eq!(discover_baton_dir(&root.join("project/a/b")), root.join("project/.baton"));
+        fs::create_dir_all(root.join("project/a/.baton")).unwrap();
+        assert_eq!(discover_baton_dir(&root.join("project/a/b")), root.join("project/a/.baton"));
+    }
+
+    #[test]
+    fn r8_7_run_id_validation() {
+        assert!(is_valid_run_id("my-run_1"));
+        assert!(!is_valid_run_id("../x"));
+        assert!(!is_valid_run_id(""));
+        assert!(!is_valid_run_id("a b"));
+    }
+
+    #[test]
+    fn atomic_write_replaces_content_and_leaves_no_temp_files() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("state.json");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1);
+    }
+}
+
+#[cfg(test)]
+mod property_tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A valid snapshot to mutate.
+    const VALID: &str = r#"{"version":1,"run_id":"r","scope_dir":"/wf","initial_state":"START.sh",
+"launch_cwd":"/","status":"running","created_at":"t","updated_at":"t","total_cost_usd":0.5,
+"agents":[{"id":"main","current_state":"A.sh","session_id":null,"stack":null,"cwd":"/",
+"scope_dir":"/wf","task_folder":"/t","fork_attributes":{"k":"v"}}],"fork_counters":{"main":2}}"#;
+
+    fn load(bytes: &[u8]) -> Result<RunState, StoreError> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(STATE_FILE);
+        std::fs::write(&path, bytes).expect("write");
+        read_state(&path)
+    }
+
+    #[test]
+    fn r8_5_null_stack_and_missing_optional_keys_are_accepted() {
+        let state = load(VALID.as_bytes()).expect("valid snapshot loads");
+        assert!(state.agents[0].stack.is_empty());
+        assert_eq!(state.fork_counters.get("main"), Some(&2));
+    }
+
+    proptest! {
+        #[test]
+        fn loading_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = load(&bytes);
+        }
+
+        #[test]
+        fn loading_a_mutated_snapshot_never_panics(cut in 0..VALID.len(), insert in ".{0,8}", remove in 0usize..16) {
+            let mut text = VALID.to_string();
+            let mut at = cut;
+            while !text.is_char_boundary(at) { at -= 1; }
+            let end = (at + remove).min(text.len());
+            let mut end_at = end;
+            while !text.is_char_boundary(end_at) { end_at -= 1; }
+            text.replace_range(at..end_at, &insert);
+            let _ = load(text.as_bytes());
+        }
+    }
+}

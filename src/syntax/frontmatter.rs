@@ -1,0 +1,728 @@
+//! The YAML frontmatter of a markdown state (R5.1–R5.6).
+//!
+//! A prompt file may open with a `---` block that carries the state's transition
+//! policy, its model and effort, and `force_implicit`. Authors write these files
+//! for raymond, so the block is found with raymond's exact pattern (lazy, closing
+//! `---` line must end with a newline, CRLF normalised first): a file that raymond
+//! reads as "all body" must be all body here too, or the prompt sent to Claude
+//! would change.
+//!
+//! The YAML itself is parsed by `gray_matter`'s YAML engine into a loosely typed
+//! [`Pod`], and then checked against the schema by hand. Checking by hand is what
+//! lets an error say *which* key was wrong and what was found there, instead of a
+//! generic "cannot deserialize". Every schema error is an "Invalid YAML
+//! frontmatter" error (R5.3); the executor treats it as a retryable
+//! `PromptFileError`.
+//!
+//! Scalars inside `allowed_transitions` entries become strings, as raymond's
+//! `map[string]string` does. One difference is inherent to the YAML library: a
+//! number is turned back into text from its value, so `1.50` reads as `1.5` and
+//! `0x1F` as `31`. Quoting the value keeps its exact text.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use gray_matter::Pod;
+use gray_matter::engine::{Engine, YAML};
+use regex::Regex;
+
+use crate::syntax::policy::{Policy, PolicyEntry};
+
+/// R5.1, verbatim.
+static FRONTMATTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)^---[ \t]*\n(.+?)\n---[ \t]*\n").expect("the frontmatter pattern is valid"));
+
+/// R5.2: `---` directly followed by `---` (the main pattern needs at least one character between them).
+static EMPTY_FRONTMATTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^---[ \t]*\n---[ \t]*\n").expect("the empty-frontmatter pattern is valid"));
+
+/// yaml-rust2 names a duplicated key by its Rust debug form: `String("model"): duplicated key in mapping …`.
+static DUPLICATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\w+\("?(.*?)"?\): duplicated key in mapping(.*)$"#).expect("the duplicate-key pattern is valid")
+});
+
+/// The deepest structural indentation accepted, in columns (spaces plus `- `, `? `
+/// and `: ` indicators at the start of a line). The YAML library converts and drops
+/// documents recursively, so a document nested thousands of levels deep (a few
+/// kilobytes of `- - - …`) would overflow the stack and abort the process; this
+/// bound keeps nesting far below that, and far above any real frontmatter. Flow
+/// collections (`[[[…`) are bounded separately by the YAML scanner (255 levels).
+const MAX_INDENT_COLUMNS: usize = 256;
+
+/// Longest excerpt of an offending string value quoted in an error message.
+const MAX_QUOTED_CHARS: usize = 60;
+
+/// Splits a prompt file into its frontmatter YAML (if any) and its body (R5.1, R5.2).
+///
+/// CRLF is normalised to LF first, in both parts. `---\n---\n` gives no YAML and
+/// the body after it. Without a match the whole (normalised) text is the body,
+/// including a malformed `---` block.
+pub fn split(text: &str) -> (Option<String>, String) {
+    let text = text.replace("\r\n", "\n");
+    if let Some(captures) = FRONTMATTER.captures(&text)
+        && let (Some(whole), Some(yaml)) = (captures.get(0), captures.get(1))
+    {
+        return (Some(yaml.as_str().to_string()), text[whole.end()..].to_string());
+    }
+    if let Some(found) = EMPTY_FRONTMATTER.find(&text) {
+        return (None, text[found.end()..].to_string());
+    }
+    (None, text)
+}
+
+/// What a state's frontmatter says, after validation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateFrontmatter {
+    /// `Some` when the frontmatter has an `allowed_transitions` key (even an empty
+    /// list, which allows everything, R5.7); `None` when it has none.
+    pub policy: Option<Policy>,
+    /// Trimmed and lowercased; `None` when absent or empty (R5.21).
+    pub model: Option<String>,
+    /// Trimmed and lowercased; `None` when absent or empty (R5.22).
+    pub effort: Option<String>,
+    /// R5.14. Whether it applies also depends on the policy (R5.15); this is only what was written.
+    pub force_implicit: bool,
+    /// Top-level keys Baton does not know, sorted (R5.5).
+    pub unknown_fields: Vec<String>,
+}
+
+/// Why a frontmatter block was refused (R5.3). Every message starts with
+/// "Invalid YAML frontmatter: ".
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrontmatterError {
+    /// The block is not valid YAML; `message` is the YAML parser's own text.
+    #[error("Invalid YAML frontmatter: {message}")]
+    Syntax { message: String },
+    /// A line is indented or nested deeper than [`MAX_INDENT_COLUMNS`]. `line` counts from 1 within the block.
+    #[error(
+        "Invalid YAML frontmatter: line {line} of the frontmatter is nested or indented deeper than {MAX_INDENT_COLUMNS} columns"
+    )]
+    TooDeep { line: usize },
+    /// The document is a list or a single value instead of `key: value` lines.
+    #[error("Invalid YAML frontmatter: expected `key: value` fields at the top level, found {found}")]
+    NotMapping { found: String },
+    /// `allowed_transitions` is not a list.
+    #[error(
+        "Invalid YAML frontmatter: `allowed_transitions` must be a list of entries such as `- tag: goto`, found {found}"
+    )]
+    TransitionsNotList { found: String },
+    /// One item of `allowed_transitions` is not a mapping. `entry` counts from 1.
+    #[error(
+        "Invalid YAML frontmatter: `allowed_transitions` entry {entry} must be a mapping such as `tag: goto`, found {found}"
+    )]
+    EntryNotMapping { entry: usize, found: String },
+    /// A value inside an entry is a list or a mapping. `entry` counts from 1.
+    #[error(
+        "Invalid YAML frontmatter: `allowed_transitions` entry {entry}, key `{key}`: expected a single value (text, number or true/false), found {found}"
+    )]
+    EntryValueNotScalar { entry: usize, key: String, found: String },
+    /// `model` or `effort` is a list or a mapping.
+    #[error("Invalid YAML frontmatter: `{key}` must be a single value such as `{}`, found {found}", field_example(.key))]
+    FieldNotScalar { key: &'static str, found: String },
+    /// `force_implicit` is not a boolean.
+    #[error("Invalid YAML frontmatter: `force_implicit` must be true or false, found {found}")]
+    ForceImplicitNotBool { found: String },
+}
+
+/// Parses and validates the YAML of a frontmatter block (R5.2–R5.6).
+///
+/// Whitespace-only YAML, `null` and `{}` give the default (no policy).
+pub fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, FrontmatterError> {
+    if yaml.trim().is_empty() {
+        return Ok(StateFrontmatter::default());
+    }
+    if let Some(index) = yaml.lines().position(|line| structural_indent(line) > MAX_INDENT_COLUMNS) {
+        return Err(FrontmatterError::TooDeep { line: index + 1 });
+    }
+    let document = YAML::parse(yaml).map_err(|error| FrontmatterError::Syntax { message: yaml_error_text(error) })?;
+    let fields = match document {
+        Pod::Null => return Ok(StateFrontmatter::default()),
+        Pod::Hash(fields) => fields,
+        other => return Err(FrontmatterError::NotMapping { found: describe(&other) }),
+    };
+
+    let mut frontmatter = StateFrontmatter::default();
+    // The engine hands back a HashMap; sorting keeps errors and unknown fields deterministic.
+    let fields: BTreeMap<String, Pod> = fields.into_iter().collect();
+    for (key, value) in fields {
+        match key.as_str() {
+            "allowed_transitions" => frontmatter.policy = parse_policy(value)?,
+            "model" => frontmatter.model = normalised_choice("model", value)?,
+            "effort" => frontmatter.effort = normalised_choice("effort", value)?,
+            "force_implicit" => {
+                frontmatter.force_implicit = match value {
+                    Pod::Boolean(flag) => flag,
+                    Pod::Null => false,
+                    other => return Err(FrontmatterError::ForceImplicitNotBool { found: describe(&other) }),
+                }
+            }
+            _ => frontmatter.unknown_fields.push(key),
+        }
+    }
+    Ok(frontmatter)
+}
+
+/// The columns taken at the start of `line` by blanks and by block indicators (`-`, `?`,
+/// `:` followed by a blank or the end of the line): an upper bound on how deeply the line
+/// can nest block collections.
+fn structural_indent(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    let mut columns = 0;
+    loop {
+        match bytes.get(columns) {
+            Some(b' ' | b'\t') => columns += 1,
+            Some(b'-' | b'?' | b':') if matches!(bytes.get(columns + 1), None | Some(b' ' | b'\t')) => columns += 1,
+            _ => return columns,
+        }
+    }
+}
+
+/// `allowed_transitions`: a list of mappings of scalars. `null` counts as an empty list.
+fn parse_policy(value: Pod) -> Result<Option<Policy>, FrontmatterError> {
+    let items = match value {
+        Pod::Null => return Ok(None),
+        Pod::Array(items) => items,
+        other => return Err(FrontmatterError::TransitionsNotList { found: describe(&other) }),
+    };
+    let mut entries = Vec::new();
+    for (index, item) in items.into_iter().enumerate() {
+        let entry_number = index + 1;
+        let map = match item {
+            // `- ` with nothing after it: no `tag`, so it is dropped like any tagless entry.
+            Pod::Null => continue,
+            Pod::Hash(map) => map,
+            other => return Err(FrontmatterError::EntryNotMapping { entry: entry_number, found: describe(&other) }),
+        };
+        let mut entry = BTreeMap::new();
+        for (key, value) in map {
+            let Some(text) = scalar_text(&value) else {
+                return Err(FrontmatterError::EntryValueNotScalar {
+                    entry: entry_number,
+                    key,
+                    found: describe(&value),
+                });
+            };
+            entry.insert(key, text);
+        }
+        // R5.2: entries without `tag` are silently dropped.
+        if entry.contains_key("tag") {
+            entries.push(PolicyEntry(entry));
+        }
+    }
+    Ok(Some(Policy { entries }))
+}
+
+/// `model` / `effort`: a scalar, trimmed and lowercased; empty or null is "not set".
+fn normalised_choice(key: &'static str, value: Pod) -> Result<Option<String>, FrontmatterError> {
+    let Some(text) = scalar_text(&value) else {
+        return Err(FrontmatterError::FieldNotScalar { key, found: describe(&value) });
+    };
+    let text = text.trim().to_lowercase();
+    Ok(if text.is_empty() { None } else { Some(text) })
+}
+
+/// The value shown as an example when `model` or `effort` has the wrong type.
+fn field_example(key: &str) -> &'static str {
+    if key == "effort" { "high" } else { "sonnet" }
+}
+
+/// A scalar as the string raymond's `map[string]string` would hold; `None` for lists and mappings.
+/// A null value is the empty string, as Go's zero value.
+fn scalar_text(value: &Pod) -> Option<String> {
+    match value {
+        Pod::Null => Some(String::new()),
+        Pod::String(text) => Some(text.clone()),
+        Pod::Integer(number) => Some(number.to_string()),
+        // `{:?}` keeps a decimal point: `1.0` stays `1.0` rather than becoming `1`.
+        Pod::Float(number) => Some(format!("{number:?}")),
+        Pod::Boolean(flag) => Some(flag.to_string()),
+        Pod::Array(_) | Pod::Hash(_) => None,
+    }
+}
+
+/// How a value is named in an error message: its kind, and its text when short.
+fn describe(value: &Pod) -> String {
+    match value {
+        Pod::Null => "nothing (null)".to_string(),
+        Pod::String(text) => format!("the text \"{}\"", Quoted(text)),
+        Pod::Integer(number) => format!("the number {number}"),
+        Pod::Float(number) => format!("the number {number:?}"),
+        Pod::Boolean(flag) => format!("the value {flag}"),
+        Pod::Array(_) => "a list".to_string(),
+        Pod::Hash(_) => "a mapping".to_string(),
+    }
+}
+
+/// A string value cut to [`MAX_QUOTED_CHARS`] characters, with control characters escaped.
+struct Quoted<'a>(&'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut chars = self.0.chars();
+        for c in chars.by_ref().take(MAX_QUOTED_CHARS) {
+            write!(f, "{}", c.escape_debug())?;
+        }
+        if chars.next().is_some() {
+            f.write_str("…")?;
+        }
+        Ok(())
+    }
+}
+
+/// The YAML parser's message without `gray_matter`'s "Deserialize error: " wrapper,
+/// and with a duplicated key named as written rather than in Rust debug form.
+fn yaml_error_text(error: gray_matter::Error) -> String {
+    let message = match error {
+        gray_matter::Error::DeserializeError(message) => message,
+        other => other.to_string(),
+    };
+    match DUPLICATE_KEY.captures(&message) {
+        Some(captures) => {
+            let key = captures.get(1).map_or("", |m| m.as_str());
+            let position = captures.get(2).map_or("", |m| m.as_str());
+            format!("duplicate key `{key}`{position}")
+        }
+        None => message,
+    }
+}
+
+/// A markdown state file, split and validated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PromptFile {
+    pub frontmatter: StateFrontmatter,
+    /// The text after the frontmatter, CRLF normalised; this is what gets rendered (R6.5).
+    pub body: String,
+}
+
+/// Why a prompt file could not be loaded. At runtime this is retryable (R5.3, §10).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptFileError {
+    #[error("cannot read prompt file `{}`: {source}", .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset {offset})", .path.display())]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("prompt file `{}`: {source}", .path.display())]
+    Frontmatter { path: PathBuf, source: FrontmatterError },
+}
+
+/// Reads a markdown state and parses its frontmatter.
+pub fn load_prompt(path: &Path) -> Result<PromptFile, PromptFileError> {
+    let bytes = std::fs::read(path).map_err(|source| PromptFileError::Read { path: path.to_path_buf(), source })?;
+    let text = String::from_utf8(bytes).map_err(|error| PromptFileError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: error.utf8_error().valid_up_to(),
+    })?;
+    parse_prompt(&text).map_err(|source| PromptFileError::Frontmatter { path: path.to_path_buf(), source })
+}
+
+/// [`load_prompt`] for text already in memory (YAML-scope states, tests).
+pub fn parse_prompt(text: &str) -> Result<PromptFile, FrontmatterError> {
+    let (yaml, body) = split(text);
+    let frontmatter = match yaml {
+        Some(yaml) => parse_frontmatter(&yaml)?,
+        None => StateFrontmatter::default(),
+    };
+    Ok(PromptFile { frontmatter, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(pairs: &[(&str, &str)]) -> PolicyEntry {
+        PolicyEntry(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    fn parse(yaml: &str) -> StateFrontmatter {
+        match parse_frontmatter(yaml) {
+            Ok(frontmatter) => frontmatter,
+            Err(error) => panic!("frontmatter {yaml:?} was refused: {error}"),
+        }
+    }
+
+    fn refuse(yaml: &str) -> String {
+        match parse_frontmatter(yaml) {
+            Ok(frontmatter) => panic!("frontmatter {yaml:?} was accepted: {frontmatter:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn r5_1_frontmatter_at_byte_zero_is_split_off() {
+        let (yaml, body) = split("---\nmodel: haiku\n---\nHello {{input}}\n");
+        assert_eq!(yaml.as_deref(), Some("model: haiku"));
+        assert_eq!(body, "Hello {{input}}\n");
+    }
+
+    #[test]
+    fn r5_1_crlf_is_normalised_before_matching() {
+        let (yaml, body) = split("---\r\nmodel: haiku\r\n---\r\nline one\r\nline two\r\n");
+        assert_eq!(yaml.as_deref(), Some("model: haiku"));
+        assert_eq!(body, "line one\nline two\n");
+    }
+
+    #[test]
+    fn r5_1_trailing_blanks_on_delimiters_are_allowed() {
+        let (yaml, body) = split("--- \t\na: 1\n---  \nbody");
+        assert_eq!(yaml.as_deref(), Some("a: 1"));
+        assert_eq!(body, "body");
+    }
+
+    #[test]
+    fn r5_1_first_closing_line_ends_the_block() {
+        let (yaml, body) = split("---\na: 1\n---\nb: 2\n---\nrest");
+        assert_eq!(yaml.as_deref(), Some("a: 1"));
+        assert_eq!(body, "b: 2\n---\nrest");
+    }
+
+    #[test]
+    fn r5_1_frontmatter_must_start_at_byte_zero() {
+        let text = "\n---\nmodel: haiku\n---\nbody";
+        assert_eq!(split(text), (None, text.to_string()));
+        let text = " ---\nmodel: haiku\n---\nbody";
+        assert_eq!(split(text), (None, text.to_string()));
+    }
+
+    #[test]
+    fn r5_1_closing_delimiter_with_other_text_does_not_close() {
+        let text = "---\nmodel: haiku\n--- more\nbody";
+        assert_eq!(split(text), (None, text.to_string()));
+    }
+
+    #[test]
+    fn s16_38_no_newline_after_closing_delimiter_is_all_body() {
+        let text = "---\nallowed_transitions:\n  - tag: goto\n    target: NEXT\n---";
+        assert_eq!(split(text), (None, text.to_string()));
+        let prompt = parse_prompt(text);
+        assert_eq!(prompt, Ok(PromptFile { frontmatter: StateFrontmatter::default(), body: text.to_string() }));
+    }
+
+    #[test]
+    fn r5_2_empty_block_gives_no_yaml_and_the_body() {
+        assert_eq!(split("---\n---\nbody\n"), (None, "body\n".to_string()));
+        assert_eq!(split("--- \n---\t\nbody"), (None, "body".to_string()));
+    }
+
+    #[test]
+    fn r5_2_blank_line_between_delimiters_is_not_a_block() {
+        // `(.+?)` needs one character before `\n---`, and the empty form needs adjacent lines.
+        let text = "---\n\n---\nbody";
+        assert_eq!(split(text), (None, text.to_string()));
+    }
+
+    #[test]
+    fn r5_2_no_frontmatter_means_whole_text_is_body() {
+        assert_eq!(split("just a prompt\r\n"), (None, "just a prompt\n".to_string()));
+        assert_eq!(split(""), (None, String::new()));
+    }
+
+    #[test]
+    fn r5_2_whitespace_null_and_empty_mapping_give_no_policy() {
+        for yaml in ["   ", " \n\t", "null", "~", "{}", "# only a comment"] {
+            assert_eq!(parse(yaml), StateFrontmatter::default(), "yaml {yaml:?}");
+        }
+        let prompt = parse_prompt("---\n \n---\nbody");
+        assert_eq!(prompt, Ok(PromptFile { frontmatter: StateFrontmatter::default(), body: "body".to_string() }));
+    }
+
+    #[test]
+    fn r5_2_allowed_transitions_become_policy_entries() {
+        let frontmatter = parse(
+            "allowed_transitions:\n  - tag: goto\n    target: NEXT\n  - tag: call\n    target: RESEARCH\n    return: SUMMARIZE.md\n",
+        );
+        let expected = Policy {
+            entries: vec![
+                entry(&[("tag", "goto"), ("target", "NEXT")]),
+                entry(&[("tag", "call"), ("target", "RESEARCH"), ("return", "SUMMARIZE.md")]),
+            ],
+        };
+        assert_eq!(frontmatter.policy, Some(expected));
+    }
+
+    #[test]
+    fn r5_2_scalars_become_strings() {
+        let frontmatter = parse(
+            "allowed_transitions:\n  - tag: result\n    payload: true\n    count: 3\n    ratio: 1.0\n    half: 0.5\n    nothing:\n    quoted: \"007\"\n",
+        );
+        let expected = entry(&[
+            ("tag", "result"),
+            ("payload", "true"),
+            ("count", "3"),
+            ("ratio", "1.0"),
+            ("half", "0.5"),
+            ("nothing", ""),
+            ("quoted", "007"),
+        ]);
+        assert_eq!(frontmatter.policy, Some(Policy { entries: vec![expected] }));
+    }
+
+    #[test]
+    fn r5_2_entries_without_tag_are_dropped() {
+        let frontmatter = parse("allowed_transitions:\n  - target: NEXT\n  -\n  - tag: goto\n    target: B\n");
+        assert_eq!(frontmatter.policy, Some(Policy { entries: vec![entry(&[("tag", "goto"), ("target", "B")])] }));
+    }
+
+    #[test]
+    fn r5_2_empty_or_null_allowed_transitions() {
+        assert_eq!(parse("allowed_transitions: []").policy, Some(Policy { entries: vec![] }));
+        assert_eq!(parse("allowed_transitions:").policy, None);
+        assert_eq!(parse("model: haiku").policy, None);
+    }
+
+    #[test]
+    fn r5_2_model_and_effort_are_trimmed_and_lowercased() {
+        let frontmatter = parse("model: '  Opus '\neffort: HIGH");
+        assert_eq!(frontmatter.model.as_deref(), Some("opus"));
+        assert_eq!(frontmatter.effort.as_deref(), Some("high"));
+        let frontmatter = parse("model: '   '\neffort:");
+        assert_eq!(frontmatter.model, None);
+        assert_eq!(frontmatter.effort, None);
+    }
+
+    #[test]
+    fn r5_2_force_implicit_is_a_bool() {
+        assert!(parse("force_implicit: true").force_implicit);
+        assert!(!parse("force_implicit: false").force_implicit);
+        assert!(!parse("force_implicit:").force_implicit);
+    }
+
+    #[test]
+    fn r5_5_unknown_fields_are_listed_sorted() {
+        let frontmatter = parse("zeta: 1\ntimeout: 30\nmodel: haiku\nalpha: [1]\n");
+        assert_eq!(frontmatter.unknown_fields, vec!["alpha", "timeout", "zeta"]);
+        assert_eq!(frontmatter.model.as_deref(), Some("haiku"));
+    }
+
+    #[test]
+    fn s16_37_misspelt_force_implicit_is_unknown_and_not_applied() {
+        let frontmatter = parse("force_implcit: true\nallowed_transitions:\n  - tag: goto\n    target: NEXT\n");
+        assert_eq!(frontmatter.unknown_fields, vec!["force_implcit"]);
+        assert!(!frontmatter.force_implicit);
+    }
+
+    #[test]
+    fn s16_35_no_frontmatter_means_no_policy() {
+        let prompt = parse_prompt("Just do it.\n");
+        assert_eq!(prompt, Ok(PromptFile { frontmatter: StateFrontmatter::default(), body: "Just do it.\n".into() }));
+    }
+
+    #[test]
+    fn s16_36_force_implicit_with_a_single_goto() {
+        let frontmatter = parse("force_implicit: true\nallowed_transitions:\n  - tag: goto\n    target: NEXT\n");
+        assert!(frontmatter.force_implicit);
+        let policy = frontmatter.policy.unwrap_or_default();
+        assert!(policy.can_use_implicit());
+        assert_eq!(policy.implicit_tag(str::to_string).map(|tag| tag.target), Some("NEXT".to_string()));
+    }
+
+    #[test]
+    fn r5_3_invalid_syntax_message() {
+        assert_eq!(
+            refuse("allowed_transitions: [\n"),
+            "Invalid YAML frontmatter: while parsing a node, did not find expected node content at byte 23 line 2 column 1"
+        );
+        assert_eq!(
+            refuse("model: a\nmodel: b"),
+            "Invalid YAML frontmatter: duplicate key `model` at byte 16 line 2 column 8"
+        );
+    }
+
+    #[test]
+    fn r5_3_top_level_must_be_a_mapping() {
+        assert_eq!(
+            refuse("- tag: goto\n  target: NEXT"),
+            "Invalid YAML frontmatter: expected `key: value` fields at the top level, found a list"
+        );
+        assert_eq!(
+            refuse("just words"),
+            "Invalid YAML frontmatter: expected `key: value` fields at the top level, found the text \"just words\""
+        );
+        assert_eq!(
+            refuse("42"),
+            "Invalid YAML frontmatter: expected `key: value` fields at the top level, found the number 42"
+        );
+    }
+
+    #[test]
+    fn r5_3_allowed_transitions_must_be_a_list() {
+        assert_eq!(
+            refuse("allowed_transitions:\n  tag: goto"),
+            "Invalid YAML frontmatter: `allowed_transitions` must be a list of entries such as `- tag: goto`, found a mapping"
+        );
+        assert_eq!(
+            refuse("allowed_transitions: goto"),
+            "Invalid YAML frontmatter: `allowed_transitions` must be a list of entries such as `- tag: goto`, found the text \"goto\""
+        );
+    }
+
+    #[test]
+    fn r5_3_entries_must_be_mappings() {
+        assert_eq!(
+            refuse("allowed_transitions:\n  - tag: goto\n  - goto"),
+            "Invalid YAML frontmatter: `allowed_transitions` entry 2 must be a mapping such as `tag: goto`, found the text \"goto\""
+        );
+        assert_eq!(
+            refuse("allowed_transitions:\n  - [goto, NEXT]"),
+            "Invalid YAML frontmatter: `allowed_transitions` entry 1 must be a mapping such as `tag: goto`, found a list"
+        );
+    }
+
+    #[test]
+    fn r5_3_non_scalar_entry_value() {
+        assert_eq!(
+            refuse("allowed_transitions:\n  - tag: goto\n    target: [A, B]"),
+            "Invalid YAML frontmatter: `allowed_transitions` entry 1, key `target`: expected a single value (text, number or true/false), found a list"
+        );
+        assert_eq!(
+            refuse("allowed_transitions:\n  - tag: goto\n  - tag: fork\n    next: {a: 1}"),
+            "Invalid YAML frontmatter: `allowed_transitions` entry 2, key `next`: expected a single value (text, number or true/false), found a mapping"
+        );
+    }
+
+    #[test]
+    fn r5_3_model_effort_and_force_implicit_types() {
+        assert_eq!(
+            refuse("model: [opus]"),
+            "Invalid YAML frontmatter: `model` must be a single value such as `sonnet`, found a list"
+        );
+        assert_eq!(
+            refuse("effort: {level: high}"),
+            "Invalid YAML frontmatter: `effort` must be a single value such as `high`, found a mapping"
+        );
+        assert_eq!(
+            refuse("force_implicit: yes"),
+            "Invalid YAML frontmatter: `force_implicit` must be true or false, found the text \"yes\""
+        );
+        assert_eq!(
+            refuse("force_implicit: 1"),
+            "Invalid YAML frontmatter: `force_implicit` must be true or false, found the number 1"
+        );
+    }
+
+    #[test]
+    fn r5_3_long_found_text_is_cut() {
+        let long = "x".repeat(100);
+        let message = refuse(&long);
+        assert_eq!(
+            message,
+            format!(
+                "Invalid YAML frontmatter: expected `key: value` fields at the top level, found the text \"{}…\"",
+                "x".repeat(MAX_QUOTED_CHARS)
+            )
+        );
+    }
+
+    #[test]
+    fn load_prompt_reads_and_splits() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("START.md");
+        std::fs::write(&path, "---\r\nmodel: Haiku\r\n---\r\nDo it.\r\n")?;
+        let prompt = load_prompt(&path)?;
+        assert_eq!(prompt.body, "Do it.\n");
+        assert_eq!(prompt.frontmatter.model.as_deref(), Some("haiku"));
+        Ok(())
+    }
+
+    #[test]
+    fn load_prompt_error_messages() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+
+        let missing = dir.path().join("MISSING.md");
+        let error = load_prompt(&missing).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            error,
+            format!("cannot read prompt file `{}`: No such file or directory (os error 2)", missing.display())
+        );
+
+        let binary = dir.path().join("BINARY.md");
+        std::fs::write(&binary, b"ok\xff\xfe")?;
+        let error = load_prompt(&binary).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            error,
+            format!("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset 2)", binary.display())
+        );
+
+        let invalid = dir.path().join("BAD.md");
+        std::fs::write(&invalid, "---\n- a\n---\nbody")?;
+        let error = load_prompt(&invalid);
+        assert!(matches!(error, Err(PromptFileError::Frontmatter { .. })), "{error:?}");
+        assert_eq!(
+            error.err().map(|e| e.to_string()).unwrap_or_default(),
+            format!(
+                "prompt file `{}`: Invalid YAML frontmatter: expected `key: value` fields at the top level, found a list",
+                invalid.display()
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn deeply_nested_yaml_is_refused_not_crashing() {
+        let nested = format!("a: {}1{}", "[".repeat(300), "]".repeat(300));
+        assert!(matches!(parse_frontmatter(&nested), Err(FrontmatterError::Syntax { .. })));
+        let block = format!("a:\n{}x", "- ".repeat(50_000));
+        assert_eq!(
+            refuse(&block),
+            "Invalid YAML frontmatter: line 2 of the frontmatter is nested or indented deeper than 256 columns"
+        );
+        let mut indented = String::new();
+        for level in 0..200 {
+            indented.push_str(&format!("{}k:\n", "  ".repeat(level)));
+        }
+        assert_eq!(
+            refuse(&indented),
+            "Invalid YAML frontmatter: line 130 of the frontmatter is nested or indented deeper than 256 columns"
+        );
+    }
+
+    #[test]
+    fn nesting_up_to_the_bound_is_accepted() {
+        // The worst accepted shape: 128 compact block levels holding 250 flow levels.
+        let block = format!("a:\n{}{}1{}", "- ".repeat(MAX_INDENT_COLUMNS / 2), "[".repeat(250), "]".repeat(250));
+        assert!(parse_frontmatter(&block).is_ok());
+        let dashes = format!("a: |\n  {}\n", "-".repeat(1000));
+        assert!(parse_frontmatter(&dashes).is_ok());
+    }
+
+    #[test]
+    fn structural_indent_counts_blanks_and_indicators() {
+        assert_eq!(structural_indent("  - - x"), 6);
+        assert_eq!(structural_indent("? : -"), 5);
+        assert_eq!(structural_indent("----"), 0);
+        assert_eq!(structural_indent("  -x"), 2);
+        assert_eq!(structural_indent(""), 0);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn split_never_panics_and_never_keeps_crlf(text in any::<String>()) {
+                let (yaml, body) = split(&text);
+                prop_assert!(!body.contains("\r\n"));
+                prop_assert!(yaml.is_none_or(|yaml| !yaml.contains("\r\n")));
+            }
+
+            #[test]
+            fn split_then_rejoin_round_trips(yaml in "[a-z: \n]{1,40}", body in "[a-z\n-]{0,40}") {
+                prop_assume!(!yaml.contains("\n---") && !yaml.starts_with("---") && !yaml.starts_with('\n'));
+                let text = format!("---\n{yaml}\n---\n{body}");
+                prop_assert_eq!(split(&text), (Some(yaml), body));
+            }
+
+            #[test]
+            fn parse_frontmatter_never_panics(yaml in any::<String>()) {
+                let _ = parse_frontmatter(&yaml);
+            }
+
+            #[test]
+            fn parse_frontmatter_never_panics_on_yamlish_text(yaml in "[a-z_:\\-\\[\\]{}, \n'\"#&*!|>0-9.]{0,80}") {
+                let _ = parse_frontmatter(&yaml);
+            }
+        }
+    }
+}

@@ -1,0 +1,716 @@
+//! Finds the transition tags in a state's output (R4.1–R4.9).
+//!
+//! The scan reproduces raymond's regex-based parser, quirks included, instead of
+//! parsing the output as markup: a workflow that runs under raymond must run
+//! unchanged under Baton, and its prompts are written against exactly this
+//! behaviour. So tags inside another tag's content count, code fences are not
+//! special, `<callback>…</call>` reads as `<call>`, an opener without its closing
+//! tag is ignored, and attribute names are ASCII words, which turns
+//! `data-item="x"` into `item="x"`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::syntax::tag::{Tag, TagKind};
+use crate::workflow::state_name;
+
+/// R4.1, verbatim: the alternation order matters because matching is leftmost-first.
+static OPENING_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"<(call-workflow|function-workflow|fork-workflow|reset-workflow|goto|reset|function|call|fork|result|ask)([^>]*)>",
+    )
+    .expect("the opening-tag pattern is valid")
+});
+
+/// R4.6. raymond writes `\w`, which is ASCII-only in RE2 but Unicode in the regex crate.
+static ATTRIBUTE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"([0-9A-Za-z_]+)=(?:"([^"]*)"|'([^']*)')"#).expect("the attribute pattern is valid"));
+
+/// Attributes that only make sense on an upload bucket (R3.29).
+const BUCKET_ATTRIBUTES: [&str; 4] = ["upload_max_count", "upload_max_size", "upload_max_total_size", "upload_mime"];
+const BUCKET_LIMITS: [&str; 3] = ["upload_max_count", "upload_max_size", "upload_max_total_size"];
+
+/// A malformed transition tag. Any one of these makes the whole output unusable (R4.8).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagParseError {
+    #[error("<{tag}> has an empty target")]
+    EmptyTarget { tag: TagKind },
+    #[error("<{tag}> target `{target}` contains a path separator; targets are bare state names in the same workflow")]
+    PathSeparator { tag: TagKind, target: String },
+    #[error("<ask> needs a non-empty `next` attribute")]
+    MissingAskNext,
+    #[error("<ask> `next` value `{next}` contains a path separator")]
+    AskNextPathSeparator { next: String },
+    #[error("<ask> cannot combine `upload_slots` with `upload_bucket=\"true\"`; pick one upload mode")]
+    AskSlotsWithBucket,
+    #[error("<ask> attribute `{attribute}` {problem}")]
+    InvalidAskAttribute { attribute: &'static str, problem: String },
+}
+
+/// Every recognised, closed transition tag in `output`, in the order of their
+/// opening tags.
+pub fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
+    let mut tags = Vec::new();
+    // The first `</name>` found from an earlier opener is still the first one after a
+    // later opener if it lies beyond it, and an absent one stays absent; remembering
+    // them spares rescanning the rest of the output for every unclosed opener.
+    let mut closing_tags: BTreeMap<TagKind, Option<usize>> = BTreeMap::new();
+    // `captures_iter` resumes after each opening tag, never after its closing tag,
+    // which is what makes nested tags count (R4.4).
+    for opening in OPENING_TAG.captures_iter(output) {
+        let (_, [name, attribute_text]) = opening.extract();
+        let Some(kind) = TagKind::from_name(name) else {
+            continue;
+        };
+        let body_start = opening.get_match().end();
+        let closing_tag = match closing_tags.get(&kind) {
+            Some(&known) if known.is_none_or(|start| start >= body_start) => known,
+            _ => {
+                let found = output[body_start..].find(&format!("</{name}>")).map(|offset| body_start + offset);
+                closing_tags.insert(kind, found);
+                found
+            }
+        };
+        let Some(body_end) = closing_tag else {
+            continue;
+        };
+        let content = &output[body_start..body_end];
+        tags.push(build_tag(kind, content, parse_attributes(attribute_text.trim()))?);
+    }
+    Ok(tags)
+}
+
+fn parse_attributes(text: &str) -> BTreeMap<String, String> {
+    let mut attributes = BTreeMap::new();
+    for pair in ATTRIBUTE.captures_iter(text) {
+        let (Some(name), Some(value)) = (pair.get(1), pair.get(2).or_else(|| pair.get(3))) else {
+            continue;
+        };
+        attributes.insert(name.as_str().to_owned(), value.as_str().to_owned());
+    }
+    attributes
+}
+
+fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>) -> Result<Tag, TagParseError> {
+    let (target, payload) = match kind {
+        TagKind::Result => (String::new(), Some(content.to_owned())),
+        TagKind::Ask => {
+            let next = ask_next(&attributes)?;
+            validate_ask_files(&attributes)?;
+            (next, Some(content.to_owned()))
+        }
+        _ => (content_target(kind, content)?, None),
+    };
+    Ok(Tag { kind, target, attributes, payload })
+}
+
+fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError> {
+    let target = content.trim();
+    if target.is_empty() {
+        return Err(TagParseError::EmptyTarget { tag: kind });
+    }
+    if !kind.is_cross_workflow() && state_name::has_path_separator(target) {
+        return Err(TagParseError::PathSeparator { tag: kind, target: target.to_owned() });
+    }
+    Ok(target.to_owned())
+}
+
+/// R3.24. Like raymond, only the empty string counts as missing: `next=" "` passes here
+/// and fails later, when the state is resolved.
+fn ask_next(attributes: &BTreeMap<String, String>) -> Result<String, TagParseError> {
+    match attributes.get("next") {
+        None => Err(TagParseError::MissingAskNext),
+        Some(next) if next.is_empty() => Err(TagParseError::MissingAskNext),
+        Some(next) if state_name::has_path_separator(next) => {
+            Err(TagParseError::AskNextPathSeparator { next: next.clone() })
+        }
+        Some(next) => Ok(next.clone()),
+    }
+}
+
+/// R3.29, checked in raymond's order so that an ask with several problems reports
+/// the same one.
+fn validate_ask_files(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
+    let slots = attributes.get("upload_slots");
+    if let Some(slots) = slots {
+        validate_slots(slots)?;
+    }
+    let bucket = match attributes.get("upload_bucket") {
+        None => false,
+        Some(value) => match value.trim().to_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            _ => {
+                return Err(invalid("upload_bucket", format!("must be `true` or `false`, found `{value}`")));
+            }
+        },
+    };
+    if slots.is_some() && bucket {
+        return Err(TagParseError::AskSlotsWithBucket);
+    }
+    if !bucket
+        && let Some(attribute) = BUCKET_ATTRIBUTES.into_iter().find(|attribute| attributes.contains_key(*attribute))
+    {
+        return Err(invalid(attribute, "requires `upload_bucket=\"true\"`".to_owned()));
+    }
+    for attribute in BUCKET_LIMITS {
+        if let Some(value) = attributes.get(attribute)
+            && !matches!(value.trim().parse::<i64>(), Ok(limit) if limit > 0)
+        {
+            return Err(invalid(attribute, format!("must be a positive integer, found `{value}`")));
+        }
+    }
+    if let Some(mime_types) = attributes.get("upload_mime") {
+        validate_mime_types("upload_mime", mime_types, ',')?;
+    }
+    if let Some(files) = attributes.get("display_files") {
+        validate_display_files(files)?;
+    }
+    Ok(())
+}
+
+/// `name[:mime|mime],…`
+fn validate_slots(list: &str) -> Result<(), TagParseError> {
+    const ATTRIBUTE: &str = "upload_slots";
+    if list.trim().is_empty() {
+        return Err(invalid(ATTRIBUTE, "must list at least one slot name".to_owned()));
+    }
+    let mut seen = BTreeSet::new();
+    for entry in list.split(',').map(str::trim) {
+        if entry.is_empty() {
+            return Err(invalid(ATTRIBUTE, "has an empty slot name".to_owned()));
+        }
+        let name = match entry.split_once(':') {
+            Some((name, mime_types)) => {
+                validate_mime_types(ATTRIBUTE, mime_types, '|')?;
+                name.trim()
+            }
+            None => entry,
+        };
+        if name.is_empty() {
+            return Err(invalid(ATTRIBUTE, "has an empty slot name".to_owned()));
+        }
+        validate_file_name(ATTRIBUTE, "slot name", name)?;
+        if !seen.insert(name) {
+            return Err(invalid(ATTRIBUTE, format!("lists slot name `{name}` twice")));
+        }
+    }
+    Ok(())
+}
+
+/// `src[:label],…`; sources are relative to the task folder.
+fn validate_display_files(list: &str) -> Result<(), TagParseError> {
+    const ATTRIBUTE: &str = "display_files";
+    if list.trim().is_empty() {
+        return Err(invalid(ATTRIBUTE, "must list at least one file".to_owned()));
+    }
+    for entry in list.split(',').map(str::trim) {
+        if entry.is_empty() {
+            return Err(invalid(ATTRIBUTE, "has an empty entry".to_owned()));
+        }
+        let (source, label) = match entry.split_once(':') {
+            Some((source, label)) => (source.trim(), label.trim()),
+            None => (entry, ""),
+        };
+        if source.is_empty() {
+            return Err(invalid(ATTRIBUTE, "has an empty source path".to_owned()));
+        }
+        if has_control_character(source) {
+            return Err(invalid(
+                ATTRIBUTE,
+                format!("has source path `{}` with a control character", source.escape_debug()),
+            ));
+        }
+        if source.starts_with(['/', '\\']) {
+            return Err(invalid(
+                ATTRIBUTE,
+                format!("has absolute source path `{source}`; sources are relative to the task folder"),
+            ));
+        }
+        if source.split(['/', '\\']).any(|segment| segment == "..") {
+            return Err(invalid(ATTRIBUTE, format!("has source path `{source}` with a `..` segment")));
+        }
+        if !label.is_empty() {
+            validate_file_name(ATTRIBUTE, "display name", label)?;
+        }
+    }
+    Ok(())
+}
+
+/// Slot names and display labels become file names, so they must be plain, visible ones.
+fn validate_file_name(attribute: &'static str, what: &str, name: &str) -> Result<(), TagParseError> {
+    let problem = if has_control_character(name) {
+        format!("has {what} `{}` with a control character", name.escape_debug())
+    } else if state_name::has_path_separator(name) {
+        format!("has {what} `{name}` with a path separator")
+    } else if name.starts_with('.') {
+        format!("has {what} `{name}` with a leading dot")
+    } else {
+        return Ok(());
+    };
+    Err(invalid(attribute, problem))
+}
+
+fn validate_mime_types(attribute: &'static str, list: &str, separator: char) -> Result<(), TagParseError> {
+    if list.split(separator).any(|mime_type| mime_type.trim().is_empty()) {
+        return Err(invalid(attribute, "has an empty MIME type".to_owned()));
+    }
+    Ok(())
+}
+
+/// NUL included; the same set as raymond's check (C0 controls and DEL).
+fn has_control_character(text: &str) -> bool {
+    text.chars().any(|c| c < ' ' || c == '\u{7f}')
+}
+
+fn invalid(attribute: &'static str, problem: String) -> TagParseError {
+    TagParseError::InvalidAskAttribute { attribute, problem }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::print_extractor::extract_prints;
+    use proptest::prelude::*;
+
+    fn one(output: &str) -> Tag {
+        let tags = scan(output).expect("output parses");
+        assert_eq!(tags.len(), 1, "expected one tag in {output:?}, got {tags:?}");
+        tags.into_iter().next().expect("one tag")
+    }
+
+    fn error(output: &str) -> String {
+        scan(output).expect_err("output is rejected").to_string()
+    }
+
+    fn attributes(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
+    }
+
+    #[test]
+    fn r4_1_every_tag_name_is_recognised() {
+        for kind in TagKind::ALL {
+            let name = kind.name();
+            let output = format!(r#"<{name} next="N">T</{name}>"#);
+            let tag = one(&output);
+            assert_eq!(tag.kind, kind, "{output}");
+        }
+    }
+
+    #[test]
+    fn r4_1_tag_names_are_case_sensitive() {
+        assert_eq!(scan("<GOTO>X</GOTO> <Goto>Y</Goto>"), Ok(vec![]));
+    }
+
+    #[test]
+    fn r4_1_workflow_tags_are_not_taken_for_their_prefix() {
+        let tag = one(r#"<call-workflow return="R">../w/</call-workflow>"#);
+        assert_eq!(tag.kind, TagKind::CallWorkflow);
+        assert_eq!(tag.target, "../w/");
+        assert_eq!(tag.attribute("return"), Some("R"));
+    }
+
+    #[test]
+    fn r4_1_tags_come_in_opening_order_with_attributes() {
+        let tags = scan(r#"a <goto input="i">A</goto> b <reset cd="sub">B</reset>"#).expect("output parses");
+        let summary: Vec<_> = tags.iter().map(|tag| (tag.kind, tag.target.as_str(), tag.attributes.clone())).collect();
+        assert_eq!(
+            summary,
+            [(TagKind::Goto, "A", attributes(&[("input", "i")])), (TagKind::Reset, "B", attributes(&[("cd", "sub")])),]
+        );
+    }
+
+    #[test]
+    fn r4_2_callback_matches_call_only_when_closed() {
+        assert_eq!(scan("<callback>X</callback>"), Ok(vec![]));
+        let tag = one("<callback>X</call>");
+        assert_eq!((tag.kind, tag.target.as_str()), (TagKind::Call, "X"));
+        assert!(tag.attributes.is_empty());
+    }
+
+    #[test]
+    fn r4_2_results_matches_result() {
+        let tag = one("<results>ok</result>");
+        assert_eq!(tag.kind, TagKind::Result);
+        assert_eq!(tag.payload.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn r4_3_unclosed_opener_skipped() {
+        let tags = scan("<goto>A.md</goto> then <goto>B.md").expect("output parses");
+        assert_eq!(tags.len(), 1);
+        assert_eq!(tags[0].target, "A.md");
+    }
+
+    #[test]
+    fn r4_3_first_closing_tag_ends_the_content() {
+        assert_eq!(one("<goto>A</goto>B</goto>").target, "A");
+        let tags = scan("<result>a<result>b</result>c</result>").expect("output parses");
+        let payloads: Vec<_> = tags.iter().map(|tag| tag.payload.as_deref()).collect();
+        assert_eq!(payloads, [Some("a<result>b"), Some("b")]);
+    }
+
+    #[test]
+    fn r4_3_each_opener_finds_its_own_closing_tag() {
+        let tags = scan("<goto>A</goto> <goto>B</goto> <goto>C").expect("output parses");
+        let targets: Vec<_> = tags.iter().map(|tag| tag.target.as_str()).collect();
+        assert_eq!(targets, ["A", "B"]);
+    }
+
+    #[test]
+    fn r4_3_closing_tag_must_match_the_name() {
+        assert_eq!(scan("<goto>A</reset>"), Ok(vec![]));
+        assert_eq!(scan("<reset>B</Reset> </goto>"), Ok(vec![]));
+    }
+
+    #[test]
+    fn r4_4_inner_tags_are_counted() {
+        let tags = scan("<result>see <goto>X</goto></result>").expect("output parses");
+        assert_eq!(tags.len(), 2);
+        assert_eq!(tags[0].kind, TagKind::Result);
+        assert_eq!(tags[0].payload.as_deref(), Some("see <goto>X</goto>"));
+        assert_eq!((tags[1].kind, tags[1].target.as_str()), (TagKind::Goto, "X"));
+    }
+
+    #[test]
+    fn r4_5_tag_in_code_fence_counts() {
+        let tag = one("Example:\n```\n<goto>X.md</goto>\n```\nand `<call` is not one.");
+        assert_eq!((tag.kind, tag.target.as_str()), (TagKind::Goto, "X.md"));
+    }
+
+    #[test]
+    fn r4_6_single_quotes_accepted() {
+        assert_eq!(one("<fork next='N.md'>W</fork>").attribute("next"), Some("N.md"));
+    }
+
+    #[test]
+    fn r4_6_spaces_around_equals_ignored() {
+        assert!(one(r#"<fork next = "N.md">W</fork>"#).attributes.is_empty());
+    }
+
+    #[test]
+    fn r4_6_mismatched_quotes_ignored() {
+        assert!(one(r#"<fork next="N.md' item=x>W</fork>"#).attributes.is_empty());
+    }
+
+    #[test]
+    fn r4_6_duplicate_key_last_wins() {
+        let tag = one(r#"<fork next="A" item='x' next='B'>W</fork>"#);
+        assert_eq!(tag.attributes, attributes(&[("item", "x"), ("next", "B")]));
+    }
+
+    #[test]
+    fn r4_6_empty_value_is_kept() {
+        assert_eq!(one(r#"<goto input="">X</goto>"#).attribute("input"), Some(""));
+        assert_eq!(one("<goto input=''>X</goto>").attribute("input"), Some(""));
+    }
+
+    #[test]
+    fn r4_6_attribute_names_are_ascii_words() {
+        let tag = one(r#"<goto näme="x">X</goto>"#);
+        assert_eq!(tag.attributes, attributes(&[("me", "x")]));
+    }
+
+    #[test]
+    fn r4_6_values_are_not_unescaped() {
+        let tag = one(r#"<goto input="a &amp; \"b">X</goto>"#);
+        assert_eq!(tag.attribute("input"), Some(r"a &amp; \"));
+    }
+
+    #[test]
+    fn r4_6_greater_than_ends_the_opening_tag() {
+        let tag = one(r#"<goto input="a>b">X</goto>"#);
+        assert!(tag.attributes.is_empty());
+        assert_eq!(tag.target, r#"b">X"#);
+    }
+
+    #[test]
+    fn data_item_quirk() {
+        let tag = one(r#"<fork next="N.md" data-item="x">W.md</fork>"#);
+        assert_eq!(tag.attributes, attributes(&[("item", "x"), ("next", "N.md")]));
+    }
+
+    #[test]
+    fn r4_7_target_is_trimmed() {
+        let tag = one("<goto>\n  REVIEW.md \t</goto>");
+        assert_eq!(tag.target, "REVIEW.md");
+        assert_eq!(tag.payload, None);
+    }
+
+    #[test]
+    fn r4_7_empty_target() {
+        assert_eq!(error("<goto>   </goto>"), "<goto> has an empty target");
+        assert_eq!(error("<fork-workflow></fork-workflow>"), "<fork-workflow> has an empty target");
+    }
+
+    #[test]
+    fn r4_7_path_separator() {
+        assert_eq!(
+            error("<goto>sub/X.md</goto>"),
+            "<goto> target `sub/X.md` contains a path separator; targets are bare state names in the same workflow"
+        );
+        assert_eq!(
+            error(r"<call return='R'>..\X</call>"),
+            r"<call> target `..\X` contains a path separator; targets are bare state names in the same workflow"
+        );
+    }
+
+    #[test]
+    fn r4_7_workflow_tags_accept_paths() {
+        for name in ["call-workflow", "function-workflow", "fork-workflow", "reset-workflow"] {
+            let tag = one(&format!(r"<{name}> ../lib/w.zip\ENTRY </{name}>"));
+            assert_eq!(tag.target, r"../lib/w.zip\ENTRY", "{name}");
+        }
+    }
+
+    #[test]
+    fn r4_7_result_payload_untrimmed() {
+        let tag = one("<result>\n YES \n</result>");
+        assert_eq!(tag.target, "");
+        assert_eq!(tag.payload.as_deref(), Some("\n YES \n"));
+        assert_eq!(one("<result></result>").payload.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn r4_8_an_error_aborts_the_whole_scan() {
+        assert_eq!(
+            scan("<goto>A</goto> <goto>a/b</goto> <goto>C</goto>"),
+            Err(TagParseError::PathSeparator { tag: TagKind::Goto, target: "a/b".to_owned() })
+        );
+        assert_eq!(scan("<goto>A</goto><reset> </reset>"), Err(TagParseError::EmptyTarget { tag: TagKind::Reset }));
+    }
+
+    #[test]
+    fn r4_9_text_and_unknown_tags_are_ignored() {
+        assert_eq!(scan("<div>x</div> <print>y</print> <go to>z</go to> plain < goto>X</goto>"), Ok(vec![]));
+    }
+
+    #[test]
+    fn handles_multibyte_text_around_and_inside_tags() {
+        let tag = one("日本語 <goto>é☃.md</goto> 🎉 <goto>未閉");
+        assert_eq!(tag.target, "é☃.md");
+    }
+
+    #[test]
+    fn r3_24_ask_target_is_next_and_payload_is_raw() {
+        let tag = one(r#"<ask next="N.md" timeout="30m"> Approve? </ask>"#);
+        assert_eq!(tag.target, "N.md");
+        assert_eq!(tag.payload.as_deref(), Some(" Approve? "));
+        assert_eq!(tag.attribute("timeout"), Some("30m"));
+    }
+
+    #[test]
+    fn r3_24_ask_next_missing_or_empty() {
+        let message = "<ask> needs a non-empty `next` attribute";
+        assert_eq!(error("<ask>Q?</ask>"), message);
+        assert_eq!(error(r#"<ask next="">Q?</ask>"#), message);
+        assert_eq!(error("<ask next=N>Q?</ask>"), message);
+    }
+
+    #[test]
+    fn r3_24_ask_next_path_separator() {
+        assert_eq!(error(r#"<ask next="a/b">Q?</ask>"#), "<ask> `next` value `a/b` contains a path separator");
+        assert_eq!(error(r#"<ask next="..\b">Q?</ask>"#), r"<ask> `next` value `..\b` contains a path separator");
+    }
+
+    #[test]
+    fn r3_24_ask_content_may_be_empty() {
+        assert_eq!(one(r#"<ask next="N"></ask>"#).payload.as_deref(), Some(""));
+    }
+
+    fn ask_error(file_attributes: &str) -> String {
+        error(&format!(r#"<ask next="N" {file_attributes}>Q?</ask>"#))
+    }
+
+    #[test]
+    fn r3_29_valid_file_attributes_are_accepted() {
+        for file_attributes in [
+            r#"upload_slots="resume.pdf:application/pdf, cover.pdf:APPLICATION/PDF|text/plain,notes""#,
+            r#"upload_bucket="TRUE" upload_max_count="5" upload_max_size="+10485760" upload_max_total_size=" 52428800 " upload_mime="image/png, image/jpeg""#,
+            r#"upload_bucket="false" display_files="out/report.pdf:Final Report, chart.png""#,
+        ] {
+            let output = format!(r#"<ask next="N" {file_attributes}>Q?</ask>"#);
+            assert_eq!(one(&output).target, "N", "{file_attributes}");
+        }
+    }
+
+    #[test]
+    fn r3_29_bucket_limits_must_be_positive_integers() {
+        assert_eq!(
+            ask_error(r#"upload_bucket="true" upload_max_count="abc""#),
+            "<ask> attribute `upload_max_count` must be a positive integer, found `abc`"
+        );
+        assert_eq!(
+            ask_error(r#"upload_bucket="true" upload_max_size="0""#),
+            "<ask> attribute `upload_max_size` must be a positive integer, found `0`"
+        );
+        assert_eq!(
+            ask_error(r#"upload_bucket="true" upload_max_total_size="-5""#),
+            "<ask> attribute `upload_max_total_size` must be a positive integer, found `-5`"
+        );
+    }
+
+    #[test]
+    fn r3_29_bucket_attributes_require_a_bucket() {
+        assert_eq!(
+            ask_error(r#"upload_mime="image/png""#),
+            "<ask> attribute `upload_mime` requires `upload_bucket=\"true\"`"
+        );
+        assert_eq!(
+            ask_error(r#"upload_bucket="false" upload_max_count="3""#),
+            "<ask> attribute `upload_max_count` requires `upload_bucket=\"true\"`"
+        );
+    }
+
+    #[test]
+    fn r3_29_bucket_flag_is_true_or_false() {
+        assert_eq!(
+            ask_error(r#"upload_bucket="yes""#),
+            "<ask> attribute `upload_bucket` must be `true` or `false`, found `yes`"
+        );
+    }
+
+    #[test]
+    fn r3_29_slots_and_bucket_are_exclusive() {
+        assert_eq!(
+            ask_error(r#"upload_slots="a" upload_bucket="true""#),
+            "<ask> cannot combine `upload_slots` with `upload_bucket=\"true\"`; pick one upload mode"
+        );
+    }
+
+    #[test]
+    fn r3_29_slot_names_are_checked() {
+        let cases = [
+            (r#"upload_slots=" ""#, "must list at least one slot name"),
+            (r#"upload_slots="a,,b""#, "has an empty slot name"),
+            (r#"upload_slots=":text/plain""#, "has an empty slot name"),
+            (r#"upload_slots="a/b""#, "has slot name `a/b` with a path separator"),
+            (r#"upload_slots="a\b""#, r"has slot name `a\b` with a path separator"),
+            (r#"upload_slots=".env""#, "has slot name `.env` with a leading dot"),
+            ("upload_slots=\"a\u{1}b\"", r"has slot name `a\u{1}b` with a control character"),
+            (r#"upload_slots="a,b,a""#, "lists slot name `a` twice"),
+            (r#"upload_slots="a:text/plain|""#, "has an empty MIME type"),
+        ];
+        for (file_attributes, problem) in cases {
+            assert_eq!(ask_error(file_attributes), format!("<ask> attribute `upload_slots` {problem}"));
+        }
+    }
+
+    #[test]
+    fn r3_29_bucket_mime_list_is_checked() {
+        assert_eq!(
+            ask_error(r#"upload_bucket="true" upload_mime="image/png,""#),
+            "<ask> attribute `upload_mime` has an empty MIME type"
+        );
+    }
+
+    #[test]
+    fn r3_29_display_files_are_checked() {
+        let cases = [
+            (r#"display_files="""#, "must list at least one file"),
+            (r#"display_files="a.txt, ""#, "has an empty entry"),
+            (r#"display_files=":Label""#, "has an empty source path"),
+            (
+                r#"display_files="/etc/passwd""#,
+                "has absolute source path `/etc/passwd`; sources are relative to the task folder",
+            ),
+            (r#"display_files="out/../../x""#, "has source path `out/../../x` with a `..` segment"),
+            (r#"display_files="a.txt:x/y""#, "has display name `x/y` with a path separator"),
+            (r#"display_files="a.txt:.hidden""#, "has display name `.hidden` with a leading dot"),
+        ];
+        for (file_attributes, problem) in cases {
+            assert_eq!(ask_error(file_attributes), format!("<ask> attribute `display_files` {problem}"));
+        }
+    }
+
+    #[test]
+    fn r3_29_file_attributes_are_only_checked_on_ask() {
+        assert_eq!(one(r#"<goto upload_max_count="x">X</goto>"#).target, "X");
+    }
+
+    #[test]
+    fn r3_50_tag_inside_print_counts() {
+        let output = "<print>hi <goto>X.md</goto></print>";
+        let tag = one(output);
+        assert_eq!((tag.kind, tag.target.as_str()), (TagKind::Goto, "X.md"));
+        assert_eq!(extract_prints(output), ["hi <goto>X.md</goto>"]);
+    }
+
+    const FRAGMENTS: &[&str] = &[
+        "<goto",
+        "</goto>",
+        "<result",
+        "</result>",
+        "<ask",
+        "</ask>",
+        "<call",
+        "back",
+        "</call>",
+        "<fork-workflow",
+        "</fork-workflow>",
+        "<print>",
+        "</print>",
+        "<",
+        ">",
+        "/",
+        "\\",
+        "\"",
+        "'",
+        "=",
+        " ",
+        "\n",
+        "next",
+        "upload_slots",
+        "upload_bucket",
+        "true",
+        "display_files",
+        "..",
+        ":",
+        ",",
+        "|",
+        ".",
+        "X.md",
+        "é",
+        "日本",
+        "🎉",
+        "\u{0}",
+        "\u{1}",
+    ];
+
+    fn tag_soup() -> impl Strategy<Value = String> {
+        let fragment = prop_oneof![
+            4 => prop::sample::select(FRAGMENTS).prop_map(String::from),
+            1 => "\\PC{0,3}",
+        ];
+        prop::collection::vec(fragment, 0..40).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn scan_never_panics(output in any::<String>()) {
+            let _ = scan(&output);
+        }
+
+        #[test]
+        fn scanned_tags_satisfy_r4_7(output in tag_soup()) {
+            let Ok(tags) = scan(&output) else { return Ok(()) };
+            for tag in tags {
+                match tag.kind {
+                    TagKind::Result => prop_assert!(tag.target.is_empty() && tag.payload.is_some()),
+                    TagKind::Ask => {
+                        prop_assert!(!tag.target.is_empty() && tag.payload.is_some());
+                        prop_assert!(!state_name::has_path_separator(&tag.target));
+                    }
+                    kind => {
+                        prop_assert!(tag.payload.is_none());
+                        prop_assert_eq!(tag.target.trim(), tag.target.as_str());
+                        prop_assert!(!tag.target.is_empty());
+                        prop_assert!(kind.is_cross_workflow() || !state_name::has_path_separator(&tag.target));
+                    }
+                }
+            }
+        }
+    }
+}

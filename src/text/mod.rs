@@ -1,0 +1,3 @@
+//! Small text helpers shared by messages everywhere.
+
+pub mod duration;

@@ -1,0 +1,325 @@
+//! Transition handlers: pure functions from (agent, transition) to the agents that
+//! exist afterwards (spec §3, decisions A3–A6).
+//!
+//! Nothing here does I/O or emits events. The workflow loop applies the result,
+//! publishes what happened and persists it, which keeps every rule of §3 testable
+//! as a plain function call.
+
+use std::collections::BTreeMap;
+
+use crate::model::agent::{Agent, AgentStatus, Frame};
+use crate::transition::cd::resolve_cd;
+use crate::transition::task_folder::TaskFolders;
+use crate::transition::{ForkSpec, TaskMode, Transition};
+use crate::workflow::state_name::abbreviation;
+
+/// What remains after a transition.
+#[derive(Debug, PartialEq)]
+pub struct Applied {
+    /// The agent after the transition; `None` when a `<result>` with an empty stack terminated it.
+    pub agent: Option<Agent>,
+    /// Workers created by `<fork>` (in output order).
+    pub workers: Vec<Agent>,
+    /// The payload an agent terminated with (R3.16).
+    pub terminated_with: Option<String>,
+}
+
+/// Run-level data the handlers need: where task folders go, and the persisted fork
+/// counters (one per parent, shared by every fork of that parent: R3.22, A6).
+pub struct TransitionEnv<'a> {
+    pub task_folders: &'a TaskFolders,
+    pub fork_counters: &'a mut BTreeMap<String, u64>,
+}
+
+/// Apply `transition` to a copy of `agent` (R3.1: transient fields are cleared first,
+/// so `{{input}}` and fork attributes last for exactly one state).
+pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut TransitionEnv<'_>) -> Applied {
+    let mut next = agent.clone();
+    next.pending_result = None;
+    next.fork_session_id = None;
+    next.fork_attributes.clear();
+    let mut workers = Vec::new();
+
+    match transition {
+        Transition::Goto { target, input } => {
+            next.current_state = target.clone();
+            next.pending_result = input.clone();
+        }
+        Transition::Reset { target, cd, input, new_task } => {
+            next.current_state = target.clone();
+            next.session_id = None;
+            if let Some(cd) = cd {
+                next.cwd = resolve_cd(cd, &next.cwd);
+            }
+            if *new_task {
+                next.task_count += 1;
+                next.task_folder = env.task_folders.folder_for(&next.id, next.task_count);
+            }
+            next.pending_result = input.clone();
+        }
+        Transition::Call { target, return_state, input } => {
+            next.stack.push(frame_for(&next, return_state));
+            next.fork_session_id = next.session_id.clone();
+            next.current_state = target.clone();
+            next.pending_result = input.clone();
+        }
+        Transition::Function { target, return_state, input } => {
+            next.stack.push(frame_for(&next, return_state));
+            next.session_id = None;
+            next.current_state = target.clone();
+            next.pending_result = input.clone();
+        }
+        Transition::Fork { worker, next: continuation } => {
+            workers.push(spawn_worker(&next, worker, env));
+            next.current_state = continuation.clone();
+        }
+        Transition::MultiFork { workers: specs, continuation } => {
+            for spec in specs {
+                workers.push(spawn_worker(&next, spec, env));
+            }
+            next.current_state = continuation.clone();
+        }
+        Transition::Result { payload } => match next.stack.pop() {
+            None => {
+                return Applied { agent: None, workers, terminated_with: Some(payload.clone()) };
+            }
+            Some(frame) => {
+                next.session_id = frame.session;
+                next.current_state = frame.state;
+                next.pending_result = Some(payload.clone());
+                next.scope_dir = frame.scope_dir;
+                next.cwd = frame.cwd;
+                next.nesting_depth = frame.nesting_depth;
+                next.task_folder = frame.task_folder;
+            }
+        },
+    }
+    Applied { agent: Some(next), workers, terminated_with: None }
+}
+
+/// The return frame for `<call>`/`<function>` (R3.11). The session recorded is the
+/// one that includes the calling turn (R2.6), because the loop updates the session
+/// before applying the transition.
+fn frame_for(caller: &Agent, return_state: &str) -> Frame {
+    Frame {
+        session: caller.session_id.clone(),
+        state: return_state.to_string(),
+        scope_dir: caller.scope_dir.clone(),
+        cwd: caller.cwd.clone(),
+        nesting_depth: caller.nesting_depth,
+        task_folder: caller.task_folder.clone(),
+    }
+}
+
+/// A new agent for one fork (R3.21–R3.22, with A3: no `cd` means the parent's cwd).
+fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) -> Agent {
+    let counter = env.fork_counters.entry(parent.id.clone()).or_insert(0);
+    *counter += 1;
+    let id = format!("{}_{}{}", parent.id, abbreviation(&spec.target), counter);
+    let task_folder = match spec.task {
+        TaskMode::Inherit => parent.task_folder.clone(),
+        TaskMode::New => env.task_folders.folder_for(&id, 0),
+    };
+    Agent {
+        current_state: spec.target.clone(),
+        session_id: None,
+        stack: Vec::new(),
+        pending_result: spec.input.clone(),
+        cwd: spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd)),
+        scope_dir: parent.scope_dir.clone(),
+        nesting_depth: 0,
+        status: AgentStatus::Active,
+        pause_reason: None,
+        retry_count: 0,
+        error: None,
+        task_folder,
+        task_count: 0,
+        fork_session_id: None,
+        fork_attributes: spec.attributes.clone(),
+        steps_started: 0,
+        queued: false,
+        limit_resets_at: None,
+        continue_and_fork: false,
+        id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn main_agent() -> Agent {
+        let mut agent = Agent::main(
+            "START.sh".into(),
+            PathBuf::from("/wf"),
+            PathBuf::from("/work"),
+            PathBuf::from("/b/tasks/r/main"),
+        );
+        agent.session_id = Some("s1".into());
+        agent.pending_result = Some("old input".into());
+        agent
+    }
+
+    fn apply(agent: &Agent, transition: Transition, counters: &mut BTreeMap<String, u64>) -> Applied {
+        let folders = TaskFolders::new(Path::new("/b"), "r");
+        apply_transition(agent, &transition, &mut TransitionEnv { task_folders: &folders, fork_counters: counters })
+    }
+
+    fn fork_of(target: &str) -> ForkSpec {
+        ForkSpec { target: target.into(), cd: None, input: None, task: TaskMode::New, attributes: BTreeMap::new() }
+    }
+
+    #[test]
+    fn r3_4_goto_keeps_session_and_sets_input() {
+        let applied = apply(
+            &main_agent(),
+            Transition::Goto { target: "B.sh".into(), input: Some("x".into()) },
+            &mut BTreeMap::new(),
+        );
+        let agent = applied.agent.unwrap();
+        assert_eq!(agent.current_state, "B.sh");
+        assert_eq!(agent.session_id.as_deref(), Some("s1"));
+        assert_eq!(agent.pending_result.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn r3_1_input_lasts_one_state() {
+        let applied =
+            apply(&main_agent(), Transition::Goto { target: "B.sh".into(), input: None }, &mut BTreeMap::new());
+        assert_eq!(applied.agent.unwrap().pending_result, None);
+    }
+
+    #[test]
+    fn r3_6_reset_clears_session_keeps_stack_and_applies_cd() {
+        let mut agent = main_agent();
+        agent.stack.push(frame_for(&agent, "RET.sh"));
+        let applied = apply(
+            &agent,
+            Transition::Reset { target: "X.sh".into(), cd: Some("sub".into()), input: None, new_task: true },
+            &mut BTreeMap::new(),
+        );
+        let agent = applied.agent.unwrap();
+        assert_eq!(agent.session_id, None);
+        assert_eq!(agent.stack.len(), 1);
+        assert_eq!(agent.cwd, PathBuf::from("/work/sub"));
+        assert_eq!(agent.task_count, 1);
+        assert_eq!(agent.task_folder, PathBuf::from("/b/tasks/r/main_task1"));
+    }
+
+    #[test]
+    fn r3_12_call_pushes_frame_and_forks_session() {
+        let applied = apply(
+            &main_agent(),
+            Transition::Call { target: "C.sh".into(), return_state: "R.sh".into(), input: Some("in".into()) },
+            &mut BTreeMap::new(),
+        );
+        let agent = applied.agent.unwrap();
+        assert_eq!(agent.stack.len(), 1);
+        assert_eq!(agent.stack[0].session.as_deref(), Some("s1"));
+        assert_eq!(agent.stack[0].state, "R.sh");
+        assert_eq!(agent.fork_session_id.as_deref(), Some("s1"));
+        assert_eq!(agent.session_id.as_deref(), Some("s1"));
+        assert_eq!(agent.current_state, "C.sh");
+    }
+
+    #[test]
+    fn r3_14_function_starts_fresh() {
+        let applied = apply(
+            &main_agent(),
+            Transition::Function { target: "F.sh".into(), return_state: "R.sh".into(), input: None },
+            &mut BTreeMap::new(),
+        );
+        let agent = applied.agent.unwrap();
+        assert_eq!(agent.session_id, None);
+        assert_eq!(agent.fork_session_id, None);
+        assert_eq!(agent.stack[0].session.as_deref(), Some("s1"));
+    }
+
+    #[test]
+    fn r3_16_result_with_empty_stack_terminates() {
+        let applied = apply(&main_agent(), Transition::Result { payload: " done ".into() }, &mut BTreeMap::new());
+        assert_eq!(applied.agent, None);
+        assert_eq!(applied.terminated_with.as_deref(), Some(" done "));
+    }
+
+    #[test]
+    fn r3_17_and_a4_result_pops_and_restores_caller_cwd() {
+        let mut counters = BTreeMap::new();
+        let called = apply(
+            &main_agent(),
+            Transition::Function { target: "F.sh".into(), return_state: "R.sh".into(), input: None },
+            &mut counters,
+        )
+        .agent
+        .unwrap();
+        let moved = apply(
+            &called,
+            Transition::Reset { target: "G.sh".into(), cd: Some("/elsewhere".into()), input: None, new_task: false },
+            &mut counters,
+        )
+        .agent
+        .unwrap();
+        let back = apply(&moved, Transition::Result { payload: String::new() }, &mut counters).agent.unwrap();
+        assert_eq!(back.current_state, "R.sh");
+        assert_eq!(back.cwd, PathBuf::from("/work"));
+        assert_eq!(back.session_id.as_deref(), Some("s1"));
+        assert_eq!(back.pending_result.as_deref(), Some(""));
+        assert!(back.stack.is_empty());
+    }
+
+    #[test]
+    fn r3_22_fork_ids_share_one_counter_per_parent() {
+        let mut counters = BTreeMap::new();
+        let mut ids = Vec::new();
+        for target in ["WORKER.sh", "WORKER.sh", "ANALYZE.sh"] {
+            let applied =
+                apply(&main_agent(), Transition::Fork { worker: fork_of(target), next: "N.sh".into() }, &mut counters);
+            ids.push(applied.workers[0].id.clone());
+        }
+        assert_eq!(ids, ["main_worker1", "main_worker2", "main_analyz3"]);
+        assert_eq!(counters, BTreeMap::from([("main".to_string(), 3)]));
+    }
+
+    #[test]
+    fn r3_21_and_a3_worker_inherits_cwd_and_gets_attributes() {
+        let mut spec = fork_of("W.sh");
+        spec.attributes.insert("item".into(), "a".into());
+        spec.input = Some("i".into());
+        let applied =
+            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
+        let worker = &applied.workers[0];
+        assert_eq!(worker.cwd, PathBuf::from("/work"));
+        assert_eq!(worker.session_id, None);
+        assert_eq!(worker.pending_result.as_deref(), Some("i"));
+        assert_eq!(worker.fork_attributes.get("item").map(String::as_str), Some("a"));
+        assert_eq!(worker.task_folder, PathBuf::from("/b/tasks/r/main_w1"));
+        let parent = applied.agent.unwrap();
+        assert_eq!(parent.current_state, "N.sh");
+        assert_eq!(parent.session_id.as_deref(), Some("s1"));
+    }
+
+    #[test]
+    fn r3_21_worker_cd_is_relative_to_parent_and_task_inherit_shares_folder() {
+        let mut spec = fork_of("W.sh");
+        spec.cd = Some("w".into());
+        spec.task = TaskMode::Inherit;
+        let applied =
+            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
+        assert_eq!(applied.workers[0].cwd, PathBuf::from("/work/w"));
+        assert_eq!(applied.workers[0].task_folder, PathBuf::from("/b/tasks/r/main"));
+    }
+
+    #[test]
+    fn r3_45_multi_fork_creates_workers_in_order() {
+        let applied = apply(
+            &main_agent(),
+            Transition::MultiFork { workers: vec![fork_of("A.sh"), fork_of("B.sh")], continuation: "N.sh".into() },
+            &mut BTreeMap::new(),
+        );
+        let ids: Vec<_> = applied.workers.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids, ["main_a1", "main_b2"]);
+        assert_eq!(applied.agent.unwrap().current_state, "N.sh");
+    }
+}

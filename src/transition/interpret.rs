@@ -1,0 +1,114 @@
+//! From the tags a state printed to the one transition to apply (R3.43–R3.45,
+//! R4.9, R7.8; decisions A1–A2).
+//!
+//! Both executors share this: the script executor directly, the markdown executor
+//! inside its policy and reminder loop, which is why failures are a typed enum the
+//! caller classifies rather than a final verdict.
+
+use std::path::Path;
+
+use crate::syntax::tag::{Tag, TagKind};
+use crate::transition::{Transition, TransitionError, fork_spec};
+use crate::workflow::resolution::{ResolveError, resolve_state};
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InterpretError {
+    #[error("no transition tag")]
+    NoTag,
+    #[error("{count} transition tags (expected 1)")]
+    MultipleTags { count: usize },
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    /// A multi-fork output that breaks R3.44; the agent is paused, not the run.
+    #[error("invalid multi-fork output: {0}")]
+    InvalidMultiFork(String),
+}
+
+/// Whether `tags` form a multi-fork: ≥2 fork-family tags, or ≥1 with a `<goto>` (R3.43).
+pub fn is_multi_fork(tags: &[Tag]) -> bool {
+    let forks = tags.iter().filter(|tag| tag.kind.is_fork_family()).count();
+    let gotos = tags.iter().filter(|tag| tag.kind == TagKind::Goto).count();
+    forks >= 2 || (forks >= 1 && gotos >= 1)
+}
+
+/// Resolve the state names a tag refers to: its target, `return` and `next` (R3.2).
+/// `timeout_next` is not resolved; cross-workflow targets are specifiers, not names.
+pub fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
+    let mut resolved = tag.clone();
+    let has_state_target = !matches!(tag.kind, TagKind::Result) && !tag.kind.is_cross_workflow();
+    if has_state_target {
+        resolved.target = resolve_state(scope_dir, &tag.target)?;
+    }
+    for attribute in ["return", "next"] {
+        if tag.kind == TagKind::Ask && attribute == "next" {
+            resolved.attributes.insert("next".into(), resolved.target.clone());
+            continue;
+        }
+        if let Some(value) = tag.attribute(attribute) {
+            resolved.attributes.insert(attribute.to_string(), resolve_state(scope_dir, value)?);
+        }
+    }
+    Ok(resolved)
+}
+
+/// The transition for a whole output's tags.
+pub fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
+    if is_multi_fork(tags) {
+        return interpret_multi_fork(tags, scope_dir);
+    }
+    match tags {
+        [] => Err(InterpretError::NoTag),
+        [tag] => Ok(Transition::try_from(&resolve_tag(scope_dir, tag)?)?),
+        _ => Err(InterpretError::MultipleTags { count: tags.len() }),
+    }
+}
+
+/// R3.44 structure checks, then resolution of every target (A2).
+fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
+    if let Some(stray) = tags.iter().find(|tag| !tag.kind.is_fork_family() && tag.kind != TagKind::Goto) {
+        return Err(InterpretError::InvalidMultiFork(format!(
+            "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> may appear together",
+            stray.kind
+        )));
+    }
+    if let Some(workflow_fork) = tags.iter().find(|tag| tag.kind == TagKind::ForkWorkflow) {
+        return Err(InterpretError::Transition(TransitionError::Unsupported { tag: workflow_fork.kind }));
+    }
+    let gotos: Vec<&Tag> = tags.iter().filter(|tag| tag.kind == TagKind::Goto).collect();
+    if gotos.len() > 1 {
+        return Err(InterpretError::InvalidMultiFork(format!(
+            "{} <goto> tags; at most one <goto> may give the continuation",
+            gotos.len()
+        )));
+    }
+    let resolved: Vec<Tag> = tags.iter().map(|tag| resolve_tag(scope_dir, tag)).collect::<Result<_, _>>()?;
+    let mut continuations: Vec<&str> = resolved
+        .iter()
+        .filter_map(|tag| if tag.kind == TagKind::Goto { Some(tag.target.as_str()) } else { tag.attribute("next") })
+        .collect();
+    continuations.dedup();
+    let continuation = match continuations.as_slice() {
+        [] => {
+            return Err(InterpretError::InvalidMultiFork(
+                "no continuation: give one <fork> a `next` attribute or add a <goto>".to_string(),
+            ));
+        }
+        [one] => one.to_string(),
+        several => {
+            let mut distinct = several.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            if distinct.len() > 1 {
+                return Err(InterpretError::InvalidMultiFork(format!(
+                    "the continuations disagree ({}); every `next` and the <goto> must name the same state",
+                    distinct.join(", ")
+                )));
+            }
+            distinct[0].to_string()
+        }
+    };
+    let workers = resolved.iter().filter(|tag| tag.kind == TagKind::Fork).map(fork_spec).collect();
+    Ok(Transition::MultiFork { workers, continuation })
+}

@@ -1,0 +1,210 @@
+//! Typed transitions: what a state's output asks the orchestrator to do next.
+//!
+//! A [`Tag`] is turned into a [`Transition`] only after its targets were resolved
+//! to concrete file names (R3.2), so every `String` naming a state here is a file
+//! that existed when the step finished. Attribute rules that the handlers would
+//! otherwise check at run time (a `<call>` without `return`, R3.10) are checked
+//! here, once, with a message that names the tag.
+
+pub mod apply;
+pub mod cd;
+pub mod interpret;
+pub mod task_folder;
+
+use std::collections::BTreeMap;
+
+use crate::syntax::tag::{Tag, TagKind};
+
+/// Where a forked worker keeps its task folder (R3.21).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskMode {
+    /// A fresh folder for the worker (the default).
+    New,
+    /// Share the parent's folder (`task="inherit"`).
+    Inherit,
+}
+
+/// One worker to create: from a single `<fork>` or one element of a multi-fork.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForkSpec {
+    pub target: String,
+    pub cd: Option<String>,
+    pub input: Option<String>,
+    pub task: TaskMode,
+    /// Every attribute except `next`, `cd`, `input` and `task`: the worker's variables.
+    pub attributes: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transition {
+    Goto {
+        target: String,
+        input: Option<String>,
+    },
+    Reset {
+        target: String,
+        cd: Option<String>,
+        input: Option<String>,
+        new_task: bool,
+    },
+    Call {
+        target: String,
+        return_state: String,
+        input: Option<String>,
+    },
+    Function {
+        target: String,
+        return_state: String,
+        input: Option<String>,
+    },
+    Fork {
+        worker: ForkSpec,
+        next: String,
+    },
+    Result {
+        payload: String,
+    },
+    /// Several forks and a continuation in one output (R3.43–R3.45, A1–A2).
+    MultiFork {
+        workers: Vec<ForkSpec>,
+        continuation: String,
+    },
+}
+
+impl Transition {
+    /// The short name used in traces and on the console.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Transition::Goto { .. } => "goto",
+            Transition::Reset { .. } => "reset",
+            Transition::Call { .. } => "call",
+            Transition::Function { .. } => "function",
+            Transition::Fork { .. } => "fork",
+            Transition::Result { .. } => "result",
+            Transition::MultiFork { .. } => "multi-fork",
+        }
+    }
+}
+
+/// A tag that cannot become a transition.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("<{tag}> needs a `{attribute}` attribute ({purpose})")]
+    MissingAttribute { tag: TagKind, attribute: &'static str, purpose: &'static str },
+    #[error("<{tag}> is not supported by this version of baton yet")]
+    Unsupported { tag: TagKind },
+}
+
+/// `input` counts only when present and non-empty (R3.5, R3.9, R3.12).
+fn input_of(tag: &Tag) -> Option<String> {
+    tag.attribute("input").filter(|value| !value.is_empty()).map(str::to_string)
+}
+
+fn required(tag: &Tag, attribute: &'static str, purpose: &'static str) -> Result<String, TransitionError> {
+    tag.attribute(attribute).map(str::to_string).ok_or(TransitionError::MissingAttribute {
+        tag: tag.kind,
+        attribute,
+        purpose,
+    })
+}
+
+const RETURN_PURPOSE: &str = "the state to continue at when the callee emits <result>";
+const NEXT_PURPOSE: &str = "the state the parent continues at while the worker runs";
+
+/// The worker half of a `<fork>` tag.
+pub fn fork_spec(tag: &Tag) -> ForkSpec {
+    let attributes = tag
+        .attributes
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "next" | "cd" | "input" | "task"))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    ForkSpec {
+        target: tag.target.clone(),
+        cd: tag.attribute("cd").map(str::to_string),
+        input: input_of(tag),
+        task: if tag.attribute("task") == Some("inherit") { TaskMode::Inherit } else { TaskMode::New },
+        attributes,
+    }
+}
+
+impl TryFrom<&Tag> for Transition {
+    type Error = TransitionError;
+
+    /// Build the typed transition of a single, already resolved tag.
+    fn try_from(tag: &Tag) -> Result<Transition, TransitionError> {
+        let target = tag.target.clone();
+        Ok(match tag.kind {
+            TagKind::Goto => Transition::Goto { target, input: input_of(tag) },
+            TagKind::Reset => Transition::Reset {
+                target,
+                cd: tag.attribute("cd").map(str::to_string),
+                input: input_of(tag),
+                new_task: tag.attribute("task") == Some("new"),
+            },
+            TagKind::Call => Transition::Call {
+                target,
+                return_state: required(tag, "return", RETURN_PURPOSE)?,
+                input: input_of(tag),
+            },
+            TagKind::Function => Transition::Function {
+                target,
+                return_state: required(tag, "return", RETURN_PURPOSE)?,
+                input: input_of(tag),
+            },
+            TagKind::Fork => Transition::Fork { next: required(tag, "next", NEXT_PURPOSE)?, worker: fork_spec(tag) },
+            TagKind::Result => Transition::Result { payload: tag.payload.clone().unwrap_or_default() },
+            kind => return Err(TransitionError::Unsupported { tag: kind }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(kind: TagKind, target: &str, attributes: &[(&str, &str)]) -> Tag {
+        Tag::new(kind, target, attributes.iter().copied())
+    }
+
+    #[test]
+    fn r3_10_call_without_return_is_an_error() {
+        let error = Transition::try_from(&tag(TagKind::Call, "C.sh", &[])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "<call> needs a `return` attribute (the state to continue at when the callee emits <result>)"
+        );
+    }
+
+    #[test]
+    fn r3_20_fork_without_next_is_an_error() {
+        let error = Transition::try_from(&tag(TagKind::Fork, "W.sh", &[])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "<fork> needs a `next` attribute (the state the parent continues at while the worker runs)"
+        );
+    }
+
+    #[test]
+    fn r3_5_empty_input_is_no_input() {
+        let transition = Transition::try_from(&tag(TagKind::Goto, "B.sh", &[("input", "")])).unwrap();
+        assert_eq!(transition, Transition::Goto { target: "B.sh".into(), input: None });
+    }
+
+    #[test]
+    fn r3_21_fork_attributes_exclude_reserved_names() {
+        let fork = tag(
+            TagKind::Fork,
+            "W.sh",
+            &[("next", "N.sh"), ("cd", "w"), ("input", "i"), ("task", "inherit"), ("item", "a")],
+        );
+        let Transition::Fork { worker, next } = Transition::try_from(&fork).unwrap() else {
+            panic!("expected a fork");
+        };
+        assert_eq!(next, "N.sh");
+        assert_eq!(worker.attributes, BTreeMap::from([("item".to_string(), "a".to_string())]));
+        assert_eq!(worker.task, TaskMode::Inherit);
+        assert_eq!(worker.cd.as_deref(), Some("w"));
+        assert_eq!(worker.input.as_deref(), Some("i"));
+    }
+}
