@@ -7,19 +7,19 @@
 //! → `backend` → `events` → `observers`. A module only uses modules before it in
 //! that list, or the shared leaves `model`, `ids`, `text` and `exit_code`.
 
-pub mod backend;
-pub mod cli;
-pub mod events;
-pub mod executor;
-pub mod exit_code;
-pub mod model;
-pub mod observers;
-pub mod process;
-pub mod run;
-pub mod store;
-pub mod syntax;
-pub mod text;
-pub mod transition;
-pub mod workflow;
+mod backend;
+mod cli;
+mod events;
+mod executor;
+mod exit_code;
+mod model;
+mod observers;
+mod process;
+mod run;
+mod store;
+mod syntax;
+mod text;
+mod transition;
+mod workflow;
 
 pub use cli::run;

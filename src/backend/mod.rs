@@ -5,7 +5,7 @@
 //! Code is the backend today (`claude::claude_backend`); other CLIs, a scripted
 //! backend for tests and trace replay plug in behind the same trait.
 
-pub mod claude;
+pub(crate) mod claude;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -21,20 +21,20 @@ use crate::process::watchdog::Watchdog;
 
 /// One model turn to run.
 #[derive(Clone, Debug)]
-pub struct BackendRequest {
-    pub prompt: String,
-    pub cwd: PathBuf,
-    pub model: String,
-    pub effort: Option<String>,
-    pub session: SessionMode,
-    pub idle_timeout: Option<Duration>,
+pub(crate) struct BackendRequest {
+    pub(crate) prompt: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) model: String,
+    pub(crate) effort: Option<String>,
+    pub(crate) session: SessionMode,
+    pub(crate) idle_timeout: Option<Duration>,
     /// Where the idle timeout came from, for messages.
-    pub timeout_source: String,
+    pub(crate) timeout_source: String,
 }
 
 /// Something that happened during the turn, as it happens.
 #[derive(Clone, Debug, PartialEq)]
-pub enum BackendEvent {
+pub(crate) enum BackendEvent {
     /// One raw object of the backend's stream, for the trace.
     Raw(Value),
     /// Assistant text, for `<print>` extraction.
@@ -50,18 +50,18 @@ pub enum BackendEvent {
 
 /// What a completed turn produced.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct BackendResponse {
+pub(crate) struct BackendResponse {
     /// The text transitions are parsed from.
-    pub text: String,
-    pub session_id: Option<String>,
-    pub cost_usd: f64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+    pub(crate) text: String,
+    pub(crate) session_id: Option<String>,
+    pub(crate) cost_usd: f64,
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
 }
 
 /// How a turn failed, in the classes the workflow loop handles (§10.1).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum BackendError {
+pub(crate) enum BackendError {
     /// The account's usage limit was reached; `resets_at` in epoch seconds when known.
     #[error("{message}")]
     UsageLimit { message: String, resets_at: Option<i64> },
@@ -80,9 +80,9 @@ pub enum BackendError {
     Cancelled,
 }
 
-pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<BackendResponse, BackendError>> + Send + 'a>>;
+pub(crate) type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<BackendResponse, BackendError>> + Send + 'a>>;
 
-pub trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     fn invoke<'a>(
         &'a self,
         request: BackendRequest,

@@ -6,17 +6,17 @@ use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(name = "baton", version, about = "Run AI-agent workflows written as plain files", max_term_width = 100)]
-pub struct Arguments {
+pub(crate) struct Arguments {
     /// Use this `.baton` directory instead of discovering one.
     #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]
-    pub baton_dir: Option<PathBuf>,
+    pub(crate) baton_dir: Option<PathBuf>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Start a run of a workflow directory (or of one state file in it).
     Run(RunArguments),
     /// Continue a run that stopped (crash, error, pause or interrupt).
@@ -32,88 +32,88 @@ pub enum Command {
 
 /// Options shared by `run` and `resume`.
 #[derive(Debug, Args)]
-pub struct ExecutionArguments {
+pub(crate) struct ExecutionArguments {
     /// Inactivity timeout per state in seconds (0 disables it) [default: 600].
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub timeout: Option<f64>,
+    pub(crate) timeout: Option<f64>,
     /// Print one JSON object describing the run on stdout instead of the result.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Show only errors and the final line on stderr.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Do not write the trace files (events.jsonl, per-step output, transitions.log).
     #[arg(long)]
-    pub no_debug: bool,
+    pub(crate) no_debug: bool,
     /// Attempts per state for retryable errors.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// Run at most N agents' steps at once; further agents wait in a queue.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_agents: Option<u32>,
+    pub(crate) max_agents: Option<u32>,
     /// Pause the run once N steps have completed (over all resumes).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_steps: Option<u64>,
+    pub(crate) max_steps: Option<u64>,
     /// Pause the run once it has run this long, e.g. 90m, 2h, 1h30m (over all resumes).
     #[arg(long, value_name = "DURATION")]
-    pub time_limit: Option<String>,
+    pub(crate) time_limit: Option<String>,
     /// Seconds running steps get to finish after Ctrl-C or a bound, before they are terminated.
     #[arg(long, value_name = "SECS", default_value_t = 30.0, allow_negative_numbers = true)]
-    pub grace: f64,
+    pub(crate) grace: f64,
     /// Claude model for prompt states without a `model` in their frontmatter: opus, sonnet or haiku.
     #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Claude effort for prompt states without an `effort`: low, medium, high or max.
     #[arg(long, value_name = "EFFORT")]
-    pub effort: Option<String>,
+    pub(crate) effort: Option<String>,
     /// Let Claude act without asking (default true); `=false` uses `--permission-mode acceptEdits`.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
-    pub dangerously_skip_permissions: Option<bool>,
+    pub(crate) dangerously_skip_permissions: Option<bool>,
     /// The Claude Code CLI to run (else BATON_CLAUDE_BIN, config claude_bin, then `claude` on PATH).
     #[arg(long, value_name = "PATH")]
-    pub claude_bin: Option<std::path::PathBuf>,
+    pub(crate) claude_bin: Option<PathBuf>,
     /// On a usage limit, pause and exit (code 3) instead of waiting for the reset.
     #[arg(long)]
-    pub no_wait: bool,
+    pub(crate) no_wait: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct RunArguments {
+pub(crate) struct RunArguments {
     /// A workflow directory, or a state file inside one.
-    pub workflow: String,
+    pub(crate) workflow: String,
     /// Input for the first state (`{{input}}` / `$BATON_INPUT`).
     #[arg(long, value_name = "TEXT")]
-    pub input: Option<String>,
+    pub(crate) input: Option<String>,
     /// Name the run instead of generating an id.
     #[arg(long, value_name = "ID")]
-    pub run_id: Option<String>,
+    pub(crate) run_id: Option<String>,
     /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
-    pub budget: Option<f64>,
+    pub(crate) budget: Option<f64>,
     /// Start from a fork of the latest Claude session of this directory (`claude -c --fork-session`).
     #[arg(long)]
-    pub continue_session: bool,
+    pub(crate) continue_session: bool,
     #[command(flatten)]
-    pub execution: ExecutionArguments,
+    pub(crate) execution: ExecutionArguments,
 }
 
 #[derive(Debug, Args)]
-pub struct ResumeArguments {
-    pub run_id: String,
+pub(crate) struct ResumeArguments {
+    pub(crate) run_id: String,
     /// The answer for an agent waiting at an `<ask>`.
     #[arg(long, value_name = "TEXT")]
-    pub input: Option<String>,
+    pub(crate) input: Option<String>,
     /// Raise (or set) the run's budget in US dollars.
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
-    pub budget: Option<f64>,
+    pub(crate) budget: Option<f64>,
     #[command(flatten)]
-    pub execution: ExecutionArguments,
+    pub(crate) execution: ExecutionArguments,
 }
 
 #[derive(Debug, Args)]
-pub struct StatusArguments {
-    pub run_id: String,
+pub(crate) struct StatusArguments {
+    pub(crate) run_id: String,
     /// Print the run's whole state (snapshot plus journal) as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }

@@ -10,29 +10,29 @@ use serde::Deserialize;
 
 use crate::workflow::suggestion::did_you_mean;
 
-pub const CONFIG_FILE: &str = "config.toml";
+pub(crate) const CONFIG_FILE: &str = "config.toml";
 
 /// The models and efforts Baton accepts on its command line and in config (R5.22).
-pub const MODELS: [&str; 3] = ["opus", "sonnet", "haiku"];
-pub const EFFORTS: [&str; 4] = ["low", "medium", "high", "max"];
+pub(crate) const MODELS: [&str; 3] = ["opus", "sonnet", "haiku"];
+pub(crate) const EFFORTS: [&str; 4] = ["low", "medium", "high", "max"];
 
 const KEYS: [&str; 7] =
     ["model", "effort", "dangerously_skip_permissions", "claude_bin", "budget", "timeout", "no_wait"];
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
-    pub model: Option<String>,
-    pub effort: Option<String>,
-    pub dangerously_skip_permissions: Option<bool>,
-    pub claude_bin: Option<PathBuf>,
-    pub budget: Option<f64>,
-    pub timeout: Option<f64>,
-    pub no_wait: Option<bool>,
+pub(crate) struct Config {
+    pub(crate) model: Option<String>,
+    pub(crate) effort: Option<String>,
+    pub(crate) dangerously_skip_permissions: Option<bool>,
+    pub(crate) claude_bin: Option<PathBuf>,
+    pub(crate) budget: Option<f64>,
+    pub(crate) timeout: Option<f64>,
+    pub(crate) no_wait: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path}: {message}")]
@@ -40,7 +40,7 @@ pub enum ConfigError {
 }
 
 /// Check `value` against `valid`, or say what is valid.
-pub fn check_choice(what: &str, value: &str, valid: &[&str]) -> Result<String, String> {
+pub(crate) fn check_choice(what: &str, value: &str, valid: &[&str]) -> Result<String, String> {
     let normalised = value.trim().to_lowercase();
     if valid.contains(&normalised.as_str()) {
         Ok(normalised)
@@ -51,7 +51,7 @@ pub fn check_choice(what: &str, value: &str, valid: &[&str]) -> Result<String, S
 
 impl Config {
     /// The config of the `.baton` directory `baton_dir`; none when the file is absent.
-    pub fn load(baton_dir: &Path) -> Result<Config, ConfigError> {
+    pub(crate) fn load(baton_dir: &Path) -> Result<Config, ConfigError> {
         let path = baton_dir.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,

@@ -8,7 +8,7 @@ use crate::store::runs::StoreError;
 use crate::workflow::target::WorkflowTargetError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     #[error("cannot determine the current directory: {source}")]
     CurrentDir { source: io::Error },
     #[error("cannot start the async runtime: {source}")]

@@ -36,7 +36,7 @@ fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>
 }
 
 /// Validate `--budget`: a finite, non-negative number of dollars (R9.1).
-pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
+pub(crate) fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
     match budget {
         Some(value) if !value.is_finite() || value < 0.0 => Err(invalid(
             "budget",
@@ -49,7 +49,11 @@ pub fn check_budget(budget: Option<f64>) -> Result<Option<f64>, CliError> {
 
 /// The effective timeout: the flag, else the one the run was launched with (A10),
 /// else the config file's, else 600 s (R7.12).
-pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>, config: &Config) -> Result<StateTimeout, CliError> {
+pub(crate) fn timeout_of(
+    flag: Option<f64>,
+    launched_with: Option<f64>,
+    config: &Config,
+) -> Result<StateTimeout, CliError> {
     if let Some(value) = flag.filter(|value| !value.is_finite()) {
         return Err(invalid("timeout", value, "expected a number of seconds (0 disables the timeout)"));
     }
@@ -63,7 +67,7 @@ pub fn timeout_of(flag: Option<f64>, launched_with: Option<f64>, config: &Config
 
 /// Fold the flags into the run's launch parameters: a flag overrides what the run
 /// was started with, so `resume --max-steps 500` raises the bound (A10, R8.12).
-pub fn apply_launch_options(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
     if let Some(model) = &options.model {
         params.model = Some(
             check_choice("model", model, &MODELS)
@@ -126,13 +130,13 @@ fn retry_policy(attempts: u32) -> RetryPolicy {
 }
 
 /// A run ready to be driven: its state and what recovery found.
-pub struct RunToExecute {
-    pub state: RunState,
-    pub journal_intact: u64,
-    pub resumed: bool,
+pub(crate) struct RunToExecute {
+    pub(crate) state: RunState,
+    pub(crate) journal_intact: u64,
+    pub(crate) resumed: bool,
 }
 
-pub async fn execute(
+pub(crate) async fn execute(
     store: RunStore,
     run: RunToExecute,
     options: &ExecutionArguments,
@@ -169,7 +173,6 @@ pub async fn execute(
         timeout,
         stop,
         watchdog: Some(Arc::clone(&watchdog)),
-        run_dir: run_dir.clone(),
         budget_usd: state.budget_usd,
         default_model: state.launch_params.model.clone().or_else(|| config.model.clone()),
         default_effort: state.launch_params.effort.clone().or_else(|| config.effort.clone()),

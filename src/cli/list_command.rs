@@ -5,7 +5,7 @@ use std::io::Write;
 use super::CliError;
 use crate::store::runs::RunStore;
 
-pub fn list(store: &RunStore) -> Result<i32, CliError> {
+pub(crate) fn list(store: &RunStore) -> Result<i32, CliError> {
     let mut lines = Vec::new();
     let now = jiff::Timestamp::now();
     let mut runs: Vec<_> = store.list();

@@ -3,7 +3,7 @@
 //! modules it calls, and `run` is what `main` and the tests call.
 
 mod arguments;
-pub mod config;
+pub(crate) mod config;
 mod error;
 mod execute;
 mod list_command;
@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-pub use arguments::{Arguments, Command};
-pub use error::CliError;
+pub(crate) use arguments::{Arguments, Command};
+pub(crate) use error::CliError;
 
 use crate::cli::config::Config;
 use crate::exit_code;

@@ -9,7 +9,7 @@ use crate::cli::config::Config;
 use crate::model::run_state::RunStatus;
 use crate::store::runs::RunStore;
 
-pub async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
+pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
     if state.status == RunStatus::Completed {

@@ -12,7 +12,12 @@ use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::target;
 
-pub async fn run(store: RunStore, config: &Config, arguments: RunArguments, cwd: PathBuf) -> Result<i32, CliError> {
+pub(crate) async fn run(
+    store: RunStore,
+    config: &Config,
+    arguments: RunArguments,
+    cwd: PathBuf,
+) -> Result<i32, CliError> {
     let target = target::interpret(&arguments.workflow, &cwd)?;
     let budget_usd = check_budget(arguments.budget)?.or(config.budget).unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;

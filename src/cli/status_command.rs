@@ -12,7 +12,7 @@ use crate::model::run_state::RunStatus;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
 
-pub fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
+pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;
     let mut text = String::new();
     if as_json {

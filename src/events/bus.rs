@@ -6,71 +6,37 @@
 //! error *or panics* is logged with `tracing` and the next handler still runs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::events::{Event, EventKind};
+use crate::events::Event;
 
 /// An observer callback. Errors are reported, never propagated.
-pub type Handler = Arc<dyn Fn(&Event) -> Result<(), HandlerError> + Send + Sync>;
+pub(crate) type Handler = Arc<dyn Fn(&Event) -> Result<(), HandlerError> + Send + Sync>;
 
 /// What a failing handler reports.
-pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Identifies a subscription so it can be removed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HandlerId(u64);
-
-struct Subscription {
-    id: HandlerId,
-    kind: Option<EventKind>,
-    handler: Handler,
-}
+pub(crate) type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Default)]
-pub struct EventBus {
-    subscriptions: RwLock<Vec<Subscription>>,
-    next_id: AtomicU64,
+pub(crate) struct EventBus {
+    handlers: RwLock<Vec<Handler>>,
 }
 
 impl EventBus {
-    pub fn new() -> EventBus {
+    pub(crate) fn new() -> EventBus {
         EventBus::default()
     }
 
-    /// Call `handler` for every event of `kind`.
-    pub fn on(&self, kind: EventKind, handler: Handler) -> HandlerId {
-        self.subscribe(Some(kind), handler)
-    }
-
-    /// Call `handler` for every event.
-    pub fn on_all(&self, handler: Handler) -> HandlerId {
-        self.subscribe(None, handler)
-    }
-
-    fn subscribe(&self, kind: Option<EventKind>, handler: Handler) -> HandlerId {
-        let id = HandlerId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let mut subscriptions = self.subscriptions.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        subscriptions.push(Subscription { id, kind, handler });
-        id
-    }
-
-    /// Remove a subscription; unknown ids are ignored.
-    pub fn off(&self, id: HandlerId) {
-        let mut subscriptions = self.subscriptions.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        subscriptions.retain(|subscription| subscription.id != id);
+    /// Call `handler` for every event; observers pick the events they care about.
+    pub(crate) fn on_all(&self, handler: Handler) {
+        self.handlers.write().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handler);
     }
 
     /// Deliver `event` to every matching handler, in subscription order.
-    pub fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         let kind = event.kind();
         let handlers: Vec<Handler> = {
-            let subscriptions = self.subscriptions.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-            subscriptions
-                .iter()
-                .filter(|subscription| subscription.kind.is_none_or(|wanted| wanted == kind))
-                .map(|subscription| Arc::clone(&subscription.handler))
-                .collect()
+            let handlers = self.handlers.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+            handlers.iter().map(Arc::clone).collect()
         };
         for handler in handlers {
             match catch_unwind(AssertUnwindSafe(|| handler(&event))) {
@@ -113,18 +79,9 @@ mod tests {
     fn subscribe_and_emit() {
         let bus = EventBus::new();
         let (seen, handler) = recorder();
-        bus.on(EventKind::ProgressMessage, handler);
+        bus.on_all(handler);
         bus.emit(event());
         assert_eq!(*seen.lock().unwrap(), ["ProgressMessage"]);
-    }
-
-    #[test]
-    fn handlers_only_see_their_kind() {
-        let bus = EventBus::new();
-        let (seen, handler) = recorder();
-        bus.on(EventKind::AgentSpawned, handler);
-        bus.emit(event());
-        assert!(seen.lock().unwrap().is_empty());
     }
 
     #[test]
@@ -133,7 +90,7 @@ mod tests {
         let (first, handler_one) = recorder();
         let (second, handler_two) = recorder();
         bus.on_all(handler_one);
-        bus.on(EventKind::ProgressMessage, handler_two);
+        bus.on_all(handler_two);
         bus.emit(event());
         assert_eq!(first.lock().unwrap().len(), 1);
         assert_eq!(second.lock().unwrap().len(), 1);
@@ -158,16 +115,6 @@ mod tests {
         bus.emit(event());
         bus.emit(event());
         assert_eq!(seen.lock().unwrap().len(), 2);
-    }
-
-    #[test]
-    fn unsubscribe_stops_delivery() {
-        let bus = EventBus::new();
-        let (seen, handler) = recorder();
-        let id = bus.on_all(handler);
-        bus.off(id);
-        bus.emit(event());
-        assert!(seen.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -7,31 +7,31 @@ use std::time::Duration;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RunMetrics {
+pub(crate) struct RunMetrics {
     /// Baton's own peak resident memory (not its children's).
-    pub peak_rss_kb: u64,
+    pub(crate) peak_rss_kb: u64,
     /// Baton's own CPU time, user and system, for this invocation.
-    pub cpu_user_ms: u64,
-    pub cpu_system_ms: u64,
+    pub(crate) cpu_user_ms: u64,
+    pub(crate) cpu_system_ms: u64,
     /// Journal commits and snapshots written by this invocation, and their cost.
-    pub commits: u64,
-    pub snapshots: u64,
-    pub persistence_us: u64,
-    pub persisted_bytes: u64,
+    pub(crate) commits: u64,
+    pub(crate) snapshots: u64,
+    pub(crate) persistence_us: u64,
+    pub(crate) persisted_bytes: u64,
 }
 
 /// Counters the persistence layer updates.
 #[derive(Clone, Debug, Default)]
-pub struct PersistenceCounters {
-    pub commits: u64,
-    pub snapshots: u64,
-    pub time: Duration,
-    pub bytes: u64,
+pub(crate) struct PersistenceCounters {
+    pub(crate) commits: u64,
+    pub(crate) snapshots: u64,
+    pub(crate) time: Duration,
+    pub(crate) bytes: u64,
 }
 
 impl RunMetrics {
     /// Read the process's own resource usage and combine it with `persistence`.
-    pub fn measure(persistence: &PersistenceCounters) -> RunMetrics {
+    pub(crate) fn measure(persistence: &PersistenceCounters) -> RunMetrics {
         // SAFETY: getrusage fills the zero-initialised struct we pass; nothing else is touched.
         let usage = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
@@ -54,7 +54,7 @@ impl RunMetrics {
 /// Raise the soft limit on open files to the hard limit: every running script
 /// holds two pipes, and a 1,000-worker fan-out would exhaust the common default
 /// of 1,024. Failure is harmless (the old limit stays).
-pub fn raise_open_file_limit() {
+pub(crate) fn raise_open_file_limit() {
     // SAFETY: get/setrlimit on our own process with a struct we own.
     unsafe {
         let mut limit: libc::rlimit = std::mem::zeroed();

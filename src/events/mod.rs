@@ -6,8 +6,8 @@
 //! the fields) is what `events.jsonl` contains, so field names are part of the
 //! trace format documented in `docs/trace-format.md`.
 
-pub mod bus;
-pub mod metrics;
+pub(crate) mod bus;
+pub(crate) mod metrics;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use serde::Serialize;
 /// Whether a state is a prompt or a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StateType {
+pub(crate) enum StateType {
     Markdown,
     Script,
 }
@@ -25,7 +25,7 @@ pub enum StateType {
 /// Which output stream a `<print>` came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OutputStream {
+pub(crate) enum OutputStream {
     Stdout,
     Stderr,
     Assistant,
@@ -33,7 +33,7 @@ pub enum OutputStream {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type")]
-pub enum Event {
+pub(crate) enum Event {
     WorkflowStarted {
         run_id: String,
         scope_dir: PathBuf,
@@ -46,7 +46,7 @@ pub enum Event {
         total_cost_usd: f64,
         steps: u64,
         duration_ms: u64,
-        metrics: crate::events::metrics::RunMetrics,
+        metrics: metrics::RunMetrics,
     },
     WorkflowPaused {
         run_id: String,
@@ -188,7 +188,7 @@ pub enum Event {
 
 /// The event's type without its data, for subscriptions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     WorkflowStarted,
     WorkflowCompleted,
     WorkflowPaused,
@@ -215,7 +215,7 @@ pub enum EventKind {
 }
 
 impl Event {
-    pub fn kind(&self) -> EventKind {
+    pub(crate) fn kind(&self) -> EventKind {
         match self {
             Event::WorkflowStarted { .. } => EventKind::WorkflowStarted,
             Event::WorkflowCompleted { .. } => EventKind::WorkflowCompleted,

@@ -13,7 +13,7 @@ use crate::process::watchdog::Watchdog;
 
 /// How hard running steps are being stopped (clean shutdown, issue of `--grace`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum StopLevel {
+pub(crate) enum StopLevel {
     /// Keep running.
     #[default]
     Run,
@@ -25,7 +25,7 @@ pub enum StopLevel {
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]
-pub enum TimeoutSource {
+pub(crate) enum TimeoutSource {
     Default,
     Flag,
     /// The `--timeout` the run was started with, reused by `baton resume` (A10).
@@ -47,36 +47,34 @@ impl std::fmt::Display for TimeoutSource {
 
 /// The inactivity timeout for scripts and the idle timeout for Claude.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StateTimeout {
+pub(crate) struct StateTimeout {
     /// `None` disables the timeout (a value ≤ 0 was given).
-    pub limit: Option<Duration>,
-    pub source: TimeoutSource,
+    pub(crate) limit: Option<Duration>,
+    pub(crate) source: TimeoutSource,
 }
 
 impl StateTimeout {
-    pub const DEFAULT_SECONDS: f64 = 600.0;
+    pub(crate) const DEFAULT_SECONDS: f64 = 600.0;
 
-    pub fn from_seconds(seconds: f64, source: TimeoutSource) -> StateTimeout {
+    pub(crate) fn from_seconds(seconds: f64, source: TimeoutSource) -> StateTimeout {
         let limit = (seconds > 0.0 && seconds.is_finite()).then(|| Duration::from_secs_f64(seconds));
         StateTimeout { limit, source }
     }
 }
 
-pub struct ExecutionContext {
-    pub run_id: String,
+pub(crate) struct ExecutionContext {
+    pub(crate) run_id: String,
     /// The `.baton` directory (task folders live under it).
-    pub baton_dir: PathBuf,
-    pub bus: Arc<EventBus>,
-    pub timeout: StateTimeout,
+    pub(crate) baton_dir: PathBuf,
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) timeout: StateTimeout,
     /// Raised when running steps must stop (their process groups are signalled).
-    pub stop: watch::Receiver<StopLevel>,
+    pub(crate) stop: watch::Receiver<StopLevel>,
     /// Kills step process groups if Baton itself dies (`process_watchdog`).
-    pub watchdog: Option<Arc<Watchdog>>,
-    /// The directory of this run's trace files, if tracing is on.
-    pub run_dir: PathBuf,
+    pub(crate) watchdog: Option<Arc<Watchdog>>,
     /// 0 = unlimited (R9.1).
-    pub budget_usd: f64,
+    pub(crate) budget_usd: f64,
     /// `--model`/`--effort` or config; a state's frontmatter overrides them (R5.21–R5.22).
-    pub default_model: Option<String>,
-    pub default_effort: Option<String>,
+    pub(crate) default_model: Option<String>,
+    pub(crate) default_effort: Option<String>,
 }

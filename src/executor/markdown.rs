@@ -35,17 +35,17 @@ use crate::transition::Transition;
 use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag};
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
-pub const MAX_REMINDER_ATTEMPTS: u32 = 3;
+pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
 
 /// The model when neither the state nor the run names one (R5.21).
-pub const DEFAULT_MODEL: &str = "sonnet";
+pub(crate) const DEFAULT_MODEL: &str = "sonnet";
 
-pub struct MarkdownExecutor {
+pub(crate) struct MarkdownExecutor {
     backend: Arc<dyn Backend>,
 }
 
 impl MarkdownExecutor {
-    pub fn new(backend: Arc<dyn Backend>) -> MarkdownExecutor {
+    pub(crate) fn new(backend: Arc<dyn Backend>) -> MarkdownExecutor {
         MarkdownExecutor { backend }
     }
 }

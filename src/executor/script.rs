@@ -37,7 +37,7 @@ static BASH: std::sync::LazyLock<OsString> = std::sync::LazyLock::new(|| {
         .map_or_else(|| OsString::from("bash"), |found| found.into_os_string())
 });
 
-pub struct ScriptExecutor;
+pub(crate) struct ScriptExecutor;
 
 impl StateExecutor for ScriptExecutor {
     fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
@@ -48,7 +48,7 @@ impl StateExecutor for ScriptExecutor {
 /// The variables a script sees on top of Baton's own environment (R7.6): the
 /// `BATON_*` names, the same values under `RAYMOND_*` so existing scripts keep
 /// working, then the worker's fork attributes, which may override both.
-pub fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, String> {
+pub(crate) fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     let task_folder = agent.task_folder.to_string_lossy().into_owned();
     for prefix in ["BATON", "RAYMOND"] {

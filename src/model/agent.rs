@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// Whether an agent is scheduled to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AgentStatus {
+pub(crate) enum AgentStatus {
     /// Runs (or will run) its `current_state`.
     #[default]
     Active,
@@ -25,7 +25,7 @@ pub enum AgentStatus {
 /// Why an agent was paused. Stable strings: they appear in events and `baton status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PauseReason {
+pub(crate) enum PauseReason {
     /// A multi-fork output broke the structural rules (R3.44).
     ValidationError,
     /// Retryable Claude failures exhausted their attempts (R10.1).
@@ -39,7 +39,7 @@ pub enum PauseReason {
 }
 
 impl PauseReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PauseReason::ValidationError => "validation_error",
             PauseReason::ClaudeError => "claude_error",
@@ -60,66 +60,66 @@ impl fmt::Display for PauseReason {
 /// (R3.11, R3.17). It records the caller's *effective* cwd so that a pop always
 /// restores it (decision A4).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// The caller's session at the time of the call, including the calling turn (R2.6).
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The resolved return state.
-    pub state: String,
-    pub scope_dir: PathBuf,
-    pub cwd: PathBuf,
+    pub(crate) state: String,
+    pub(crate) scope_dir: PathBuf,
+    pub(crate) cwd: PathBuf,
     #[serde(default)]
-    pub nesting_depth: u32,
-    pub task_folder: PathBuf,
+    pub(crate) nesting_depth: u32,
+    pub(crate) task_folder: PathBuf,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Agent {
-    pub id: String,
+pub(crate) struct Agent {
+    pub(crate) id: String,
     /// The resolved file name of the state to run next.
-    pub current_state: String,
+    pub(crate) current_state: String,
     #[serde(default)]
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// Return frames, innermost last. `null` is accepted on read (R8.5).
     #[serde(default, deserialize_with = "null_as_empty")]
-    pub stack: Vec<Frame>,
+    pub(crate) stack: Vec<Frame>,
     /// Delivered to the next state as `{{input}}` / `BATON_INPUT`; `Some("")` is a real, empty input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending_result: Option<String>,
+    pub(crate) pending_result: Option<String>,
     /// Absolute working directory for the agent's scripts and Claude sessions.
-    pub cwd: PathBuf,
-    pub scope_dir: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) scope_dir: PathBuf,
     #[serde(default)]
-    pub nesting_depth: u32,
+    pub(crate) nesting_depth: u32,
     #[serde(default)]
-    pub status: AgentStatus,
+    pub(crate) status: AgentStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause_reason: Option<PauseReason>,
+    pub(crate) pause_reason: Option<PauseReason>,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub retry_count: u32,
+    pub(crate) retry_count: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub task_folder: PathBuf,
+    pub(crate) error: Option<String>,
+    pub(crate) task_folder: PathBuf,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub task_count: u32,
+    pub(crate) task_count: u32,
     /// Set by `<call>`: the next Claude invocation forks this session (R2.1). Persisted (A5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fork_session_id: Option<String>,
+    pub(crate) fork_session_id: Option<String>,
     /// Extra `<fork>` attributes for the worker's first state (R2.2). Persisted (A5).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub fork_attributes: BTreeMap<String, String>,
+    pub(crate) fork_attributes: BTreeMap<String, String>,
     /// How many steps this agent has started; numbers its debug files (R7.11).
     #[serde(default)]
-    pub steps_started: u64,
+    pub(crate) steps_started: u64,
     /// When paused by a usage limit: when it resets (epoch seconds), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_resets_at: Option<i64>,
+    pub(crate) limit_resets_at: Option<i64>,
     /// `--continue-session`: the first prompt turn continues the directory's latest
     /// Claude session as a fork (`-c --fork-session`); cleared after the first step (R2.5).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub continue_and_fork: bool,
+    pub(crate) continue_and_fork: bool,
     /// Ready to run but waiting for a slot under `--max-agents`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub queued: bool,
+    pub(crate) queued: bool,
 }
 
 fn is_zero(value: &u32) -> bool {
@@ -132,7 +132,7 @@ fn null_as_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Frame
 
 impl Agent {
     /// The first agent of a run.
-    pub fn main(initial_state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
+    pub(crate) fn main(initial_state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
         Agent {
             id: "main".to_string(),
             current_state: initial_state,
@@ -157,19 +157,19 @@ impl Agent {
         }
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.status == AgentStatus::Active
     }
 
     /// Pause with a reason; the agent is not relaunched until the run is resumed (R10.2).
-    pub fn pause(&mut self, reason: PauseReason, message: String) {
+    pub(crate) fn pause(&mut self, reason: PauseReason, message: String) {
         self.status = AgentStatus::Paused;
         self.pause_reason = Some(reason);
         self.error = Some(message);
     }
 
     /// Undo a pause on resume (R8.13).
-    pub fn unpause(&mut self) {
+    pub(crate) fn unpause(&mut self) {
         self.status = AgentStatus::Active;
         self.pause_reason = None;
         self.error = None;

@@ -16,11 +16,11 @@ use crate::model::agent::{Agent, AgentStatus};
 /// The schema version this build writes. Version 1 had no journal: every step
 /// rewrote `state.json`. Version 2 adds `journal_commit`, `elapsed_ms`,
 /// `pause_message`, the bounds in `launch_params` and `queued` agents.
-pub const STATE_VERSION: u32 = 2;
+pub(crate) const STATE_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// Steps are running, or the process died while they were.
     Running,
     /// Every agent terminated.
@@ -34,7 +34,7 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::Completed => "completed",
@@ -54,89 +54,89 @@ impl fmt::Display for RunStatus {
 /// An agent that emitted `<result>` with an empty stack (R3.16), kept so the run's
 /// outcome can be reported after the fact (A8, A9).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TerminatedAgent {
-    pub id: String,
-    pub result: String,
+pub(crate) struct TerminatedAgent {
+    pub(crate) id: String,
+    pub(crate) result: String,
 }
 
 /// Settings given at launch that a resume reuses unless overridden (R8.12, A10).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LaunchParams {
+pub(crate) struct LaunchParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_seconds: Option<f64>,
+    pub(crate) timeout_seconds: Option<f64>,
     /// At most this many agents run a step at once; the others wait, `queued`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_agents: Option<u32>,
+    pub(crate) max_agents: Option<u32>,
     /// The run pauses once this many steps have completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_steps: Option<u64>,
+    pub(crate) max_steps: Option<u64>,
     /// The run pauses once it has been running this long (over all invocations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_limit_ms: Option<u64>,
+    pub(crate) time_limit_ms: Option<u64>,
     /// Claude settings given at launch (R8.12).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effort: Option<String>,
+    pub(crate) effort: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dangerously_skip_permissions: Option<bool>,
+    pub(crate) dangerously_skip_permissions: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_wait: bool,
+    pub(crate) no_wait: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunState {
-    pub version: u32,
-    pub run_id: String,
+pub(crate) struct RunState {
+    pub(crate) version: u32,
+    pub(crate) run_id: String,
     /// The launch scope, absolute.
-    pub scope_dir: PathBuf,
-    pub initial_state: String,
+    pub(crate) scope_dir: PathBuf,
+    pub(crate) initial_state: String,
     /// The directory `baton run` was started in; the main agent's first cwd.
-    pub launch_cwd: PathBuf,
-    pub status: RunStatus,
-    pub created_at: String,
-    pub updated_at: String,
+    pub(crate) launch_cwd: PathBuf,
+    pub(crate) status: RunStatus,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
     #[serde(default)]
-    pub total_cost_usd: f64,
+    pub(crate) total_cost_usd: f64,
     /// 0 means unlimited (R9.1).
     #[serde(default)]
-    pub budget_usd: f64,
+    pub(crate) budget_usd: f64,
     /// Steps whose transition has been applied.
     #[serde(default)]
-    pub steps_completed: u64,
+    pub(crate) steps_completed: u64,
     #[serde(default)]
-    pub agents: Vec<Agent>,
+    pub(crate) agents: Vec<Agent>,
     #[serde(default)]
-    pub terminated: Vec<TerminatedAgent>,
+    pub(crate) terminated: Vec<TerminatedAgent>,
     #[serde(default)]
-    pub fork_counters: BTreeMap<String, u64>,
+    pub(crate) fork_counters: BTreeMap<String, u64>,
     #[serde(default)]
-    pub launch_params: LaunchParams,
+    pub(crate) launch_params: LaunchParams,
     /// The fatal error that stopped the run, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Why the whole run paused (a bound was reached), if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause_message: Option<String>,
+    pub(crate) pause_message: Option<String>,
     /// Time spent running, over every invocation (the `--time-limit` clock).
     #[serde(default)]
-    pub elapsed_ms: u64,
+    pub(crate) elapsed_ms: u64,
     /// The last journal entry this snapshot includes (`journal.rs`).
     #[serde(default)]
-    pub journal_commit: u64,
+    pub(crate) journal_commit: u64,
     /// The last completed step and its commit: a crash right after the commit may
     /// have kept it out of the trace, so a resume re-publishes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_step: Option<(u64, crate::store::journal::StepSummary)>,
+    pub(crate) last_step: Option<(u64, crate::store::journal::StepSummary)>,
 }
 
 impl RunState {
     /// The result `main` terminated with, if it has.
-    pub fn main_result(&self) -> Option<&str> {
+    pub(crate) fn main_result(&self) -> Option<&str> {
         self.terminated.iter().find(|agent| agent.id == "main").map(|agent| agent.result.as_str())
     }
 
-    pub fn paused_agents(&self) -> usize {
+    pub(crate) fn paused_agents(&self) -> usize {
         self.agents.iter().filter(|agent| agent.status == AgentStatus::Paused).count()
     }
 }

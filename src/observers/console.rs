@@ -19,12 +19,12 @@ const RESULT_PREVIEW_LINES: usize = 5;
 const AGENT_COLOURS: [&str; 6] = ["36", "33", "35", "32", "34", "91"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verbosity {
+pub(crate) enum Verbosity {
     Normal,
     Quiet,
 }
 
-pub struct ConsoleObserver {
+pub(crate) struct ConsoleObserver {
     verbosity: Verbosity,
     colour: bool,
     sink: Mutex<Box<dyn Write + Send>>,
@@ -34,7 +34,7 @@ pub struct ConsoleObserver {
 }
 
 impl ConsoleObserver {
-    pub fn new(sink: Box<dyn Write + Send>, verbosity: Verbosity, colour: bool) -> ConsoleObserver {
+    pub(crate) fn new(sink: Box<dyn Write + Send>, verbosity: Verbosity, colour: bool) -> ConsoleObserver {
         ConsoleObserver {
             verbosity,
             colour,
@@ -44,7 +44,7 @@ impl ConsoleObserver {
         }
     }
 
-    pub fn attach(self: Arc<Self>, bus: &EventBus) {
+    pub(crate) fn attach(self: Arc<Self>, bus: &EventBus) {
         bus.on_all(Arc::new(move |event: &Event| self.show(event)));
     }
 
@@ -66,7 +66,7 @@ impl ConsoleObserver {
         if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 
-    pub fn show(&self, event: &Event) -> Result<(), HandlerError> {
+    pub(crate) fn show(&self, event: &Event) -> Result<(), HandlerError> {
         let Some(text) = self.render(event) else { return Ok(()) };
         let mut sink = self.sink.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         sink.write_all(text.as_bytes())?;
@@ -75,7 +75,7 @@ impl ConsoleObserver {
     }
 
     /// The lines for `event`, each ending in a newline, or `None` to stay silent.
-    pub fn render(&self, event: &Event) -> Option<String> {
+    pub(crate) fn render(&self, event: &Event) -> Option<String> {
         let quiet = self.verbosity == Verbosity::Quiet;
         let line = match event {
             Event::WorkflowStarted { .. } if quiet => return None,

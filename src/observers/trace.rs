@@ -26,7 +26,7 @@ use crate::events::bus::{EventBus, HandlerError};
 use crate::workflow::state_name::display_stem;
 
 /// The version of the `events.jsonl` line format.
-pub const TRACE_VERSION: u32 = 1;
+pub(crate) const TRACE_VERSION: u32 = 1;
 
 struct Files {
     events: File,
@@ -41,7 +41,7 @@ struct Files {
 /// A per-step file to write: its path and contents.
 type StepFile = (PathBuf, Vec<u8>);
 
-pub struct DebugObserver {
+pub(crate) struct DebugObserver {
     run_dir: PathBuf,
     files: Mutex<Files>,
     step_files: Mutex<Option<mpsc::Sender<StepFile>>>,
@@ -96,7 +96,7 @@ fn trace_position(path: &Path) -> (u64, u64) {
 
 impl DebugObserver {
     /// Open (or continue) the trace in `run_dir`.
-    pub fn open(run_dir: &Path) -> io::Result<DebugObserver> {
+    pub(crate) fn open(run_dir: &Path) -> io::Result<DebugObserver> {
         std::fs::create_dir_all(run_dir)?;
         let events_path = run_dir.join("events.jsonl");
         let (last_seq, last_commit) = trace_position(&events_path);
@@ -125,7 +125,7 @@ impl DebugObserver {
 
     /// Finish writing queued per-step files. Later events still reach `events.jsonl`;
     /// their step files are written synchronously.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.step_files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(writer) = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
             let _ = writer.join();
@@ -147,7 +147,7 @@ impl DebugObserver {
     }
 
     /// Subscribe to every event on `bus`.
-    pub fn attach(self: Arc<Self>, bus: &EventBus) {
+    pub(crate) fn attach(self: Arc<Self>, bus: &EventBus) {
         bus.on_all(Arc::new(move |event: &Event| self.record(event)));
     }
 
@@ -155,7 +155,7 @@ impl DebugObserver {
         self.run_dir.join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
     }
 
-    pub fn record(&self, event: &Event) -> Result<(), HandlerError> {
+    pub(crate) fn record(&self, event: &Event) -> Result<(), HandlerError> {
         let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Event::TransitionOccurred { commit, recovered, .. } = event {
             // A recovered step that the trace already holds is not written twice.

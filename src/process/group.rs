@@ -8,7 +8,7 @@ use crate::executor::context::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// Signal the child's whole process group.
-pub fn signal_group(child: &Child, signal: libc::c_int) {
+pub(crate) fn signal_group(child: &Child, signal: libc::c_int) {
     if let Some(pid) = child.id() {
         // The child was started with process_group(0), so its pid is its group id.
         // SAFETY: killpg has no memory-safety preconditions; a stale id fails with ESRCH.
@@ -18,14 +18,14 @@ pub fn signal_group(child: &Child, signal: libc::c_int) {
     }
 }
 
-pub fn kill_group(child: &Child) {
+pub(crate) fn kill_group(child: &Child) {
     signal_group(child, libc::SIGKILL);
 }
 
 /// React to a change of the run's stop level (`None`: the sender is gone, which
 /// counts as `Kill`). `Terminate` sends SIGTERM to the group once; `Kill` sends
 /// SIGKILL and returns true, and the caller then reaps the child and gives up.
-pub fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminated: &mut bool) -> bool {
+pub(crate) fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminated: &mut bool) -> bool {
     match level.unwrap_or(StopLevel::Kill) {
         StopLevel::Kill => {
             kill_group(child);
@@ -41,14 +41,14 @@ pub fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminated: &mu
 }
 
 /// Keeps a child's process group on the watchdog's list for as long as it lives.
-pub struct Watched<'a> {
+pub(crate) struct Watched<'a> {
     watchdog: Option<&'a Watchdog>,
     group: u32,
 }
 
 impl<'a> Watched<'a> {
     /// Tell the watchdog about `child`'s group (a no-op without a watchdog).
-    pub fn new(watchdog: Option<&'a Watchdog>, child: &Child) -> Watched<'a> {
+    pub(crate) fn new(watchdog: Option<&'a Watchdog>, child: &Child) -> Watched<'a> {
         let group = child.id().unwrap_or_default();
         if let Some(watchdog) = watchdog {
             watchdog.watch(group);

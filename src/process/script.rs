@@ -13,7 +13,7 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
@@ -27,27 +27,26 @@ use crate::process::watchdog::Watchdog;
 /// How long pipes are drained after the script itself has exited.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(3);
 
-pub struct ScriptCommand {
-    pub program: OsString,
-    pub args: Vec<OsString>,
-    pub cwd: PathBuf,
+pub(crate) struct ScriptCommand {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) cwd: PathBuf,
     /// Variables set on top of the inherited environment (which loses `CLAUDECODE`).
-    pub env: BTreeMap<String, String>,
-    pub inactivity_timeout: Option<Duration>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) inactivity_timeout: Option<Duration>,
 }
 
 #[derive(Debug)]
-pub struct ScriptRun {
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct ScriptRun {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// The exit code, or `None` when a signal ended the script.
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub duration: Duration,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<i32>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ScriptProcessError {
+pub(crate) enum ScriptProcessError {
     #[error("could not start `{program}`: {source}")]
     Spawn { program: String, source: io::Error },
     #[error("produced no output for {} seconds", .after.as_secs_f64())]
@@ -85,13 +84,12 @@ impl Utf8Decoder {
 }
 
 /// Run `command`; `on_chunk` sees every decoded chunk of stdout and stderr as it arrives.
-pub async fn run_script(
+pub(crate) async fn run_script(
     command: ScriptCommand,
     mut on_chunk: impl FnMut(OutputStream, &str),
     mut stop: watch::Receiver<StopLevel>,
     watchdog: Option<&Watchdog>,
 ) -> Result<ScriptRun, ScriptProcessError> {
-    let started = Instant::now();
     let mut child = Command::new(&command.program)
         .args(&command.args)
         .current_dir(&command.cwd)
@@ -181,7 +179,7 @@ pub async fn run_script(
         }
     }
     let status = exit_status.ok_or_else(|| ScriptProcessError::Wait(io::Error::other("no exit status")))?;
-    Ok(ScriptRun { stdout, stderr, exit_code: status.code(), signal: status.signal(), duration: started.elapsed() })
+    Ok(ScriptRun { stdout, stderr, exit_code: status.code(), signal: status.signal() })
 }
 
 #[cfg(test)]

@@ -24,14 +24,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 
 /// Baton's end of the watchdog.
-pub struct Watchdog {
+pub(crate) struct Watchdog {
     child: Mutex<Option<(Child, ChildStdin)>>,
 }
 
 impl Watchdog {
     /// Start `baton __watchdog`. Failure to start it is logged and tolerated: the run
     /// still works, it only loses the guarantee for the SIGKILL case.
-    pub fn spawn(run_id: &str) -> Watchdog {
+    pub(crate) fn spawn(run_id: &str) -> Watchdog {
         let spawned = std::env::current_exe().and_then(|exe| {
             use std::os::unix::process::CommandExt;
             Command::new(exe)
@@ -64,17 +64,17 @@ impl Watchdog {
     }
 
     /// A step's process group started.
-    pub fn watch(&self, process_group: u32) {
+    pub(crate) fn watch(&self, process_group: u32) {
         self.send(&format!("+{process_group}\n"));
     }
 
     /// A step's process group is gone (or Baton killed it itself).
-    pub fn release(&self, process_group: u32) {
+    pub(crate) fn release(&self, process_group: u32) {
         self.send(&format!("-{process_group}\n"));
     }
 
     /// Baton is exiting normally: tell the watchdog not to kill anything and reap it.
-    pub fn disarm(&self) {
+    pub(crate) fn disarm(&self) {
         self.send("exit\n");
         let mut guard = self.child.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((mut child, stdin)) = guard.take() {
@@ -141,7 +141,7 @@ fn sweep(run_id: &str) {
 }
 
 /// The watchdog process itself: read commands until the pipe closes.
-pub fn serve(input: impl BufRead, run_id: Option<&str>) -> i32 {
+pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>) -> i32 {
     let mut groups = BTreeSet::new();
     for line in input.lines() {
         let Ok(line) = line else { break };

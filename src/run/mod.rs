@@ -2,7 +2,7 @@
 //! finishes first, how step failures are classified and retried, and how a run
 //! stops (signals, bounds).
 
-pub mod retry_policy;
-pub mod shutdown;
-pub mod step_failure;
-pub mod workflow_loop;
+pub(crate) mod retry_policy;
+pub(crate) mod shutdown;
+pub(crate) mod step_failure;
+pub(crate) mod workflow_loop;

@@ -6,9 +6,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct RetryPolicy {
-    pub max_attempts: u32,
-    pub base_delay: Duration,
+pub(crate) struct RetryPolicy {
+    pub(crate) max_attempts: u32,
+    pub(crate) base_delay: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -19,7 +19,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The pause before re-running a step that has failed `failures` times (0 → none).
-    pub fn delay_before_retry(&self, failures: u32) -> Duration {
+    pub(crate) fn delay_before_retry(&self, failures: u32) -> Duration {
         if failures == 0 {
             return Duration::ZERO;
         }

@@ -7,21 +7,21 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShutdownSignal {
+pub(crate) enum ShutdownSignal {
     Interrupt,
     Terminate,
 }
 
 impl ShutdownSignal {
     /// The conventional exit code: 128 + the signal number.
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         match self {
             ShutdownSignal::Interrupt => 130,
             ShutdownSignal::Terminate => 143,
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ShutdownSignal::Interrupt => "SIGINT",
             ShutdownSignal::Terminate => "SIGTERM",
@@ -32,7 +32,7 @@ impl ShutdownSignal {
 /// Every SIGINT and SIGTERM from now on, as a channel: the first asks for a clean
 /// stop, the second for an immediate one. If the handlers cannot be installed the
 /// channel stays silent and the default signal behaviour applies.
-pub fn shutdown_signals() -> mpsc::UnboundedReceiver<ShutdownSignal> {
+pub(crate) fn shutdown_signals() -> mpsc::UnboundedReceiver<ShutdownSignal> {
     let (sender, receiver) = mpsc::unbounded_channel();
     if let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
         tokio::spawn(async move {

@@ -7,7 +7,7 @@
 use crate::model::agent::PauseReason;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum FailureClass {
+pub(crate) enum FailureClass {
     /// Aborts the run once running siblings finish their step (A14).
     Fatal,
     /// Retried with backoff; after the last attempt the agent pauses with this reason (R10.1, A13).
@@ -19,35 +19,35 @@ pub enum FailureClass {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct StepFailure {
-    pub class: FailureClass,
+pub(crate) struct StepFailure {
+    pub(crate) class: FailureClass,
     /// A stable name for the trace (`ScriptError`, `ParseError`, …).
-    pub error_type: &'static str,
-    pub message: String,
+    pub(crate) error_type: &'static str,
+    pub(crate) message: String,
     /// What the failed step still cost (model turns are paid for either way, R9.2).
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
 }
 
 impl StepFailure {
-    pub fn fatal(error_type: &'static str, message: impl Into<String>) -> StepFailure {
+    pub(crate) fn fatal(error_type: &'static str, message: impl Into<String>) -> StepFailure {
         StepFailure { class: FailureClass::Fatal, error_type, message: message.into(), cost_usd: 0.0 }
     }
 
-    pub fn retryable(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
+    pub(crate) fn retryable(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
         StepFailure { class: FailureClass::Retryable(reason), error_type, message: message.into(), cost_usd: 0.0 }
     }
 
-    pub fn pause(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
+    pub(crate) fn pause(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
         StepFailure { class: FailureClass::Pause(reason), error_type, message: message.into(), cost_usd: 0.0 }
     }
 
     /// The same failure, having cost `cost_usd`.
-    pub fn with_cost(mut self, cost_usd: f64) -> StepFailure {
+    pub(crate) fn with_cost(mut self, cost_usd: f64) -> StepFailure {
         self.cost_usd = cost_usd;
         self
     }
 
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         matches!(self.class, FailureClass::Retryable(_))
     }
 }

@@ -46,7 +46,7 @@ const TERMINATE_TO_KILL: Duration = Duration::from_secs(5);
 
 /// How a run ended, which decides the exit code (A7).
 #[derive(Clone, Debug, PartialEq)]
-pub enum RunOutcome {
+pub(crate) enum RunOutcome {
     Completed,
     /// Every remaining agent is paused, or a bound was reached.
     Paused,
@@ -60,18 +60,18 @@ pub enum RunOutcome {
 
 /// Limits against runaway workflows, and how stopping treats running steps.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RunLimits {
-    pub max_agents: Option<u32>,
-    pub max_steps: Option<u64>,
-    pub time_limit: Option<Duration>,
+pub(crate) struct RunLimits {
+    pub(crate) max_agents: Option<u32>,
+    pub(crate) max_steps: Option<u64>,
+    pub(crate) time_limit: Option<Duration>,
     /// How long running steps may finish after a stop before they are terminated.
-    pub grace: Duration,
+    pub(crate) grace: Duration,
     /// Do not wait out usage limits: pause and exit instead (`--no-wait`).
-    pub no_wait: bool,
+    pub(crate) no_wait: bool,
     /// Added to a usage limit's reset time before resuming (R10.3: 5 minutes).
-    pub limit_buffer: Duration,
+    pub(crate) limit_buffer: Duration,
     /// The first wait when a limit's reset time is unknown; doubles up to an hour.
-    pub limit_poll: Duration,
+    pub(crate) limit_poll: Duration,
 }
 
 impl Default for RunLimits {
@@ -134,7 +134,7 @@ impl Changes {
     }
 }
 
-pub struct WorkflowLoop {
+pub(crate) struct WorkflowLoop {
     state: RunState,
     persistence: RunPersistence,
     context: Arc<ExecutionContext>,
@@ -163,7 +163,7 @@ pub struct WorkflowLoop {
 }
 
 impl WorkflowLoop {
-    pub fn new(
+    pub(crate) fn new(
         state: RunState,
         persistence: RunPersistence,
         context: Arc<ExecutionContext>,
@@ -199,18 +199,18 @@ impl WorkflowLoop {
         }
     }
 
-    pub fn state(&self) -> &RunState {
+    pub(crate) fn state(&self) -> &RunState {
         &self.state
     }
 
     /// What this invocation has cost the orchestrator so far.
-    pub fn metrics(&self) -> RunMetrics {
+    pub(crate) fn metrics(&self) -> RunMetrics {
         RunMetrics::measure(self.persistence.counters())
     }
 
     /// Run until every agent terminated or paused, a bound was reached, the run
     /// failed, or `signals` asked it to stop.
-    pub async fn run(&mut self, mut signals: mpsc::UnboundedReceiver<ShutdownSignal>) -> RunOutcome {
+    pub(crate) async fn run(&mut self, mut signals: mpsc::UnboundedReceiver<ShutdownSignal>) -> RunOutcome {
         let steps_at_start = self.state.steps_completed;
         self.state.status = RunStatus::Running;
         self.state.error = None;
@@ -682,7 +682,7 @@ impl WorkflowLoop {
 }
 
 /// The trace event of a committed step (`recovered` when re-published after a crash).
-pub fn transition_event(step: &StepSummary, commit: u64, recovered: bool) -> Event {
+pub(crate) fn transition_event(step: &StepSummary, commit: u64, recovered: bool) -> Event {
     Event::TransitionOccurred {
         agent_id: step.agent_id.clone(),
         from_state: step.from_state.clone(),
@@ -727,7 +727,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::events::EventKind;
     use crate::events::bus::EventBus;
     use crate::executor::context::{StateTimeout, TimeoutSource};
     use crate::executor::{StateExecutor, StepFuture};
@@ -826,7 +825,6 @@ mod tests {
             timeout: StateTimeout::from_seconds(0.0, TimeoutSource::Default),
             stop,
             watchdog: None,
-            run_dir: dir.path().to_path_buf(),
             budget_usd: 0.0,
             default_model: None,
             default_effort: None,
@@ -865,13 +863,12 @@ mod tests {
         let mut harness = harness(vec![("START", retryable()), ("START", retryable()), ("START", retryable())]);
         let paused = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&paused);
-        harness.bus.on(
-            EventKind::AgentPaused,
-            Arc::new(move |event: &Event| {
+        harness.bus.on_all(Arc::new(move |event: &Event| {
+            if let Event::AgentPaused { .. } = event {
                 sink.lock().unwrap().push(event.clone());
-                Ok(())
-            }),
-        );
+            }
+            Ok(())
+        }));
         assert_eq!(run(&mut harness).await, RunOutcome::Paused);
         let agent = &harness.workflow.state().agents[0];
         assert_eq!(agent.pause_reason, Some(PauseReason::ClaudeError));

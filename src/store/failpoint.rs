@@ -2,13 +2,11 @@
 //! itself with SIGKILL the `n`-th time (default: first) execution reaches the point
 //! `<name>`. The crash-recovery tests use it to hit each persistence window exactly
 //! instead of hoping a random kill lands there. Without the variable, a failpoint
-//! costs one relaxed atomic load.
+//! costs one relaxed atomic load. The points, in the order a step reaches them:
+//! `after_step_exit`, `after_journal_append`, `before_snapshot`, `after_snapshot`.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The points that exist, in the order a step reaches them.
-pub const POINTS: [&str; 4] = ["after_step_exit", "after_journal_append", "before_snapshot", "after_snapshot"];
 
 struct Armed {
     name: String,
@@ -26,7 +24,7 @@ static ARMED: LazyLock<Option<Armed>> = LazyLock::new(|| {
 });
 
 /// Crash here if the environment asks for it.
-pub fn hit(name: &str) {
+pub(crate) fn hit(name: &str) {
     let Some(armed) = ARMED.as_ref() else { return };
     if armed.name == name && armed.hits.fetch_add(1, Ordering::Relaxed) + 1 == armed.at_hit {
         // SAFETY: signalling our own process; nothing is borrowed across the call.

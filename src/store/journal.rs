@@ -20,24 +20,24 @@ use serde::{Deserialize, Serialize};
 use crate::model::agent::Agent;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 
-pub const JOURNAL_FILE: &str = "journal.jsonl";
+pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
 
 /// The run-level fields every entry carries (they are small, so always complete).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunFields {
-    pub status: RunStatus,
-    pub total_cost_usd: f64,
-    pub steps_completed: u64,
+pub(crate) struct RunFields {
+    pub(crate) status: RunStatus,
+    pub(crate) total_cost_usd: f64,
+    pub(crate) steps_completed: u64,
     #[serde(default)]
-    pub elapsed_ms: u64,
+    pub(crate) elapsed_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause_message: Option<String>,
+    pub(crate) pause_message: Option<String>,
 }
 
 impl RunFields {
-    pub fn of(state: &RunState) -> RunFields {
+    pub(crate) fn of(state: &RunState) -> RunFields {
         RunFields {
             status: state.status,
             total_cost_usd: state.total_cost_usd,
@@ -61,13 +61,13 @@ impl RunFields {
 /// What a completed step did, kept so a resumed run can restore a trace line that
 /// a crash prevented from being written (`docs/trace-format.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepSummary {
-    pub agent_id: String,
-    pub from_state: String,
-    pub to_state: Option<String>,
-    pub transition_type: String,
+pub(crate) struct StepSummary {
+    pub(crate) agent_id: String,
+    pub(crate) from_state: String,
+    pub(crate) to_state: Option<String>,
+    pub(crate) transition_type: String,
     #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
+    pub(crate) metadata: BTreeMap<String, String>,
 }
 
 /// An agent as a journal entry records it. A stack changes only at its top within a
@@ -75,16 +75,16 @@ pub struct StepSummary {
 /// carries only the frames above them: a deep call stack costs O(1) per step, not
 /// O(depth). Without `stack_keep` the stack is complete (a new agent).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AgentUpsert {
+pub(crate) struct AgentUpsert {
     #[serde(flatten)]
-    pub agent: Agent,
+    pub(crate) agent: Agent,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack_keep: Option<usize>,
+    pub(crate) stack_keep: Option<usize>,
 }
 
 impl AgentUpsert {
     /// The entry for `agent`, whose bottom `keep` frames are unchanged since the last commit.
-    pub fn new(agent: &Agent, keep: Option<usize>) -> AgentUpsert {
+    pub(crate) fn new(agent: &Agent, keep: Option<usize>) -> AgentUpsert {
         let keep = keep.map(|keep| keep.min(agent.stack.len()));
         let mut recorded = Agent { stack: Vec::new(), ..agent.clone() };
         recorded.stack = agent.stack[keep.unwrap_or(0)..].to_vec();
@@ -94,26 +94,26 @@ impl AgentUpsert {
 
 /// One journal entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Commit {
+pub(crate) struct Commit {
     /// 1, 2, 3, … over the whole run; `state.json` records the last one it includes.
-    pub commit: u64,
-    pub run: RunFields,
+    pub(crate) commit: u64,
+    pub(crate) run: RunFields,
     /// Agents replaced in place (same id) or appended (new id), in run order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub upsert: Vec<AgentUpsert>,
+    pub(crate) upsert: Vec<AgentUpsert>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub remove: Vec<String>,
+    pub(crate) remove: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub terminated: Vec<TerminatedAgent>,
+    pub(crate) terminated: Vec<TerminatedAgent>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub fork_counters: BTreeMap<String, u64>,
+    pub(crate) fork_counters: BTreeMap<String, u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<StepSummary>,
+    pub(crate) step: Option<StepSummary>,
 }
 
 impl Commit {
     /// Apply this entry to `state` (removals first, then replacements and additions).
-    pub fn apply(self, state: &mut RunState) {
+    pub(crate) fn apply(self, state: &mut RunState) {
         state.agents.retain(|agent| !self.remove.contains(&agent.id));
         for AgentUpsert { mut agent, stack_keep } in self.upsert {
             match state.agents.iter_mut().find(|existing| existing.id == agent.id) {
@@ -140,7 +140,7 @@ impl Commit {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum JournalError {
+pub(crate) enum JournalError {
     #[error("cannot read the journal {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
     #[error("the journal {path} is damaged at line {line}: {reason}; the entries before it are intact")]
@@ -151,7 +151,7 @@ pub enum JournalError {
 
 /// Entries after `after` from the journal at `path`, and the byte length of the
 /// intact prefix (a torn last line is not part of it). A missing file is empty.
-pub fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
+pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
@@ -202,7 +202,7 @@ pub fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), Journ
 }
 
 /// The open journal of a live run.
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     file: File,
     entries: u64,
@@ -210,7 +210,7 @@ pub struct Journal {
 
 impl Journal {
     /// Open for appending, cutting off a torn tail at `intact_length` first.
-    pub fn open(path: &Path, intact_length: u64) -> Result<Journal, JournalError> {
+    pub(crate) fn open(path: &Path, intact_length: u64) -> Result<Journal, JournalError> {
         let write_error = |source| JournalError::Write { path: path.to_path_buf(), source };
         let file = OpenOptions::new().create(true).append(true).open(path).map_err(write_error)?;
         if file.metadata().map_err(write_error)?.len() > intact_length {
@@ -220,7 +220,7 @@ impl Journal {
     }
 
     /// Append `entry` and make it durable before returning; returns the bytes written.
-    pub fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
+    pub(crate) fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
         let write_error = |source| JournalError::Write { path: self.path.clone(), source };
         let mut line = serde_json::to_vec(entry).map_err(|error| write_error(io::Error::other(error)))?;
         line.push(b'\n');
@@ -231,16 +231,12 @@ impl Journal {
     }
 
     /// Entries appended since the journal was last emptied.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.entries
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries == 0
-    }
-
     /// Empty the journal once a snapshot includes every entry.
-    pub fn clear(&mut self) -> Result<(), JournalError> {
+    pub(crate) fn clear(&mut self) -> Result<(), JournalError> {
         let write_error = |source| JournalError::Write { path: self.path.clone(), source };
         self.file.set_len(0).map_err(write_error)?;
         self.file.sync_data().map_err(write_error)?;

@@ -11,10 +11,10 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-pub const LOCK_FILE: &str = "lock";
+pub(crate) const LOCK_FILE: &str = "lock";
 
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error(
         "run `{run_id}` is already being driven by another baton (pid {pid}); wait for it to finish, or stop it with `kill -INT {pid}`"
     )]
@@ -25,7 +25,7 @@ pub enum LockError {
 
 /// Held for the lifetime of the value.
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
@@ -60,7 +60,7 @@ fn is_alive(pid: &str) -> bool {
 
 impl RunLock {
     /// Take the run's lock or report who holds it.
-    pub fn acquire(run_dir: &Path, run_id: &str) -> Result<RunLock, LockError> {
+    pub(crate) fn acquire(run_dir: &Path, run_id: &str) -> Result<RunLock, LockError> {
         let path = run_dir.join(LOCK_FILE);
         let io_error = |source| LockError::Io { path: path.clone(), source };
         let mut file = open(&path).map_err(io_error)?;
@@ -79,7 +79,7 @@ impl RunLock {
     }
 
     /// The pid of the process driving the run right now, if any.
-    pub fn holder(run_dir: &Path) -> Option<String> {
+    pub(crate) fn holder(run_dir: &Path) -> Option<String> {
         let mut file = File::options().read(true).write(true).open(run_dir.join(LOCK_FILE)).ok()?;
         match try_lock(&file) {
             // Free: we took it for a moment; closing the file releases it.

@@ -1,8 +1,8 @@
 //! Where a run lives on disk (`.baton/runs/<id>/`): the snapshot, the per-step
 //! journal, compaction, the owner lock, and the failpoints that test them.
 
-pub mod failpoint;
-pub mod journal;
-pub mod lock;
-pub mod persistence;
-pub mod runs;
+pub(crate) mod failpoint;
+pub(crate) mod journal;
+pub(crate) mod lock;
+pub(crate) mod persistence;
+pub(crate) mod runs;

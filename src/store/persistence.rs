@@ -17,9 +17,9 @@ use crate::store::journal::{Commit, Journal};
 use crate::store::runs::{RunStore, StoreError};
 
 /// Commits between snapshots unless `BATON_COMPACT_EVERY` says otherwise.
-pub const DEFAULT_COMPACT_EVERY: u64 = 1000;
+pub(crate) const DEFAULT_COMPACT_EVERY: u64 = 1000;
 
-pub struct RunPersistence {
+pub(crate) struct RunPersistence {
     store: RunStore,
     journal: Journal,
     compact_every: u64,
@@ -29,7 +29,7 @@ pub struct RunPersistence {
 impl RunPersistence {
     /// Take over the run's files: fold the journal (already replayed into `state`)
     /// into a fresh snapshot and start an empty journal.
-    pub fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
+    pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
             .ok()
@@ -43,7 +43,7 @@ impl RunPersistence {
     }
 
     /// Make `entry` durable. `entry.commit` must be `state.journal_commit` after the change.
-    pub fn commit(&mut self, entry: &Commit) -> Result<(), StoreError> {
+    pub(crate) fn commit(&mut self, entry: &Commit) -> Result<(), StoreError> {
         let started = Instant::now();
         self.counters.bytes += self.journal.append(entry)?;
         self.counters.commits += 1;
@@ -53,17 +53,17 @@ impl RunPersistence {
     }
 
     /// What persistence has cost so far.
-    pub fn counters(&self) -> &PersistenceCounters {
+    pub(crate) fn counters(&self) -> &PersistenceCounters {
         &self.counters
     }
 
     /// Compact if enough commits have accumulated.
-    pub fn compact_if_due(&mut self, state: &RunState) -> Result<(), StoreError> {
+    pub(crate) fn compact_if_due(&mut self, state: &RunState) -> Result<(), StoreError> {
         if self.journal.len() >= self.compact_every { self.compact(state) } else { Ok(()) }
     }
 
     /// Write `state` (which includes every commit) as the snapshot and empty the journal.
-    pub fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
+    pub(crate) fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
         let started = Instant::now();
         self.counters.bytes += self.store.write_snapshot(state)?;
         self.journal.clear()?;

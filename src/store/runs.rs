@@ -17,10 +17,10 @@ use crate::model::run_state::RunState;
 use crate::store::failpoint;
 use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries};
 
-pub const STATE_FILE: &str = "state.json";
+pub(crate) const STATE_FILE: &str = "state.json";
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error("run `{run_id}` not found in {runs_dir}{suggestion}")]
     NotFound { run_id: String, runs_dir: PathBuf, suggestion: String },
     #[error("run `{run_id}` already exists; use `baton resume {run_id}` to continue it")]
@@ -39,14 +39,14 @@ pub enum StoreError {
 
 /// A run read back from disk: the snapshot with the journal replayed onto it.
 #[derive(Debug)]
-pub struct LoadedRun {
-    pub state: RunState,
+pub(crate) struct LoadedRun {
+    pub(crate) state: RunState,
     /// Bytes of the journal that are intact (a torn tail after them is dropped on resume).
-    pub journal_intact: u64,
+    pub(crate) journal_intact: u64,
 }
 
 /// Find (or choose) the `.baton` directory for `cwd` (R8.1).
-pub fn discover_baton_dir(cwd: &Path) -> PathBuf {
+pub(crate) fn discover_baton_dir(cwd: &Path) -> PathBuf {
     let mut project_root = None;
     for directory in cwd.ancestors() {
         let candidate = directory.join(".baton");
@@ -62,38 +62,38 @@ pub fn discover_baton_dir(cwd: &Path) -> PathBuf {
 }
 
 /// Whether `id` may name a run: `^[A-Za-z0-9_-]+$` (R8.7).
-pub fn is_valid_run_id(id: &str) -> bool {
+pub(crate) fn is_valid_run_id(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
 }
 
 #[derive(Clone, Debug)]
-pub struct RunStore {
+pub(crate) struct RunStore {
     baton_dir: PathBuf,
 }
 
 impl RunStore {
-    pub fn new(baton_dir: PathBuf) -> RunStore {
+    pub(crate) fn new(baton_dir: PathBuf) -> RunStore {
         RunStore { baton_dir }
     }
 
-    pub fn baton_dir(&self) -> &Path {
+    pub(crate) fn baton_dir(&self) -> &Path {
         &self.baton_dir
     }
 
-    pub fn runs_dir(&self) -> PathBuf {
+    pub(crate) fn runs_dir(&self) -> PathBuf {
         self.baton_dir.join("runs")
     }
 
-    pub fn run_dir(&self, run_id: &str) -> PathBuf {
+    pub(crate) fn run_dir(&self, run_id: &str) -> PathBuf {
         self.runs_dir().join(run_id)
     }
 
-    pub fn exists(&self, run_id: &str) -> bool {
+    pub(crate) fn exists(&self, run_id: &str) -> bool {
         self.run_dir(run_id).join(STATE_FILE).exists()
     }
 
     /// A fresh id from the local time (R8.7), made unique with `_1`, `_2`, ….
-    pub fn new_run_id(&self) -> String {
+    pub(crate) fn new_run_id(&self) -> String {
         let now = jiff::Zoned::now();
         let base = format!("workflow_{}", now.strftime("%Y-%m-%d_%H-%M-%S-%6f"));
         let mut candidate = base.clone();
@@ -106,7 +106,7 @@ impl RunStore {
     }
 
     /// Create the run directory and write the first snapshot; refuses an existing run.
-    pub fn create(&self, state: &RunState) -> Result<(), StoreError> {
+    pub(crate) fn create(&self, state: &RunState) -> Result<(), StoreError> {
         if !is_valid_run_id(&state.run_id) {
             return Err(StoreError::InvalidRunId { run_id: state.run_id.clone() });
         }
@@ -119,7 +119,7 @@ impl RunStore {
     }
 
     /// Atomically replace the run's snapshot; returns the bytes written.
-    pub fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
+    pub(crate) fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
         failpoint::hit("before_snapshot");
         let written = self.save(state)?;
         failpoint::hit("after_snapshot");
@@ -136,16 +136,16 @@ impl RunStore {
     }
 
     /// The run's current state: snapshot plus journal.
-    pub fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
+    pub(crate) fn load(&self, run_id: &str) -> Result<RunState, StoreError> {
         self.load_run(run_id).map(|loaded| loaded.state)
     }
 
-    pub fn journal_path(&self, run_id: &str) -> PathBuf {
+    pub(crate) fn journal_path(&self, run_id: &str) -> PathBuf {
         self.run_dir(run_id).join(JOURNAL_FILE)
     }
 
     /// The run's snapshot with its journal replayed, plus what recovery needs.
-    pub fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
+    pub(crate) fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
         if !is_valid_run_id(run_id) {
             return Err(StoreError::InvalidRunId { run_id: run_id.to_string() });
         }
@@ -161,7 +161,7 @@ impl RunStore {
     }
 
     /// Ids of every run directory that holds a state file, sorted.
-    pub fn run_ids(&self) -> Vec<String> {
+    pub(crate) fn run_ids(&self) -> Vec<String> {
         let Ok(entries) = fs::read_dir(self.runs_dir()) else {
             return Vec::new();
         };
@@ -175,13 +175,13 @@ impl RunStore {
     }
 
     /// Every run, in id order; unreadable ones are returned as errors.
-    pub fn list(&self) -> Vec<Result<RunState, StoreError>> {
+    pub(crate) fn list(&self) -> Vec<Result<RunState, StoreError>> {
         self.run_ids().iter().map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state)).collect()
     }
 }
 
 /// Snapshot + journal replay for the run directory `run_dir`.
-pub fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
+pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     let mut state = read_state(&run_dir.join(STATE_FILE))?;
     let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
     for entry in entries {
@@ -190,13 +190,13 @@ pub fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     Ok(LoadedRun { state, journal_intact })
 }
 
-pub fn read_state(path: &Path) -> Result<RunState, StoreError> {
+pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
     let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
     serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt { path: path.to_path_buf(), source })
 }
 
 /// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let write_error = |source| StoreError::Write { path: path.to_path_buf(), source };
     let directory = path.parent().unwrap_or(Path::new("."));
     let mut temp =
@@ -257,7 +257,7 @@ mod property_tests {
     fn load(bytes: &[u8]) -> Result<RunState, StoreError> {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join(STATE_FILE);
-        std::fs::write(&path, bytes).expect("write");
+        fs::write(&path, bytes).expect("write");
         read_state(&path)
     }
 

@@ -59,7 +59,7 @@ const MAX_QUOTED_CHARS: usize = 60;
 /// CRLF is normalised to LF first, in both parts. `---\n---\n` gives no YAML and
 /// the body after it. Without a match the whole (normalised) text is the body,
 /// including a malformed `---` block.
-pub fn split(text: &str) -> (Option<String>, String) {
+pub(crate) fn split(text: &str) -> (Option<String>, String) {
     let text = text.replace("\r\n", "\n");
     if let Some(captures) = FRONTMATTER.captures(&text)
         && let (Some(whole), Some(yaml)) = (captures.get(0), captures.get(1))
@@ -74,24 +74,24 @@ pub fn split(text: &str) -> (Option<String>, String) {
 
 /// What a state's frontmatter says, after validation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StateFrontmatter {
+pub(crate) struct StateFrontmatter {
     /// `Some` when the frontmatter has an `allowed_transitions` key (even an empty
     /// list, which allows everything, R5.7); `None` when it has none.
-    pub policy: Option<Policy>,
+    pub(crate) policy: Option<Policy>,
     /// Trimmed and lowercased; `None` when absent or empty (R5.21).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Trimmed and lowercased; `None` when absent or empty (R5.22).
-    pub effort: Option<String>,
+    pub(crate) effort: Option<String>,
     /// R5.14. Whether it applies also depends on the policy (R5.15); this is only what was written.
-    pub force_implicit: bool,
+    pub(crate) force_implicit: bool,
     /// Top-level keys Baton does not know, sorted (R5.5).
-    pub unknown_fields: Vec<String>,
+    pub(crate) unknown_fields: Vec<String>,
 }
 
 /// Why a frontmatter block was refused (R5.3). Every message starts with
 /// "Invalid YAML frontmatter: ".
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum FrontmatterError {
+pub(crate) enum FrontmatterError {
     /// The block is not valid YAML; `message` is the YAML parser's own text.
     #[error("Invalid YAML frontmatter: {message}")]
     Syntax { message: String },
@@ -129,7 +129,7 @@ pub enum FrontmatterError {
 /// Parses and validates the YAML of a frontmatter block (R5.2–R5.6).
 ///
 /// Whitespace-only YAML, `null` and `{}` give the default (no policy).
-pub fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, FrontmatterError> {
+pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, FrontmatterError> {
     if yaml.trim().is_empty() {
         return Ok(StateFrontmatter::default());
     }
@@ -290,15 +290,15 @@ fn yaml_error_text(error: gray_matter::Error) -> String {
 
 /// A markdown state file, split and validated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PromptFile {
-    pub frontmatter: StateFrontmatter,
+pub(crate) struct PromptFile {
+    pub(crate) frontmatter: StateFrontmatter,
     /// The text after the frontmatter, CRLF normalised; this is what gets rendered (R6.5).
-    pub body: String,
+    pub(crate) body: String,
 }
 
 /// Why a prompt file could not be loaded. At runtime this is retryable (R5.3, §10).
 #[derive(Debug, thiserror::Error)]
-pub enum PromptFileError {
+pub(crate) enum PromptFileError {
     #[error("cannot read prompt file `{}`: {source}", .path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset {offset})", .path.display())]
@@ -308,7 +308,7 @@ pub enum PromptFileError {
 }
 
 /// Reads a markdown state and parses its frontmatter.
-pub fn load_prompt(path: &Path) -> Result<PromptFile, PromptFileError> {
+pub(crate) fn load_prompt(path: &Path) -> Result<PromptFile, PromptFileError> {
     let bytes = std::fs::read(path).map_err(|source| PromptFileError::Read { path: path.to_path_buf(), source })?;
     let text = String::from_utf8(bytes).map_err(|error| PromptFileError::NotUtf8 {
         path: path.to_path_buf(),
@@ -318,7 +318,7 @@ pub fn load_prompt(path: &Path) -> Result<PromptFile, PromptFileError> {
 }
 
 /// [`load_prompt`] for text already in memory (YAML-scope states, tests).
-pub fn parse_prompt(text: &str) -> Result<PromptFile, FrontmatterError> {
+pub(crate) fn parse_prompt(text: &str) -> Result<PromptFile, FrontmatterError> {
     let (yaml, body) = split(text);
     let frontmatter = match yaml {
         Some(yaml) => parse_frontmatter(&yaml)?,

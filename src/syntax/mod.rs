@@ -2,9 +2,9 @@
 //! transition tags of its output (raymond's grammar, R4.x). Pure text in, typed
 //! values out; nothing here runs anything.
 
-pub mod frontmatter;
-pub mod policy;
-pub mod print_extractor;
-pub mod scanner;
-pub mod tag;
-pub mod template;
+pub(crate) mod frontmatter;
+pub(crate) mod policy;
+pub(crate) mod print_extractor;
+pub(crate) mod scanner;
+pub(crate) mod tag;
+pub(crate) mod template;

@@ -30,15 +30,15 @@ const MAX_PAYLOAD_CHARS: usize = 120;
 /// One `allowed_transitions` entry: every key and its (stringified) value. Always
 /// has a `tag` when it comes from the frontmatter parser (tagless entries are dropped).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicyEntry(pub BTreeMap<String, String>);
+pub(crate) struct PolicyEntry(pub(crate) BTreeMap<String, String>);
 
 impl PolicyEntry {
     /// The entry's tag name as written (possibly a name Baton does not know).
-    pub fn tag(&self) -> &str {
+    pub(crate) fn tag(&self) -> &str {
         self.get("tag").unwrap_or("")
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)
     }
 
@@ -103,7 +103,7 @@ fn constrained_value<'a>(tag: &'a Tag, key: &str) -> &'a str {
 
 /// R5.9: an exact match, or — for a pattern without extension — a target with the
 /// same stem and a state extension (any case).
-pub fn targets_match(pattern: &str, target: &str) -> bool {
+pub(crate) fn targets_match(pattern: &str, target: &str) -> bool {
     if pattern == target {
         return true;
     }
@@ -117,15 +117,15 @@ pub fn targets_match(pattern: &str, target: &str) -> bool {
 
 /// A state's `allowed_transitions`. An empty list allows everything (R5.7).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Policy {
-    pub entries: Vec<PolicyEntry>,
+pub(crate) struct Policy {
+    pub(crate) entries: Vec<PolicyEntry>,
 }
 
 /// Why an emitted transition was refused (R5.10). The messages name the allowed
 /// combinations in the same notation as the reminder, so the user (and the log)
 /// sees what the model should have written.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PolicyViolation {
+pub(crate) enum PolicyViolation {
     /// The tag is in the policy, but no entry for it accepts these targets.
     /// `emitted` reads like "<goto> to `OTHER.md`".
     #[error("transition {emitted} is not allowed; allowed <{tag}> transitions: {}", .allowed.join(", "))]
@@ -156,12 +156,12 @@ impl fmt::Display for Excerpt<'_> {
 
 impl Policy {
     /// No entries: every transition is allowed and no reminder is possible (R5.7, R5.18).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// R5.8: `tag` (already resolved) must satisfy at least one entry with its tag name.
-    pub fn validate(&self, tag: &Tag) -> Result<(), PolicyViolation> {
+    pub(crate) fn validate(&self, tag: &Tag) -> Result<(), PolicyViolation> {
         if self.is_empty() || self.entries.iter().any(|entry| entry.allows(tag)) {
             return Ok(());
         }
@@ -185,7 +185,7 @@ impl Policy {
 
     /// R5.11: exactly one entry, and it is either `result` with a `payload`, or any
     /// other tag except `ask` with a `target`.
-    pub fn can_use_implicit(&self) -> bool {
+    pub(crate) fn can_use_implicit(&self) -> bool {
         match self.entries.as_slice() {
             [entry] => match entry.tag() {
                 "result" => entry.get("payload").is_some(),
@@ -201,7 +201,7 @@ impl Policy {
     ///
     /// A non-empty `input` is passed through `render` (R3.41: the caller renders it
     /// with the emitting state's own variables). Targets are not resolved here.
-    pub fn implicit_tag(&self, render: impl Fn(&str) -> String) -> Option<Tag> {
+    pub(crate) fn implicit_tag(&self, render: impl Fn(&str) -> String) -> Option<Tag> {
         if !self.can_use_implicit() {
             return None;
         }
@@ -224,7 +224,7 @@ impl Policy {
     /// The reminder appended to the base prompt when the model must try again (R5.20).
     /// It starts with a newline, so no separator is added by the caller (R5.19).
     /// Meaningful only for a non-empty policy (R5.18).
-    pub fn reminder(&self) -> String {
+    pub(crate) fn reminder(&self) -> String {
         let mut lines = vec![
             String::new(),
             "---".to_string(),

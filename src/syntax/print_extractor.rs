@@ -19,7 +19,7 @@ const MAX_UNCLOSED_PRINT_BYTES: usize = 1024 * 1024;
 
 /// Incremental `<print>` extraction for one output stream.
 #[derive(Debug, Default, Clone)]
-pub struct PrintExtractor {
+pub(crate) struct PrintExtractor {
     /// Carried to the next chunk: an unclosed print from its `<print>` onward, or a
     /// tail that may be the start of `<print>` (such as `<pri`).
     pending: String,
@@ -29,13 +29,13 @@ pub struct PrintExtractor {
 }
 
 impl PrintExtractor {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Feed the next chunk; returns the inner text of every complete
     /// `<print>…</print>` pair now available, in order.
-    pub fn push(&mut self, chunk: &str) -> Vec<String> {
+    pub(crate) fn push(&mut self, chunk: &str) -> Vec<String> {
         self.pending.push_str(chunk);
         let mut prints = Vec::new();
         let mut position = 0;
@@ -75,7 +75,8 @@ impl PrintExtractor {
 }
 
 /// The inner text of every complete `<print>…</print>` pair in `text`, in order.
-pub fn extract_prints(text: &str) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn extract_prints(text: &str) -> Vec<String> {
     PrintExtractor::new().push(text)
 }
 

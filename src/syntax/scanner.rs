@@ -34,7 +34,7 @@ const BUCKET_LIMITS: [&str; 3] = ["upload_max_count", "upload_max_size", "upload
 
 /// A malformed transition tag. Any one of these makes the whole output unusable (R4.8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TagParseError {
+pub(crate) enum TagParseError {
     #[error("<{tag}> has an empty target")]
     EmptyTarget { tag: TagKind },
     #[error("<{tag}> target `{target}` contains a path separator; targets are bare state names in the same workflow")]
@@ -51,7 +51,7 @@ pub enum TagParseError {
 
 /// Every recognised, closed transition tag in `output`, in the order of their
 /// opening tags.
-pub fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
+pub(crate) fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
     let mut tags = Vec::new();
     // The first `</name>` found from an earlier opener is still the first one after a
     // later opener if it lies beyond it, and an absent one stays absent; remembering

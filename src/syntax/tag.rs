@@ -11,7 +11,7 @@ use std::fmt;
 
 /// The recognised transition tag names (R4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TagKind {
+pub(crate) enum TagKind {
     Goto,
     Reset,
     Call,
@@ -26,7 +26,7 @@ pub enum TagKind {
 }
 
 impl TagKind {
-    pub const ALL: [TagKind; 11] = [
+    pub(crate) const ALL: [TagKind; 11] = [
         TagKind::Goto,
         TagKind::Reset,
         TagKind::Call,
@@ -41,7 +41,7 @@ impl TagKind {
     ];
 
     /// The tag's name as written between `<` and `>`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TagKind::Goto => "goto",
             TagKind::Reset => "reset",
@@ -57,12 +57,12 @@ impl TagKind {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<TagKind> {
+    pub(crate) fn from_name(name: &str) -> Option<TagKind> {
         TagKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
     /// Cross-workflow tags take a workflow specifier, not a state name (R1.10).
-    pub fn is_cross_workflow(self) -> bool {
+    pub(crate) fn is_cross_workflow(self) -> bool {
         matches!(
             self,
             TagKind::CallWorkflow | TagKind::FunctionWorkflow | TagKind::ForkWorkflow | TagKind::ResetWorkflow
@@ -70,7 +70,7 @@ impl TagKind {
     }
 
     /// `fork` and `fork-workflow`: the tags that may be combined in one output (R3.43).
-    pub fn is_fork_family(self) -> bool {
+    pub(crate) fn is_fork_family(self) -> bool {
         matches!(self, TagKind::Fork | TagKind::ForkWorkflow)
     }
 }
@@ -83,20 +83,25 @@ impl fmt::Display for TagKind {
 
 /// One closed, recognised tag found in an output.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tag {
-    pub kind: TagKind,
+pub(crate) struct Tag {
+    pub(crate) kind: TagKind,
     /// The state name (or workflow specifier) the tag points at: the trimmed content
     /// for most tags, the `next` attribute for `ask`, empty for `result`.
-    pub target: String,
+    pub(crate) target: String,
     /// Attributes in name order; a later duplicate has already overwritten an earlier one (R4.6).
-    pub attributes: BTreeMap<String, String>,
+    pub(crate) attributes: BTreeMap<String, String>,
     /// The raw, untrimmed content for `result` and `ask`; `None` for the others.
-    pub payload: Option<String>,
+    pub(crate) payload: Option<String>,
 }
 
 impl Tag {
     /// A non-`result`, non-`ask` tag (no payload) with `attributes`.
-    pub fn new<'a>(kind: TagKind, target: &str, attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Tag {
+    #[cfg(test)]
+    pub(crate) fn new<'a>(
+        kind: TagKind,
+        target: &str,
+        attributes: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Tag {
         Tag {
             kind,
             target: target.to_string(),
@@ -105,7 +110,7 @@ impl Tag {
         }
     }
 
-    pub fn attribute(&self, name: &str) -> Option<&str> {
+    pub(crate) fn attribute(&self, name: &str) -> Option<&str> {
         self.attributes.get(name).map(String::as_str)
     }
 }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 ///
 /// Keys are applied longest first (ties by key), each as a global literal replace
 /// over the evolving text. Placeholders whose key is missing stay as they are.
-pub fn render(body: &str, variables: &BTreeMap<String, String>) -> String {
+pub(crate) fn render(body: &str, variables: &BTreeMap<String, String>) -> String {
     let mut pairs: Vec<(&String, &String)> = variables.iter().collect();
     // Stable sort over the BTreeMap's key order: equal lengths stay in key order.
     pairs.sort_by_key(|(key, _)| std::cmp::Reverse(key.len()));
@@ -31,22 +31,22 @@ pub fn render(body: &str, variables: &BTreeMap<String, String>) -> String {
 
 /// What a state's template can see (R6.2, R3.41).
 #[derive(Clone, Copy, Debug)]
-pub struct TemplateInputs<'a> {
+pub(crate) struct TemplateInputs<'a> {
     /// The pending result; `Some("")` still defines `{{input}}` (as empty).
-    pub input: Option<&'a str>,
+    pub(crate) input: Option<&'a str>,
     /// The pending ask id; defines `{{ask_id}}` only when non-empty.
-    pub ask_id: Option<&'a str>,
+    pub(crate) ask_id: Option<&'a str>,
     /// A fork worker's attributes (first state only).
-    pub fork_attributes: &'a BTreeMap<String, String>,
-    pub workflow_id: &'a str,
-    pub agent_id: &'a str,
-    pub task_folder: &'a str,
+    pub(crate) fork_attributes: &'a BTreeMap<String, String>,
+    pub(crate) workflow_id: &'a str,
+    pub(crate) agent_id: &'a str,
+    pub(crate) task_folder: &'a str,
 }
 
 /// The variables for a markdown body, set in R6.2 order so that later ones win:
 /// `input` (and its alias `result`), `ask_id`, the fork attributes, then the
 /// built-ins `workflow_id`, `agent_id`, `task_folder`.
-pub fn variables(inputs: &TemplateInputs) -> BTreeMap<String, String> {
+pub(crate) fn variables(inputs: &TemplateInputs) -> BTreeMap<String, String> {
     let mut variables = BTreeMap::new();
     if let Some(input) = inputs.input {
         variables.insert("input".to_string(), input.to_string());

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// Parse `text`, or say what was expected.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let invalid = || format!("expected a duration such as 90m, 2h, 1h30m or 45s, found `{text}`");
     let text = text.trim();
     if let Ok(seconds) = text.parse::<f64>() {
@@ -39,12 +39,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// `1 second`, `2.5 seconds`: a number of seconds in a sentence.
-pub fn seconds_phrase(value: f64) -> String {
+pub(crate) fn seconds_phrase(value: f64) -> String {
     if value == 1.0 { "1 second".to_string() } else { format!("{value} seconds") }
 }
 
 /// The inverse, for messages: `1h30m`, `45s`.
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     if duration < Duration::from_secs(1) {
         return format!("{}ms", duration.as_millis());
     }

@@ -1,3 +1,3 @@
 //! Small text helpers shared by messages everywhere.
 
-pub mod duration;
+pub(crate) mod duration;

@@ -15,25 +15,25 @@ use crate::workflow::state_name::abbreviation;
 
 /// What remains after a transition.
 #[derive(Debug, PartialEq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The agent after the transition; `None` when a `<result>` with an empty stack terminated it.
-    pub agent: Option<Agent>,
+    pub(crate) agent: Option<Agent>,
     /// Workers created by `<fork>` (in output order).
-    pub workers: Vec<Agent>,
+    pub(crate) workers: Vec<Agent>,
     /// The payload an agent terminated with (R3.16).
-    pub terminated_with: Option<String>,
+    pub(crate) terminated_with: Option<String>,
 }
 
 /// Run-level data the handlers need: where task folders go, and the persisted fork
 /// counters (one per parent, shared by every fork of that parent: R3.22, A6).
-pub struct TransitionEnv<'a> {
-    pub task_folders: &'a TaskFolders,
-    pub fork_counters: &'a mut BTreeMap<String, u64>,
+pub(crate) struct TransitionEnv<'a> {
+    pub(crate) task_folders: &'a TaskFolders,
+    pub(crate) fork_counters: &'a mut BTreeMap<String, u64>,
 }
 
 /// Apply `transition` to a copy of `agent` (R3.1: transient fields are cleared first,
 /// so `{{input}}` and fork attributes last for exactly one state).
-pub fn apply_transition(agent: &Agent, transition: &Transition, env: &mut TransitionEnv<'_>) -> Applied {
+pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut TransitionEnv<'_>) -> Applied {
     let mut next = agent.clone();
     next.pending_result = None;
     next.fork_session_id = None;

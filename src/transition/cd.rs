@@ -5,14 +5,14 @@
 use std::path::{Component, Path, PathBuf};
 
 /// Resolve `cd` against `base` (an absolute directory) and clean the result.
-pub fn resolve_cd(cd: &str, base: &Path) -> PathBuf {
+pub(crate) fn resolve_cd(cd: &str, base: &Path) -> PathBuf {
     let joined = if Path::new(cd).is_absolute() { PathBuf::from(cd) } else { base.join(cd) };
     clean(&joined)
 }
 
 /// Lexically normalise a path: drop `.`, fold `..` into its parent, collapse
 /// doubled separators. `..` at the root stays at the root.
-pub fn clean(path: &Path) -> PathBuf {
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut cleaned = PathBuf::new();
     for component in path.components() {
         match component {

@@ -12,7 +12,7 @@ use crate::transition::{Transition, TransitionError, fork_spec};
 use crate::workflow::resolution::{ResolveError, resolve_state};
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum InterpretError {
+pub(crate) enum InterpretError {
     #[error("no transition tag")]
     NoTag,
     #[error("{count} transition tags (expected 1)")]
@@ -27,7 +27,7 @@ pub enum InterpretError {
 }
 
 /// Whether `tags` form a multi-fork: ≥2 fork-family tags, or ≥1 with a `<goto>` (R3.43).
-pub fn is_multi_fork(tags: &[Tag]) -> bool {
+pub(crate) fn is_multi_fork(tags: &[Tag]) -> bool {
     let forks = tags.iter().filter(|tag| tag.kind.is_fork_family()).count();
     let gotos = tags.iter().filter(|tag| tag.kind == TagKind::Goto).count();
     forks >= 2 || (forks >= 1 && gotos >= 1)
@@ -35,7 +35,7 @@ pub fn is_multi_fork(tags: &[Tag]) -> bool {
 
 /// Resolve the state names a tag refers to: its target, `return` and `next` (R3.2).
 /// `timeout_next` is not resolved; cross-workflow targets are specifiers, not names.
-pub fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
+pub(crate) fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
     let mut resolved = tag.clone();
     let has_state_target = !matches!(tag.kind, TagKind::Result) && !tag.kind.is_cross_workflow();
     if has_state_target {
@@ -54,7 +54,7 @@ pub fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
 }
 
 /// The transition for a whole output's tags.
-pub fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
+pub(crate) fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
     if is_multi_fork(tags) {
         return interpret_multi_fork(tags, scope_dir);
     }

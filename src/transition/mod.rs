@@ -6,10 +6,10 @@
 //! otherwise check at run time (a `<call>` without `return`, R3.10) are checked
 //! here, once, with a message that names the tag.
 
-pub mod apply;
-pub mod cd;
-pub mod interpret;
-pub mod task_folder;
+pub(crate) mod apply;
+pub(crate) mod cd;
+pub(crate) mod interpret;
+pub(crate) mod task_folder;
 
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ use crate::syntax::tag::{Tag, TagKind};
 
 /// Where a forked worker keeps its task folder (R3.21).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskMode {
+pub(crate) enum TaskMode {
     /// A fresh folder for the worker (the default).
     New,
     /// Share the parent's folder (`task="inherit"`).
@@ -26,17 +26,17 @@ pub enum TaskMode {
 
 /// One worker to create: from a single `<fork>` or one element of a multi-fork.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ForkSpec {
-    pub target: String,
-    pub cd: Option<String>,
-    pub input: Option<String>,
-    pub task: TaskMode,
+pub(crate) struct ForkSpec {
+    pub(crate) target: String,
+    pub(crate) cd: Option<String>,
+    pub(crate) input: Option<String>,
+    pub(crate) task: TaskMode,
     /// Every attribute except `next`, `cd`, `input` and `task`: the worker's variables.
-    pub attributes: BTreeMap<String, String>,
+    pub(crate) attributes: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Transition {
+pub(crate) enum Transition {
     Goto {
         target: String,
         input: Option<String>,
@@ -73,7 +73,7 @@ pub enum Transition {
 
 impl Transition {
     /// The short name used in traces and on the console.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match self {
             Transition::Goto { .. } => "goto",
             Transition::Reset { .. } => "reset",
@@ -88,7 +88,7 @@ impl Transition {
 
 /// A tag that cannot become a transition.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TransitionError {
+pub(crate) enum TransitionError {
     #[error("<{tag}> needs a `{attribute}` attribute ({purpose})")]
     MissingAttribute { tag: TagKind, attribute: &'static str, purpose: &'static str },
     #[error("<{tag}> is not supported by this version of baton yet")]
@@ -112,7 +112,7 @@ const RETURN_PURPOSE: &str = "the state to continue at when the callee emits <re
 const NEXT_PURPOSE: &str = "the state the parent continues at while the worker runs";
 
 /// The worker half of a `<fork>` tag.
-pub fn fork_spec(tag: &Tag) -> ForkSpec {
+pub(crate) fn fork_spec(tag: &Tag) -> ForkSpec {
     let attributes = tag
         .attributes
         .iter()

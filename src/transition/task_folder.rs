@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 
 /// Computes task folder paths under `<baton_dir>/tasks/<run_id>/`.
 #[derive(Clone, Debug)]
-pub struct TaskFolders {
+pub(crate) struct TaskFolders {
     root: PathBuf,
 }
 
 impl TaskFolders {
-    pub fn new(baton_dir: &Path, run_id: &str) -> TaskFolders {
+    pub(crate) fn new(baton_dir: &Path, run_id: &str) -> TaskFolders {
         TaskFolders { root: baton_dir.join("tasks").join(run_id) }
     }
 
     /// The folder of `agent_id` after `task_count` `task="new"` resets.
-    pub fn folder_for(&self, agent_id: &str, task_count: u32) -> PathBuf {
+    pub(crate) fn folder_for(&self, agent_id: &str, task_count: u32) -> PathBuf {
         if task_count == 0 { self.root.join(agent_id) } else { self.root.join(format!("{agent_id}_task{task_count}")) }
     }
 }

@@ -29,14 +29,14 @@ use crate::workflow::suggestion::did_you_mean;
 
 /// The operating-system family whose scripts can run (R1.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Platform {
+pub(crate) enum Platform {
     Unix,
     Windows,
 }
 
 impl Platform {
     /// The platform this binary was built for.
-    pub const CURRENT: Platform = if cfg!(windows) { Platform::Windows } else { Platform::Unix };
+    pub(crate) const CURRENT: Platform = if cfg!(windows) { Platform::Windows } else { Platform::Unix };
 
     /// The extensions an abstract name is looked up with, in the order reported
     /// to the user when none exists (R1.12, R1.13).
@@ -79,7 +79,7 @@ impl fmt::Display for Platform {
 /// `scope` is always the scope label (for a directory, its path as given), so a
 /// message names the workflow it is about even when several are in play.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     /// No file matches. `looked_for` holds the file names that were tried.
     #[error(
         "state `{name}` not found in workflow `{scope}` (looked for {}){}",
@@ -135,22 +135,6 @@ pub enum ResolveError {
     ScopeUnreadable { scope: String, reason: String },
 }
 
-impl ResolveError {
-    /// A stable short code for the event log.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            ResolveError::NotFound { .. } => "not_found",
-            ResolveError::Ambiguous { .. } => "ambiguous",
-            ResolveError::Platform { .. } | ResolveError::ForeignExtension { .. } => "platform",
-            ResolveError::PathSeparator { .. } => "path_separator",
-            ResolveError::Empty { .. } => "empty",
-            ResolveError::NoEntryPoint { .. } | ResolveError::UnusableEntryPoint { .. } => "no_entry_point",
-            ResolveError::AmbiguousEntryPoint { .. } => "ambiguous_entry_point",
-            ResolveError::ScopeUnreadable { .. } => "scope_unreadable",
-        }
-    }
-}
-
 fn suggestion_suffix(suggestion: Option<&str>) -> String {
     suggestion.map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
 }
@@ -180,12 +164,12 @@ fn entry_point_files(platform: Platform) -> String {
 
 /// Resolve `name` (abstract like `REVIEW` or explicit like `REVIEW.md`) in
 /// `scope_dir`, for the platform this binary runs on.
-pub fn resolve_state(scope_dir: &Path, name: &str) -> Result<String, ResolveError> {
+pub(crate) fn resolve_state(scope_dir: &Path, name: &str) -> Result<String, ResolveError> {
     resolve_state_on(scope_dir, name, Platform::CURRENT)
 }
 
 /// [`resolve_state`] for an explicit platform.
-pub fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform) -> Result<String, ResolveError> {
+pub(crate) fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform) -> Result<String, ResolveError> {
     let scope = scope_label(scope_dir);
     check_name(&scope, name, platform)?;
     let listing = list_scope_dir(scope_dir)?;
@@ -194,7 +178,7 @@ pub fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform) -> Res
 
 /// Resolve `name` among the file names of a scope. `listing` holds the state
 /// files present (bare names); `scope_label` names the scope in messages.
-pub fn resolve_in_listing(
+pub(crate) fn resolve_in_listing(
     listing: &[String],
     scope_label: &str,
     name: &str,
@@ -210,19 +194,19 @@ pub fn resolve_in_listing(
 }
 
 /// The entry point of the workflow directory `scope_dir` (R1.17).
-pub fn entry_point(scope_dir: &Path) -> Result<String, ResolveError> {
+pub(crate) fn entry_point(scope_dir: &Path) -> Result<String, ResolveError> {
     entry_point_on(scope_dir, Platform::CURRENT)
 }
 
 /// [`entry_point`] for an explicit platform.
-pub fn entry_point_on(scope_dir: &Path, platform: Platform) -> Result<String, ResolveError> {
+pub(crate) fn entry_point_on(scope_dir: &Path, platform: Platform) -> Result<String, ResolveError> {
     let listing = list_scope_dir(scope_dir)?;
     entry_point_in_listing(&listing, &scope_label(scope_dir), platform)
 }
 
 /// The entry point among the file names of a scope: `1_START` and `START` are
 /// resolved independently; exactly one of them must succeed (R1.17).
-pub fn entry_point_in_listing(
+pub(crate) fn entry_point_in_listing(
     listing: &[String],
     scope_label: &str,
     platform: Platform,
@@ -416,6 +400,22 @@ mod tests {
     use tempfile::TempDir;
 
     const SCOPE: &str = "/wf/review";
+
+    impl ResolveError {
+        /// The class of the error, so property tests can compare outcomes.
+        fn kind(&self) -> &'static str {
+            match self {
+                ResolveError::NotFound { .. } => "not_found",
+                ResolveError::Ambiguous { .. } => "ambiguous",
+                ResolveError::Platform { .. } | ResolveError::ForeignExtension { .. } => "platform",
+                ResolveError::PathSeparator { .. } => "path_separator",
+                ResolveError::Empty { .. } => "empty",
+                ResolveError::NoEntryPoint { .. } | ResolveError::UnusableEntryPoint { .. } => "no_entry_point",
+                ResolveError::AmbiguousEntryPoint { .. } => "ambiguous_entry_point",
+                ResolveError::ScopeUnreadable { .. } => "scope_unreadable",
+            }
+        }
+    }
 
     fn listing(files: &[&str]) -> Vec<String> {
         files.iter().map(|f| f.to_string()).collect()
@@ -825,19 +825,6 @@ mod tests {
         let files = listing(&["START.sh", "1_START.ps1"]);
         assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(), Ok("START.sh"));
         assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Windows).as_deref(), Ok("1_START.ps1"));
-    }
-
-    #[test]
-    fn kinds_are_stable() {
-        let scope = SCOPE.to_string();
-        let cases = [
-            (ResolveError::Empty { scope: scope.clone() }, "empty"),
-            (ResolveError::NoEntryPoint { scope: scope.clone(), platform: Platform::Unix }, "no_entry_point"),
-            (ResolveError::ScopeUnreadable { scope: scope.clone(), reason: "x".into() }, "scope_unreadable"),
-        ];
-        for (error, kind) in cases {
-            assert_eq!(error.kind(), kind);
-        }
     }
 
     #[test]

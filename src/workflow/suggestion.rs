@@ -16,7 +16,7 @@ use crate::workflow::state_name;
 /// the abstract name `REVEIW` finds `REVIEW.md`. A candidate is accepted only when
 /// its distance is at most `max(1, len / 3)`, where `len` is the number of
 /// characters in `wanted`. Ties go to the first candidate in sorted order.
-pub fn did_you_mean<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let wanted = lowercase_chars(wanted);
     let limit = (wanted.len() / 3).max(1);
     let mut sorted: Vec<&'a str> = candidates.into_iter().collect();

@@ -6,20 +6,20 @@ use serde_json::Value;
 use crate::support::Outcome;
 
 /// The run id `Test::run_workflow` uses.
-pub const RUN: &str = "test";
+pub(crate) const RUN: &str = "test";
 
 /// A script that prints `text` to stdout verbatim (quoted heredoc: no expansion).
-pub fn emit(text: &str) -> String {
+pub(crate) fn emit(text: &str) -> String {
     format!("cat <<'BATON_EOF'\n{text}\nBATON_EOF\n")
 }
 
 /// A script that prints `text` to stdout after shell expansion (`$VAR`, `$(...)`).
-pub fn say(text: &str) -> String {
+pub(crate) fn say(text: &str) -> String {
     format!("cat <<BATON_EOF\n{text}\nBATON_EOF\n")
 }
 
 /// Defines `wait_for FILE`: waits up to ~15 s for FILE to exist, else fails the script.
-pub const WAIT_FOR: &str = r#"wait_for() {
+pub(crate) const WAIT_FOR: &str = r#"wait_for() {
   for _ in $(seq 1 150); do [ -e "$1" ] && return 0; sleep 0.1; done
   echo "gave up waiting for $1" >&2
   exit 1
@@ -27,12 +27,12 @@ pub const WAIT_FOR: &str = r#"wait_for() {
 "#;
 
 /// A state script that first defines `wait_for`, then runs `body`.
-pub fn with_wait_for(body: &str) -> String {
+pub(crate) fn with_wait_for(body: &str) -> String {
     format!("{WAIT_FOR}{body}")
 }
 
 /// `text` with the project root (as given and canonical) replaced by `[ROOT]`.
-pub fn norm(outcome: &Outcome, text: &str) -> String {
+pub(crate) fn norm(outcome: &Outcome, text: &str) -> String {
     let mut text = text.to_string();
     if let Ok(canonical) = outcome.root().canonicalize() {
         text = text.replace(canonical.to_string_lossy().as_ref(), "[ROOT]");
@@ -41,13 +41,13 @@ pub fn norm(outcome: &Outcome, text: &str) -> String {
 }
 
 /// The run's `state.json`.
-pub fn state(outcome: &Outcome) -> Value {
+pub(crate) fn state(outcome: &Outcome) -> Value {
     outcome.state(RUN)
 }
 
 /// The agent `id` in a state file's `agents`.
 #[track_caller]
-pub fn agent<'a>(state: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn agent<'a>(state: &'a Value, id: &str) -> &'a Value {
     state["agents"]
         .as_array()
         .and_then(|agents| agents.iter().find(|agent| agent["id"] == id))
@@ -56,7 +56,7 @@ pub fn agent<'a>(state: &'a Value, id: &str) -> &'a Value {
 
 /// The result agent `id` terminated with, from the state file's `terminated` list.
 #[track_caller]
-pub fn terminated_result(state: &Value, id: &str) -> String {
+pub(crate) fn terminated_result(state: &Value, id: &str) -> String {
     state["terminated"]
         .as_array()
         .and_then(|agents| agents.iter().find(|agent| agent["id"] == id))
@@ -66,7 +66,7 @@ pub fn terminated_result(state: &Value, id: &str) -> String {
 }
 
 /// Every `StateStarted` as `agent:state`, in order.
-pub fn started(outcome: &Outcome) -> Vec<String> {
+pub(crate) fn started(outcome: &Outcome) -> Vec<String> {
     outcome
         .events_of(RUN, "StateStarted")
         .iter()
@@ -75,7 +75,7 @@ pub fn started(outcome: &Outcome) -> Vec<String> {
 }
 
 /// Every `TransitionOccurred` as `agent:from -type-> to` (`to` is `-` on termination).
-pub fn transitions(outcome: &Outcome) -> Vec<String> {
+pub(crate) fn transitions(outcome: &Outcome) -> Vec<String> {
     outcome
         .events_of(RUN, "TransitionOccurred")
         .iter()
@@ -92,7 +92,7 @@ pub fn transitions(outcome: &Outcome) -> Vec<String> {
 }
 
 /// The ids of the agents spawned by `parent`, in order.
-pub fn spawned_by(outcome: &Outcome, parent: &str) -> Vec<String> {
+pub(crate) fn spawned_by(outcome: &Outcome, parent: &str) -> Vec<String> {
     outcome
         .events_of(RUN, "AgentSpawned")
         .iter()
@@ -101,12 +101,12 @@ pub fn spawned_by(outcome: &Outcome, parent: &str) -> Vec<String> {
         .collect()
 }
 
-pub fn str_of(value: &Value) -> String {
+pub(crate) fn str_of(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_string()
 }
 
 /// The console line of a fatal step error: continuation lines are indented.
-pub fn fatal_line(agent: &str, state: &str, message: &str) -> String {
+pub(crate) fn fatal_line(agent: &str, state: &str, message: &str) -> String {
     format!(
         "error: run test failed: agent {agent} at {state}: {}\ncontinue after fixing it with `baton resume test`",
         message.replace('\n', "\n    ")
@@ -117,7 +117,7 @@ pub fn fatal_line(agent: &str, state: &str, message: &str) -> String {
 /// error of `error_type` whose message is exactly `message` (`[ROOT]` for the root):
 /// on the console, in `ErrorOccurred`, in `RunFailed` and in `state.json`.
 #[track_caller]
-pub fn assert_fatal(outcome: &Outcome, agent: &str, state_name: &str, error_type: &str, message: &str) {
+pub(crate) fn assert_fatal(outcome: &Outcome, agent: &str, state_name: &str, error_type: &str, message: &str) {
     outcome.status(1).stdout("");
     outcome.stderr_contains(&fatal_line(agent, state_name, message));
     let errors = outcome.events_of(RUN, "ErrorOccurred");
@@ -140,7 +140,7 @@ pub fn assert_fatal(outcome: &Outcome, agent: &str, state_name: &str, error_type
 
 /// The run paused (exit 3) because `agent` at `state` was paused for `reason`.
 #[track_caller]
-pub fn assert_paused(outcome: &Outcome, agent_id: &str, state_name: &str, reason: &str, message: &str) {
+pub(crate) fn assert_paused(outcome: &Outcome, agent_id: &str, state_name: &str, reason: &str, message: &str) {
     outcome.status(3);
     let paused = outcome.events_of(RUN, "AgentPaused");
     assert_eq!(paused.len(), 1, "expected one AgentPaused, got {paused:#?}");

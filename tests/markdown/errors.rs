@@ -234,6 +234,17 @@ fn text_only_limit(text: &str) -> Reply {
     )
 }
 
+/// The instant the text above names, computed here independently of Baton's parser.
+fn next_3pm_in_chicago() -> jiff::Timestamp {
+    let now = jiff::Zoned::now().in_tz("America/Chicago").expect("zone");
+    let today = now.date().at(15, 0, 0, 0).in_tz("America/Chicago").expect("3pm today");
+    if today.timestamp() > now.timestamp() {
+        today.timestamp()
+    } else {
+        now.date().tomorrow().expect("tomorrow").at(15, 0, 0, 0).in_tz("America/Chicago").expect("3pm").timestamp()
+    }
+}
+
 #[test]
 fn a15_usage_limit_text_without_structured_signal_pauses() {
     let text = "You've hit your limit · resets 3pm (America/Chicago)";
@@ -241,8 +252,7 @@ fn a15_usage_limit_text_without_structured_signal_pauses() {
     fake(&test).rule("a", "", text_only_limit(text));
     let outcome = test.run_workflow(&["--no-wait"]);
     // The reset time comes from the text: the next 3pm in Chicago.
-    let now = jiff::Zoned::now();
-    let resets = baton::backend::claude::usage_limit::parse_reset(text, now).expect("a reset time");
+    let resets = next_3pm_in_chicago();
     assert_paused(
         &outcome,
         "main",

@@ -20,22 +20,22 @@ use crate::support::fake_claude::{Call, FakeClaude};
 use crate::support::{Outcome, Test};
 
 /// The fake CLI's records for `test`'s project.
-pub fn fake(test: &Test) -> FakeClaude {
+pub(crate) fn fake(test: &Test) -> FakeClaude {
     FakeClaude::at(test.root())
 }
 
 /// Every call the fake CLI received during the outcome's run(s).
-pub fn calls(outcome: &Outcome) -> Vec<Call> {
+pub(crate) fn calls(outcome: &Outcome) -> Vec<Call> {
     FakeClaude::at(outcome.root()).calls()
 }
 
 /// The calls whose prompt contains `marker`, in order.
-pub fn calls_for(outcome: &Outcome, marker: &str) -> Vec<Call> {
+pub(crate) fn calls_for(outcome: &Outcome, marker: &str) -> Vec<Call> {
     calls(outcome).into_iter().filter(|call| call.prompt.contains(marker)).collect()
 }
 
 /// How a call continues a conversation: `fresh`, `resume S`, `resume S fork`, or `continue fork`.
-pub fn session_of(call: &Call) -> String {
+pub(crate) fn session_of(call: &Call) -> String {
     let fork = if call.has("--fork-session") { " fork" } else { "" };
     match call.flag("--resume") {
         Some(session) => format!("resume {session}{fork}"),
@@ -45,18 +45,18 @@ pub fn session_of(call: &Call) -> String {
 }
 
 /// A prompt file whose frontmatter is `yaml` (without the `---` lines) and whose body is `body`.
-pub fn with_frontmatter(yaml: &str, body: &str) -> String {
+pub(crate) fn with_frontmatter(yaml: &str, body: &str) -> String {
     format!("---\n{yaml}\n---\n{body}")
 }
 
 /// A trace file of run `test` (e.g. `main_START_001.prompt.md`).
-pub fn trace_file(outcome: &Outcome, name: &str) -> String {
+pub(crate) fn trace_file(outcome: &Outcome, name: &str) -> String {
     let path = outcome.run_dir(common::RUN).join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
 }
 
 /// The reminder appended to a prompt under a policy whose entries render as `tags` (R5.20).
-pub fn reminder(tags: &[&str]) -> String {
+pub(crate) fn reminder(tags: &[&str]) -> String {
     let mut lines = vec![
         String::new(),
         "---".to_string(),

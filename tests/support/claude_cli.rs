@@ -19,15 +19,15 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 /// The Claude Code version every end-to-end test runs (also read by `.ci/run`).
-pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.197";
 
 /// Overrides the installed CLI with this executable.
-pub const CLAUDE_BIN_VAR: &str = "BATON_TEST_CLAUDE_BIN";
+pub(crate) const CLAUDE_BIN_VAR: &str = "BATON_TEST_CLAUDE_BIN";
 
 /// Variables to remove from a claude process's environment: they would make
 /// it authenticate differently, use another provider or model, or believe it
 /// runs inside Claude Code.
-pub const CLAUDE_ENV_REMOVE: &[&str] = &[
+pub(crate) const CLAUDE_ENV_REMOVE: &[&str] = &[
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
     "CLAUDE_CODE_OAUTH_TOKEN",
@@ -45,7 +45,7 @@ pub const CLAUDE_ENV_REMOVE: &[&str] = &[
 ];
 
 /// The pinned CLI (or `BATON_TEST_CLAUDE_BIN`), installed on first use.
-pub fn claude_binary() -> PathBuf {
+pub(crate) fn claude_binary() -> PathBuf {
     if let Some(binary) = std::env::var_os(CLAUDE_BIN_VAR).filter(|value| !value.is_empty()) {
         return PathBuf::from(binary);
     }
@@ -54,7 +54,7 @@ pub fn claude_binary() -> PathBuf {
 }
 
 /// `<CARGO_TARGET_DIR or the target dir of this build>/claude-code`.
-pub fn install_dir() -> PathBuf {
+pub(crate) fn install_dir() -> PathBuf {
     let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|value| !value.is_empty()) {
         Some(target) => PathBuf::from(target),
         // Cargo sets CARGO_TARGET_TMPDIR to `<target dir>/tmp` for integration tests.
@@ -71,7 +71,7 @@ pub fn install_dir() -> PathBuf {
 /// directory first on `PATH`. Also remove [`CLAUDE_ENV_REMOVE`]. A test that
 /// expects API errors should add `CLAUDE_CODE_MAX_RETRIES` (Claude Code
 /// otherwise retries 10 times over about 3 minutes).
-pub fn claude_env(server_url: &str) -> Vec<(String, String)> {
+pub(crate) fn claude_env(server_url: &str) -> Vec<(String, String)> {
     let binary = claude_binary();
     let mut path = binary.parent().map(Path::to_path_buf).into_iter().collect::<Vec<_>>();
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
@@ -94,7 +94,7 @@ pub fn claude_env(server_url: &str) -> Vec<(String, String)> {
 
 /// A `claude` command for the fake at `server_url`: [`claude_env`] set,
 /// [`CLAUDE_ENV_REMOVE`] removed. The caller adds arguments, cwd and stdio.
-pub fn claude_command(server_url: &str) -> Command {
+pub(crate) fn claude_command(server_url: &str) -> Command {
     let mut command = Command::new(claude_binary());
     for key in CLAUDE_ENV_REMOVE {
         command.env_remove(key);

@@ -15,34 +15,34 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 /// The fake CLI's path.
-pub fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-claude/claude")
 }
 
 /// One recorded invocation.
 #[derive(Debug, Clone)]
-pub struct Call {
-    pub argv: Vec<String>,
-    pub prompt: String,
-    pub cwd: String,
+pub(crate) struct Call {
+    pub(crate) argv: Vec<String>,
+    pub(crate) prompt: String,
+    pub(crate) cwd: String,
     /// The rule that answered, if any.
-    pub rule: Option<String>,
+    pub(crate) rule: Option<String>,
 }
 
 impl Call {
     /// The value after `flag` in argv.
-    pub fn flag(&self, flag: &str) -> Option<&str> {
+    pub(crate) fn flag(&self, flag: &str) -> Option<&str> {
         self.argv.iter().position(|arg| arg == flag).and_then(|index| self.argv.get(index + 1)).map(String::as_str)
     }
 
-    pub fn has(&self, flag: &str) -> bool {
+    pub(crate) fn has(&self, flag: &str) -> bool {
         self.argv.iter().any(|arg| arg == flag)
     }
 }
 
 /// What a rule answers.
 #[derive(Clone, Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     lines: Vec<serde_json::Value>,
     exit_code: i32,
     times: Option<u32>,
@@ -51,7 +51,7 @@ pub struct Reply {
 
 impl Reply {
     /// A successful turn whose final message is `text`.
-    pub fn text(text: &str) -> Reply {
+    pub(crate) fn text(text: &str) -> Reply {
         Reply {
             lines: vec![
                 json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
@@ -67,7 +67,7 @@ impl Reply {
     }
 
     /// A subscriber usage limit, reported the way Claude Code 2.1.197 does (A15).
-    pub fn usage_limit(text: &str, resets_at: i64) -> Reply {
+    pub(crate) fn usage_limit(text: &str, resets_at: i64) -> Reply {
         Reply {
             lines: vec![
                 json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
@@ -82,7 +82,7 @@ impl Reply {
     }
 
     /// An API error after Claude Code's own retries: exit 1, the message only in `result`.
-    pub fn api_error(text: &str) -> Reply {
+    pub(crate) fn api_error(text: &str) -> Reply {
         Reply {
             lines: vec![
                 json!({"type": "system", "subtype": "init", "session_id": "{{SESSION}}"}),
@@ -95,12 +95,12 @@ impl Reply {
     }
 
     /// Arbitrary stream lines and exit code.
-    pub fn raw(lines: Vec<serde_json::Value>, exit_code: i32) -> Reply {
+    pub(crate) fn raw(lines: Vec<serde_json::Value>, exit_code: i32) -> Reply {
         Reply { lines, exit_code, times: None, delay: None }
     }
 
     /// Set the turn's `total_cost_usd`.
-    pub fn cost(mut self, cost: f64) -> Reply {
+    pub(crate) fn cost(mut self, cost: f64) -> Reply {
         for line in &mut self.lines {
             if line["type"] == "result" {
                 line["total_cost_usd"] = json!(cost);
@@ -110,34 +110,34 @@ impl Reply {
     }
 
     /// Answer only the first `times` matching calls.
-    pub fn times(mut self, times: u32) -> Reply {
+    pub(crate) fn times(mut self, times: u32) -> Reply {
         self.times = Some(times);
         self
     }
 
     /// Wait before answering.
-    pub fn delay(mut self, seconds: f64) -> Reply {
+    pub(crate) fn delay(mut self, seconds: f64) -> Reply {
         self.delay = Some(seconds);
         self
     }
 }
 
-pub struct FakeClaude {
+pub(crate) struct FakeClaude {
     dir: PathBuf,
 }
 
 impl FakeClaude {
     /// The fake's files for the project at `root`.
-    pub fn at(root: &Path) -> FakeClaude {
+    pub(crate) fn at(root: &Path) -> FakeClaude {
         FakeClaude { dir: root.join(".fake-claude") }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Add a rule; rules are tried in name order, `matching` "" matches every prompt.
-    pub fn rule(&self, name: &str, matching: &str, reply: Reply) -> &FakeClaude {
+    pub(crate) fn rule(&self, name: &str, matching: &str, reply: Reply) -> &FakeClaude {
         let rules = self.dir.join("rules");
         std::fs::create_dir_all(&rules).expect("rules dir");
         let base = rules.join(name);
@@ -155,7 +155,7 @@ impl FakeClaude {
     }
 
     /// Every call so far, in order.
-    pub fn calls(&self) -> Vec<Call> {
+    pub(crate) fn calls(&self) -> Vec<Call> {
         let count: usize = std::fs::read_to_string(self.dir.join(".count"))
             .ok()
             .and_then(|text| text.trim().parse().ok())

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-pub struct Test {
+pub(crate) struct Test {
     root: tempfile::TempDir,
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -21,24 +21,24 @@ impl Default for Test {
 
 impl Test {
     /// An empty project with a workflow directory `wf/`.
-    pub fn new() -> Test {
+    pub(crate) fn new() -> Test {
         let root = tempfile::Builder::new().prefix("baton-test-").tempdir().expect("temp dir");
         std::fs::create_dir_all(root.path().join(".git")).expect(".git marker");
         std::fs::create_dir_all(root.path().join("wf")).expect("wf dir");
         Test { root, args: Vec::new(), env: Vec::new() }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.root.path()
     }
 
     /// Write `contents` to `wf/<name>` (a state of the default workflow).
-    pub fn file(self, name: &str, contents: &str) -> Test {
+    pub(crate) fn file(self, name: &str, contents: &str) -> Test {
         self.write(&format!("wf/{name}"), contents)
     }
 
     /// Write `contents` to `<root>/<path>`, creating directories.
-    pub fn write(self, path: &str, contents: &str) -> Test {
+    pub(crate) fn write(self, path: &str, contents: &str) -> Test {
         let full = self.root.path().join(path);
         if let Some(parent) = full.parent() {
             std::fs::create_dir_all(parent).expect("parent dir");
@@ -47,7 +47,7 @@ impl Test {
         self
     }
 
-    pub fn args<I, S>(mut self, args: I) -> Test
+    pub(crate) fn args<I, S>(mut self, args: I) -> Test
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -56,37 +56,37 @@ impl Test {
         self
     }
 
-    pub fn env(mut self, key: &str, value: &str) -> Test {
+    pub(crate) fn env(mut self, key: &str, value: &str) -> Test {
         self.env.push((key.to_string(), value.to_string()));
         self
     }
 
     /// Use the fake Claude CLI (`support::fake_claude`) for prompt states.
-    pub fn with_fake_claude(self) -> Test {
+    pub(crate) fn with_fake_claude(self) -> Test {
         let dir = self.root.path().join(".fake-claude");
         let test = self.env("BATON_CLAUDE_BIN", &super::fake_claude::binary().to_string_lossy());
         test.env("FAKE_CLAUDE_DIR", &dir.to_string_lossy())
     }
 
     /// Stop setting `key` for later commands.
-    pub fn env_remove(mut self, key: &str) -> Test {
+    pub(crate) fn env_remove(mut self, key: &str) -> Test {
         self.env.retain(|(name, _)| name != key);
         self
     }
 
     /// `baton run wf --run-id test` plus `extra` arguments.
-    pub fn run_workflow(self, extra: &[&str]) -> Outcome {
+    pub(crate) fn run_workflow(self, extra: &[&str]) -> Outcome {
         let mut args = vec!["run".to_string(), "wf".to_string(), "--run-id".to_string(), "test".to_string()];
         args.extend(extra.iter().map(|arg| arg.to_string()));
         self.args(args).run()
     }
 
-    pub fn run(self) -> Outcome {
+    pub(crate) fn run(self) -> Outcome {
         self.run_in(".")
     }
 
     /// Run with the working directory `<root>/<subdirectory>`.
-    pub fn run_in(self, subdirectory: &str) -> Outcome {
+    pub(crate) fn run_in(self, subdirectory: &str) -> Outcome {
         let output =
             self.command(&self.args).current_dir(self.root.path().join(subdirectory)).output().expect("run baton");
         Outcome {
@@ -98,13 +98,13 @@ impl Test {
     }
 
     /// Start `baton <args>` in the background (stdout and stderr captured).
-    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+    pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
         let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
         self.command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn baton")
     }
 
     /// Wait (up to 20 s) until `<root>/<path>` exists; false if it never does.
-    pub fn wait_for_file(&self, path: &str) -> bool {
+    pub(crate) fn wait_for_file(&self, path: &str) -> bool {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while std::time::Instant::now() < deadline {
             if self.root.path().join(path).exists() {
@@ -116,7 +116,7 @@ impl Test {
     }
 
     /// The command for `baton <args>` in this project, ready to spawn.
-    pub fn command(&self, args: &[String]) -> Command {
+    pub(crate) fn command(&self, args: &[String]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
         command
             .args(args)
@@ -135,30 +135,30 @@ impl Test {
     }
 }
 
-pub struct Outcome {
-    pub status: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub test: Test,
+pub(crate) struct Outcome {
+    pub(crate) status: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) test: Test,
 }
 
 impl Outcome {
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.test.root()
     }
 
-    pub fn run_dir(&self, run_id: &str) -> PathBuf {
+    pub(crate) fn run_dir(&self, run_id: &str) -> PathBuf {
         self.root().join(".baton/runs").join(run_id)
     }
 
     /// stderr with the temp root replaced by `[ROOT]` and durations by `N ms`.
-    pub fn stderr_normalized(&self) -> String {
+    pub(crate) fn stderr_normalized(&self) -> String {
         normalize(&self.stderr, self.root())
     }
 
     /// Fail with the whole output when the exit code is not `expected`.
     #[track_caller]
-    pub fn status(&self, expected: i32) -> &Outcome {
+    pub(crate) fn status(&self, expected: i32) -> &Outcome {
         assert_eq!(
             self.status, expected,
             "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
@@ -168,26 +168,26 @@ impl Outcome {
     }
 
     #[track_caller]
-    pub fn stdout(&self, expected: &str) -> &Outcome {
+    pub(crate) fn stdout(&self, expected: &str) -> &Outcome {
         assert_eq!(self.stdout, expected, "stdout differs\n--- stderr\n{}", self.stderr);
         self
     }
 
     #[track_caller]
-    pub fn stderr_contains(&self, expected: &str) -> &Outcome {
+    pub(crate) fn stderr_contains(&self, expected: &str) -> &Outcome {
         let normalized = self.stderr_normalized();
         assert!(normalized.contains(expected), "stderr lacks {expected:?}\n--- stderr (normalized)\n{normalized}");
         self
     }
 
     /// The `error: …` line(s) Baton printed for a command that failed before a run.
-    pub fn error_message(&self) -> String {
+    pub(crate) fn error_message(&self) -> String {
         normalize(self.stderr.trim_end(), self.root())
     }
 
     /// The state of run `run_id` as Baton reads it back (snapshot + journal),
     /// from `baton status --json`.
-    pub fn state(&self, run_id: &str) -> Value {
+    pub(crate) fn state(&self, run_id: &str) -> Value {
         let output = self
             .test
             .command(&["status".into(), "--json".into(), run_id.into()])
@@ -198,23 +198,23 @@ impl Outcome {
     }
 
     /// Every event of run `run_id`, in order.
-    pub fn events(&self, run_id: &str) -> Vec<Value> {
+    pub(crate) fn events(&self, run_id: &str) -> Vec<Value> {
         let text = std::fs::read_to_string(self.run_dir(run_id).join("events.jsonl")).unwrap_or_default();
         text.lines().map(|line| serde_json::from_str(line).expect("event line is JSON")).collect()
     }
 
     /// The events of type `kind`.
-    pub fn events_of(&self, run_id: &str, kind: &str) -> Vec<Value> {
+    pub(crate) fn events_of(&self, run_id: &str, kind: &str) -> Vec<Value> {
         self.events(run_id).into_iter().filter(|event| event["type"] == kind).collect()
     }
 
     /// The project, for further commands.
-    pub fn into_test(self) -> Test {
+    pub(crate) fn into_test(self) -> Test {
         self.test
     }
 
     /// Run `baton <args>` again in the same project.
-    pub fn rerun<I, S>(self, args: I) -> Outcome
+    pub(crate) fn rerun<I, S>(self, args: I) -> Outcome
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -224,7 +224,7 @@ impl Outcome {
 }
 
 /// Replace what changes from run to run: the temp root and durations.
-pub fn normalize(text: &str, root: &Path) -> String {
+pub(crate) fn normalize(text: &str, root: &Path) -> String {
     let root = root.to_string_lossy();
     let replaced = text.replace(root.as_ref(), "[ROOT]");
     let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").expect("regex");

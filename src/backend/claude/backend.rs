@@ -21,15 +21,15 @@ use crate::process::watchdog::Watchdog;
 
 /// Where the `claude` binary comes from, in precedence order.
 #[derive(Clone, Debug, Default)]
-pub struct ClaudeBinarySources {
-    pub flag: Option<PathBuf>,
-    pub environment: Option<PathBuf>,
-    pub config: Option<PathBuf>,
+pub(crate) struct ClaudeBinarySources {
+    pub(crate) flag: Option<PathBuf>,
+    pub(crate) environment: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 }
 
 impl ClaudeBinarySources {
     /// `--claude-bin`, then `BATON_CLAUDE_BIN`, then `claude_bin` in config.toml, then `PATH`.
-    pub fn resolve(&self) -> Result<PathBuf, String> {
+    pub(crate) fn resolve(&self) -> Result<PathBuf, String> {
         let named = [
             ("--claude-bin", &self.flag),
             ("BATON_CLAUDE_BIN", &self.environment),
@@ -63,13 +63,13 @@ fn is_executable(path: &Path) -> bool {
     path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-pub struct ClaudeBackend {
+pub(crate) struct ClaudeBackend {
     binary: Result<PathBuf, String>,
     skip_permissions: bool,
 }
 
 impl ClaudeBackend {
-    pub fn new(binary: Result<PathBuf, String>, skip_permissions: bool) -> ClaudeBackend {
+    pub(crate) fn new(binary: Result<PathBuf, String>, skip_permissions: bool) -> ClaudeBackend {
         ClaudeBackend { binary, skip_permissions }
     }
 }

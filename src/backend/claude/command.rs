@@ -5,11 +5,11 @@
 //! for more input.
 
 /// Tools Baton never lets Claude use: they would wait for a human or change modes.
-pub const DISALLOWED_TOOLS: &str = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";
+pub(crate) const DISALLOWED_TOOLS: &str = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";
 
 /// Which conversation the invocation continues (R3.15).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SessionMode {
+pub(crate) enum SessionMode {
     /// A new conversation (first state, reset, function, fork worker).
     Fresh,
     /// Continue this session (goto, result pop, parent after fork, reminder).
@@ -21,17 +21,17 @@ pub enum SessionMode {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClaudeCommand {
+pub(crate) struct ClaudeCommand {
     /// `--dangerously-skip-permissions`, else `--permission-mode acceptEdits` (R12.2).
-    pub skip_permissions: bool,
-    pub model: String,
-    pub effort: Option<String>,
-    pub session: SessionMode,
+    pub(crate) skip_permissions: bool,
+    pub(crate) model: String,
+    pub(crate) effort: Option<String>,
+    pub(crate) session: SessionMode,
 }
 
 impl ClaudeCommand {
     /// The arguments after the program name, in R12.1's order.
-    pub fn arguments(&self) -> Vec<String> {
+    pub(crate) fn arguments(&self) -> Vec<String> {
         let mut arguments: Vec<String> =
             ["-p", "--output-format", "stream-json", "--verbose"].into_iter().map(String::from).collect();
         if self.skip_permissions {

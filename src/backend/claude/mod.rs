@@ -6,8 +6,8 @@
 //! child (own process group, prompt on stdin, idle timeout), and `backend`
 //! puts them behind the [`crate::backend::Backend`] trait the markdown executor uses.
 
-pub mod backend;
-pub mod command;
-pub mod process;
-pub mod stream_reader;
-pub mod usage_limit;
+pub(crate) mod backend;
+pub(crate) mod command;
+pub(crate) mod process;
+pub(crate) mod stream_reader;
+pub(crate) mod usage_limit;

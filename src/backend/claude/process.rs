@@ -21,26 +21,26 @@ use crate::process::group::{Watched, apply_stop_level, kill_group};
 use crate::process::watchdog::Watchdog;
 
 /// The longest stdout line accepted (R12.4).
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 1024 * 1024;
 /// How much of stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 16 * 1024;
 
-pub struct ClaudeProcess<'a> {
-    pub program: &'a Path,
-    pub arguments: &'a [String],
-    pub prompt: &'a str,
-    pub cwd: &'a Path,
-    pub idle_timeout: Option<Duration>,
+pub(crate) struct ClaudeProcess<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) arguments: &'a [String],
+    pub(crate) prompt: &'a str,
+    pub(crate) cwd: &'a Path,
+    pub(crate) idle_timeout: Option<Duration>,
 }
 
 #[derive(Debug)]
-pub struct ClaudeExit {
-    pub exit_code: Option<i32>,
-    pub stderr: String,
+pub(crate) struct ClaudeExit {
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) stderr: String,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ClaudeProcessError {
+pub(crate) enum ClaudeProcessError {
     #[error("could not start `{program}`: {source}")]
     Spawn { program: PathBuf, source: io::Error },
     #[error("Claude Code printed nothing for {} seconds", .after.as_secs_f64())]
@@ -54,7 +54,7 @@ pub enum ClaudeProcessError {
 }
 
 /// Run Claude; `on_object` receives every JSON object of its stdout, in order.
-pub async fn run_claude(
+pub(crate) async fn run_claude(
     process: ClaudeProcess<'_>,
     mut on_object: impl FnMut(Value),
     mut stop: watch::Receiver<StopLevel>,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Something worth showing while the stream is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StreamSignal {
+pub(crate) enum StreamSignal {
     /// A text block of an assistant message (fed to the `<print>` extractor).
     AssistantText(String),
     /// The first line of an assistant text block.
@@ -23,37 +23,37 @@ pub enum StreamSignal {
 
 /// A usage limit reported by structured fields (A15), before any text matching.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LimitSignal {
+pub(crate) struct LimitSignal {
     /// `rate_limit_event.rate_limit_info.resetsAt`, epoch seconds.
-    pub resets_at: Option<i64>,
+    pub(crate) resets_at: Option<i64>,
     /// The synthetic assistant message's text.
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// What one invocation's stream said, once it is over.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StreamSummary {
+pub(crate) struct StreamSummary {
     /// The last non-empty session id seen (R12.6).
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// Every `result` string, concatenated; the assistant text when there is none (R12.9).
-    pub text: String,
+    pub(crate) text: String,
     /// Whether a `result` object arrived at all.
-    pub saw_result: bool,
+    pub(crate) saw_result: bool,
     /// The result object's `is_error`.
-    pub is_error: bool,
+    pub(crate) is_error: bool,
     /// The result object's `api_error_status`.
-    pub api_error_status: Option<u64>,
+    pub(crate) api_error_status: Option<u64>,
     /// The last numeric `total_cost_usd` (this invocation's cost).
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// Input tokens (fresh + cache creation + cache reads) and output tokens of the last `usage`.
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
     /// Set when a structured signal reported a usage limit.
-    pub limit: Option<LimitSignal>,
+    pub(crate) limit: Option<LimitSignal>,
 }
 
 #[derive(Default)]
-pub struct StreamReader {
+pub(crate) struct StreamReader {
     summary: StreamSummary,
     results: Vec<String>,
     assistant_text: Vec<String>,
@@ -86,12 +86,12 @@ fn tool_detail(name: &str, input: &Value) -> String {
 }
 
 impl StreamReader {
-    pub fn new() -> StreamReader {
+    pub(crate) fn new() -> StreamReader {
         StreamReader::default()
     }
 
     /// Take in the next object of the stream.
-    pub fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
+    pub(crate) fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
         let mut signals = Vec::new();
         let session = string_at(object, "session_id")
             .or_else(|| object.get("metadata").and_then(|metadata| string_at(metadata, "session_id")));
@@ -171,7 +171,7 @@ impl StreamReader {
     }
 
     /// The summary of everything pushed.
-    pub fn finish(mut self) -> StreamSummary {
+    pub(crate) fn finish(mut self) -> StreamSummary {
         self.summary.text = if self.results.is_empty() { self.assistant_text.concat() } else { self.results.concat() };
         self.summary
     }

@@ -67,7 +67,7 @@ const MONTHS: [&str; 12] = [
 ];
 
 /// Whether `text` is one of Claude Code's usage-limit messages.
-pub fn is_usage_limit_text(text: &str) -> bool {
+pub(crate) fn is_usage_limit_text(text: &str) -> bool {
     LIMIT_TEXT.is_match(text)
 }
 
@@ -78,7 +78,7 @@ pub fn is_usage_limit_text(text: &str) -> bool {
 /// in that zone: today, else tomorrow. A date ("resets Apr 23 at 4pm (Zone)") is in
 /// the current year of that zone, else the next year when already past. An epoch
 /// ("…limit reached|1795316400") is taken as is.
-pub fn parse_reset(text: &str, now: Zoned) -> Option<Timestamp> {
+pub(crate) fn parse_reset(text: &str, now: Zoned) -> Option<Timestamp> {
     if let Some(captures) = EPOCH_RESET.captures(text) {
         let seconds: i64 = captures.get(1)?.as_str().parse().ok()?;
         return Timestamp::from_second(seconds).ok();

@@ -55,9 +55,9 @@ mod reply;
 mod request_view;
 mod rule;
 
-pub use reply::{Reply, ToolUse};
-pub use request_view::{RequestView, Role, Turn};
-pub use rule::Rule;
+pub(crate) use reply::{Reply, ToolUse};
+pub(crate) use request_view::{RequestView, Role, Turn};
+pub(crate) use rule::Rule;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,26 +73,26 @@ use axum::routing::post;
 use serde_json::Value;
 
 /// The text answered when no rule matches.
-pub const NO_RULE_MATCHED: &str = "FAKE: no rule matched";
+pub(crate) const NO_RULE_MATCHED: &str = "FAKE: no rule matched";
 
 /// One request the fake received, with how it was answered.
 #[derive(Clone, Debug)]
-pub struct Recorded {
-    pub view: RequestView,
+pub(crate) struct Recorded {
+    pub(crate) view: RequestView,
     /// The whole request body.
-    pub raw: Value,
+    pub(crate) raw: Value,
     /// Request headers (lower-case names).
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The name of the rule that answered; `None` for the fallback.
-    pub rule: Option<String>,
+    pub(crate) rule: Option<String>,
     /// The HTTP status answered.
-    pub status: u16,
+    pub(crate) status: u16,
     /// When it arrived, since the server started.
-    pub received_at: Duration,
+    pub(crate) received_at: Duration,
 }
 
 /// A running fake API; stops when dropped.
-pub struct FakeAnthropic {
+pub(crate) struct FakeAnthropic {
     url: String,
     shared: Arc<Shared>,
     config_dir: tempfile::TempDir,
@@ -112,7 +112,7 @@ struct Shared {
 
 impl FakeAnthropic {
     /// Start serving `rules` (first match wins) on `127.0.0.1:<free port>`.
-    pub fn start(rules: Vec<Rule>) -> FakeAnthropic {
+    pub(crate) fn start(rules: Vec<Rule>) -> FakeAnthropic {
         let shared = Arc::new(Shared {
             rules: Mutex::new(rules.into_iter().map(|rule| (rule, 0)).collect()),
             log: Mutex::new(Vec::new()),
@@ -147,50 +147,50 @@ impl FakeAnthropic {
     }
 
     /// `http://127.0.0.1:PORT`, the value for `ANTHROPIC_BASE_URL`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.url.clone()
     }
 
     /// The `CLAUDE_CONFIG_DIR` [`claude_env`](super::claude_cli::claude_env)
     /// gives for this server: sessions live in `projects/<mangled cwd>/<id>.jsonl`.
-    pub fn config_dir(&self) -> &Path {
+    pub(crate) fn config_dir(&self) -> &Path {
         self.config_dir.path()
     }
 
     /// Add a rule after the existing ones.
-    pub fn push_rule(&self, rule: Rule) {
+    pub(crate) fn push_rule(&self, rule: Rule) {
         self.shared.rules.lock().expect("rules").push((rule, 0));
     }
 
     /// Every `POST /v1/messages` so far, in arrival order.
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.shared.log.lock().expect("log").clone()
     }
 
     /// The requests answered by rules named `name`.
-    pub fn requests_for(&self, name: &str) -> Vec<Recorded> {
+    pub(crate) fn requests_for(&self, name: &str) -> Vec<Recorded> {
         self.requests().into_iter().filter(|request| request.rule.as_deref() == Some(name)).collect()
     }
 
     /// How many requests rules named `name` answered.
-    pub fn fired(&self, name: &str) -> usize {
+    pub(crate) fn fired(&self, name: &str) -> usize {
         self.requests_for(name).len()
     }
 
     /// The requests no rule matched (answered with [`NO_RULE_MATCHED`]).
-    pub fn unmatched(&self) -> Vec<Recorded> {
+    pub(crate) fn unmatched(&self) -> Vec<Recorded> {
         self.requests().into_iter().filter(|request| request.rule.is_none()).collect()
     }
 
     /// Requests to anything but `POST /v1/messages`, as `METHOD /path?query`:
     /// Claude Code 2.1.197 sends one `HEAD /` (a preconnect, answered 200) per
     /// process; anything else is answered 404.
-    pub fn other_requests(&self) -> Vec<String> {
+    pub(crate) fn other_requests(&self) -> Vec<String> {
         self.shared.other.lock().expect("other").clone()
     }
 
     /// All requests, one line each, for assertion messages.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         self.requests()
             .iter()
             .map(|request| {

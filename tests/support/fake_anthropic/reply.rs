@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 #[derive(Clone, Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub(super) blocks: Vec<Block>,
     pub(super) usage: Usage,
     pub(super) delay: Duration,
@@ -46,30 +46,30 @@ pub(super) enum Failure {
 
 /// A tool call for Claude Code to execute for real.
 #[derive(Clone, Debug)]
-pub struct ToolUse {
+pub(crate) struct ToolUse {
     pub(super) name: String,
     pub(super) input: Value,
 }
 
 impl ToolUse {
     /// Any tool with any input, e.g. `ToolUse::new("Read", json!({"file_path": "/abs"}))`.
-    pub fn new(name: &str, input: Value) -> ToolUse {
+    pub(crate) fn new(name: &str, input: Value) -> ToolUse {
         ToolUse { name: name.to_string(), input }
     }
 
     /// `Bash`; runs in the claude process's cwd, so relative paths work.
-    pub fn bash(command: &str) -> ToolUse {
+    pub(crate) fn bash(command: &str) -> ToolUse {
         ToolUse::new("Bash", json!({ "command": command, "description": "scripted by the fake API" }))
     }
 
     /// `Write`; a relative `path` is made absolute against the request's cwd
     /// (Claude Code requires absolute paths).
-    pub fn write(path: &str, content: &str) -> ToolUse {
+    pub(crate) fn write(path: &str, content: &str) -> ToolUse {
         ToolUse::new("Write", json!({ "file_path": path, "content": content }))
     }
 
     /// `Read`; a relative `path` is resolved like [`ToolUse::write`]'s.
-    pub fn read(path: &str) -> ToolUse {
+    pub(crate) fn read(path: &str) -> ToolUse {
         ToolUse::new("Read", json!({ "file_path": path }))
     }
 
@@ -93,7 +93,7 @@ impl Default for Reply {
 
 impl Reply {
     /// A message with no content (Claude Code then nudges and calls again).
-    pub fn empty() -> Reply {
+    pub(crate) fn empty() -> Reply {
         Reply {
             blocks: Vec::new(),
             usage: Usage { input_tokens: 10, output_tokens: 5 },
@@ -104,24 +104,24 @@ impl Reply {
         }
     }
 
-    pub fn text(text: &str) -> Reply {
+    pub(crate) fn text(text: &str) -> Reply {
         Reply::empty().with_text(text)
     }
 
-    pub fn tool_use(tool_use: ToolUse) -> Reply {
+    pub(crate) fn tool_use(tool_use: ToolUse) -> Reply {
         Reply::empty().with_tool_use(tool_use)
     }
 
     /// HTTP `status` with the API's error body
     /// `{"type":"error","error":{"type":<by status>,"message":…}}`.
-    pub fn http_error(status: u16, message: &str) -> Reply {
+    pub(crate) fn http_error(status: u16, message: &str) -> Reply {
         let error_type = error_type_for(status).to_string();
         Reply { failure: Some(Failure::Http { status, error_type, message: message.to_string() }), ..Reply::empty() }
     }
 
     /// HTTP 200 and `message_start`, then an SSE `error` event (`overloaded_error`).
     /// Claude Code retries once and counts the broken attempt's usage.
-    pub fn stream_error(message: &str) -> Reply {
+    pub(crate) fn stream_error(message: &str) -> Reply {
         let failure = Failure::Stream { error_type: "overloaded_error".to_string(), message: message.to_string() };
         Reply { failure: Some(failure), ..Reply::empty() }
     }
@@ -132,7 +132,7 @@ impl Reply {
     /// "You've hit your session limit · resets …" only under OAuth auth
     /// (`CLAUDE_CODE_OAUTH_TOKEN` set, `ANTHROPIC_API_KEY` unset); with an API
     /// key it retries the 429 like any other.
-    pub fn subscription_limit(claim: &str, resets_at: i64) -> Reply {
+    pub(crate) fn subscription_limit(claim: &str, resets_at: i64) -> Reply {
         Reply::http_error(429, "Rate limited")
             .header("anthropic-ratelimit-unified-status", "rejected")
             .header("anthropic-ratelimit-unified-reset", &resets_at.to_string())
@@ -140,44 +140,44 @@ impl Reply {
     }
 
     /// Append a text block.
-    pub fn with_text(mut self, text: &str) -> Reply {
+    pub(crate) fn with_text(mut self, text: &str) -> Reply {
         self.blocks.push(Block::Text(text.to_string()));
         self
     }
 
     /// Append a thinking block (Claude Code prints it as its own assistant line).
-    pub fn with_thinking(mut self, thinking: &str) -> Reply {
+    pub(crate) fn with_thinking(mut self, thinking: &str) -> Reply {
         self.blocks.push(Block::Thinking(thinking.to_string()));
         self
     }
 
     /// Append a tool_use block; the stop reason becomes `tool_use`.
-    pub fn with_tool_use(mut self, tool_use: ToolUse) -> Reply {
+    pub(crate) fn with_tool_use(mut self, tool_use: ToolUse) -> Reply {
         self.blocks.push(Block::ToolUse(tool_use));
         self
     }
 
     /// Tokens reported for this call; Claude Code prices them itself
     /// (sonnet $3 in / $15 out per Mtok: 1000 in + 100 out = $0.0045).
-    pub fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Reply {
+    pub(crate) fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Reply {
         self.usage = Usage { input_tokens, output_tokens };
         self
     }
 
     /// Wait this long before answering (Claude Code prints nothing meanwhile).
-    pub fn delay(mut self, delay: Duration) -> Reply {
+    pub(crate) fn delay(mut self, delay: Duration) -> Reply {
         self.delay = delay;
         self
     }
 
     /// Override the stop reason (default `tool_use` when a tool is called, else `end_turn`).
-    pub fn stop_reason(mut self, stop_reason: &str) -> Reply {
+    pub(crate) fn stop_reason(mut self, stop_reason: &str) -> Reply {
         self.stop_reason = Some(stop_reason.to_string());
         self
     }
 
     /// An extra response header, e.g. `retry-after: 3` or `x-should-retry: false`.
-    pub fn header(mut self, name: &str, value: &str) -> Reply {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_string(), value.to_string()));
         self
     }

@@ -17,39 +17,39 @@ static SYSTEM_REMINDER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)<system-reminder>.*?</system-reminder>").expect("regex"));
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     User,
     Assistant,
 }
 
 /// One earlier message of the conversation, as its visible text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Turn {
-    pub role: Role,
-    pub text: String,
+pub(crate) struct Turn {
+    pub(crate) role: Role,
+    pub(crate) text: String,
 }
 
 #[derive(Clone, Debug)]
-pub struct RequestView {
+pub(crate) struct RequestView {
     /// The latest user text (its text blocks joined by newlines, trimmed).
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// Assistant messages after that text: 0 for the first call of a turn,
     /// 1 after one tool round, and so on.
-    pub round: usize,
+    pub(crate) round: usize,
     /// Every message before the prompt that has visible text, oldest first
     /// (tool uses and tool results are left out). Empty for a fresh session.
-    pub history: Vec<Turn>,
+    pub(crate) history: Vec<Turn>,
     /// From `Primary working directory: …` in the system prompt.
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// The API model id Claude Code sent, e.g. `claude-sonnet-5`.
-    pub model: String,
+    pub(crate) model: String,
     /// From `metadata.user_id` (a JSON string holding `session_id`), else the
     /// `x-claude-code-session-id` header.
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
 }
 
 impl RequestView {
-    pub fn from_request(body: &Value, session_header: Option<&str>) -> RequestView {
+    pub(crate) fn from_request(body: &Value, session_header: Option<&str>) -> RequestView {
         let messages: Vec<(Role, String)> = body["messages"]
             .as_array()
             .map(|messages| messages.iter().filter_map(visible_message).collect())
@@ -78,12 +78,12 @@ impl RequestView {
     }
 
     /// No earlier messages: the first call of a new session.
-    pub fn is_fresh(&self) -> bool {
+    pub(crate) fn is_fresh(&self) -> bool {
         self.history.is_empty()
     }
 
     /// The history as `user: …` / `assistant: …` lines, for messages and `contains`.
-    pub fn history_text(&self) -> String {
+    pub(crate) fn history_text(&self) -> String {
         self.history
             .iter()
             .map(|turn| {
@@ -97,7 +97,7 @@ impl RequestView {
             .join("\n")
     }
 
-    pub fn history_contains(&self, needle: &str) -> bool {
+    pub(crate) fn history_contains(&self, needle: &str) -> bool {
         self.history.iter().any(|turn| turn.text.contains(needle))
     }
 }

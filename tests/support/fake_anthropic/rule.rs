@@ -24,7 +24,7 @@ enum Session {
 }
 
 #[derive(Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     name: String,
     prompt_contains: Vec<String>,
     round: Option<usize>,
@@ -45,7 +45,7 @@ impl fmt::Debug for Rule {
 impl Rule {
     /// Matches every request (add conditions with the `on_*`/`fresh`/… methods).
     /// Named `any` unless renamed with [`Rule::named`].
-    pub fn any() -> Rule {
+    pub(crate) fn any() -> Rule {
         Rule {
             name: "any".to_string(),
             prompt_contains: Vec::new(),
@@ -61,115 +61,115 @@ impl Rule {
 
     /// Matches requests whose latest user text contains `needle`. Named after
     /// `needle` unless renamed with [`Rule::named`].
-    pub fn when_prompt(needle: &str) -> Rule {
+    pub(crate) fn when_prompt(needle: &str) -> Rule {
         Rule { name: needle.to_string(), ..Rule::any() }.and_prompt(needle)
     }
 
     /// The name [`FakeAnthropic::fired`](super::FakeAnthropic::fired) counts by.
-    pub fn named(mut self, name: &str) -> Rule {
+    pub(crate) fn named(mut self, name: &str) -> Rule {
         self.name = name.to_string();
         self
     }
 
     /// Also require `needle` in the latest user text.
-    pub fn and_prompt(mut self, needle: &str) -> Rule {
+    pub(crate) fn and_prompt(mut self, needle: &str) -> Rule {
         self.prompt_contains.push(needle.to_string());
         self
     }
 
     /// Only when `round` assistant messages follow the prompt (0 = first call
     /// of the turn, 1 = after one tool round, …).
-    pub fn on_round(mut self, round: usize) -> Rule {
+    pub(crate) fn on_round(mut self, round: usize) -> Rule {
         self.round = Some(round);
         self
     }
 
     /// Only for a new session (no earlier messages).
-    pub fn fresh(mut self) -> Rule {
+    pub(crate) fn fresh(mut self) -> Rule {
         self.session = Some(Session::Fresh);
         self
     }
 
     /// Only for a resumed (or forked) session (earlier messages present).
-    pub fn resumed(mut self) -> Rule {
+    pub(crate) fn resumed(mut self) -> Rule {
         self.session = Some(Session::Resumed);
         self
     }
 
     /// Only when an earlier message contains `needle`.
-    pub fn history_contains(mut self, needle: &str) -> Rule {
+    pub(crate) fn history_contains(mut self, needle: &str) -> Rule {
         self.history_contains.push(needle.to_string());
         self
     }
 
     /// Only when no earlier message contains `needle`.
-    pub fn history_lacks(mut self, needle: &str) -> Rule {
+    pub(crate) fn history_lacks(mut self, needle: &str) -> Rule {
         self.history_lacks.push(needle.to_string());
         self
     }
 
     /// Only when the API model id contains `needle` (`sonnet`, `opus`, `haiku`).
-    pub fn model_contains(mut self, needle: &str) -> Rule {
+    pub(crate) fn model_contains(mut self, needle: &str) -> Rule {
         self.model_contains = Some(needle.to_string());
         self
     }
 
     /// Match only the first `times` matching requests; later ones fall through
     /// to the next rule (e.g. "529 twice, then the next rule answers").
-    pub fn times(mut self, times: usize) -> Rule {
+    pub(crate) fn times(mut self, times: usize) -> Rule {
         self.times = Some(times);
         self
     }
 
     /// Answer with `reply` (replacing what was scripted so far).
-    pub fn reply(mut self, reply: Reply) -> Rule {
+    pub(crate) fn reply(mut self, reply: Reply) -> Rule {
         self.responder = Responder::Fixed(reply);
         self
     }
 
     /// Answer with whatever `function` builds from the request.
-    pub fn reply_with(mut self, function: impl Fn(&RequestView) -> Reply + Send + Sync + 'static) -> Rule {
+    pub(crate) fn reply_with(mut self, function: impl Fn(&RequestView) -> Reply + Send + Sync + 'static) -> Rule {
         self.responder = Responder::Computed(Arc::new(function));
         self
     }
 
     /// Append a text block to the reply.
-    pub fn reply_text(self, text: &str) -> Rule {
+    pub(crate) fn reply_text(self, text: &str) -> Rule {
         self.edit_reply(|reply| reply.with_text(text))
     }
 
     /// Append a thinking block to the reply.
-    pub fn reply_thinking(self, thinking: &str) -> Rule {
+    pub(crate) fn reply_thinking(self, thinking: &str) -> Rule {
         self.edit_reply(|reply| reply.with_thinking(thinking))
     }
 
     /// Append a tool_use block to the reply.
-    pub fn reply_tool_use(self, tool_use: ToolUse) -> Rule {
+    pub(crate) fn reply_tool_use(self, tool_use: ToolUse) -> Rule {
         self.edit_reply(|reply| reply.with_tool_use(tool_use))
     }
 
     /// See [`Reply::usage`].
-    pub fn usage(self, input_tokens: u64, output_tokens: u64) -> Rule {
+    pub(crate) fn usage(self, input_tokens: u64, output_tokens: u64) -> Rule {
         self.edit_reply(|reply| reply.usage(input_tokens, output_tokens))
     }
 
     /// See [`Reply::delay`].
-    pub fn delay(self, delay: Duration) -> Rule {
+    pub(crate) fn delay(self, delay: Duration) -> Rule {
         self.edit_reply(|reply| reply.delay(delay))
     }
 
     /// Answer with HTTP `status` (see [`Reply::http_error`]).
-    pub fn http_error(self, status: u16, message: &str) -> Rule {
+    pub(crate) fn http_error(self, status: u16, message: &str) -> Rule {
         self.reply(Reply::http_error(status, message))
     }
 
     /// See [`Reply::header`].
-    pub fn header(self, name: &str, value: &str) -> Rule {
+    pub(crate) fn header(self, name: &str, value: &str) -> Rule {
         self.edit_reply(|reply| reply.header(name, value))
     }
 
     /// See [`Reply::stop_reason`].
-    pub fn stop_reason(self, stop_reason: &str) -> Rule {
+    pub(crate) fn stop_reason(self, stop_reason: &str) -> Rule {
         self.edit_reply(|reply| reply.stop_reason(stop_reason))
     }
 
