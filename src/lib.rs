@@ -4,8 +4,13 @@
 //! The folders follow the data, in the order it flows (`docs/architecture.md`):
 //! `cli` → `workflow` (scope and state names) → `syntax` (prompt files, tags) →
 //! `transition` → `run` (the workflow loop) → `store` and `process` → `executor`
-//! → `backend` → `events` → `observers`. A module only uses modules before it in
-//! that list, or the shared leaves `model`, `ids`, `text` and `exit_code`.
+//! → `backend` → `events` → `observers`.
+//!
+//! Imports only go down the layers: `cli` wires everything; `run` drives
+//! `executor`, `transition` and `store`; `executor` uses `backend`, `syntax`,
+//! `transition` and `process`; `backend` uses `process`. The leaves — `model`,
+//! `events`, `workflow`, `syntax`, `process`, `text`, `exit_code` — import
+//! nothing above them, and `observers` only read `events`.
 
 mod backend;
 mod cli;

@@ -6,6 +6,9 @@
 //! backend for tests and trace replay plug in behind the same trait.
 
 pub(crate) mod claude;
+mod session_mode;
+
+pub(crate) use session_mode::SessionMode;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -15,8 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::backend::claude::command::SessionMode;
-use crate::executor::context::StopLevel;
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// One model turn to run.

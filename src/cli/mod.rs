@@ -34,7 +34,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     init_tracing();
-    crate::events::metrics::raise_open_file_limit();
+    crate::process::limits::raise_open_file_limit();
     match dispatch(arguments) {
         Ok(code) => code,
         Err(error) => {

@@ -9,19 +9,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::events::bus::EventBus;
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
-
-/// How hard running steps are being stopped (clean shutdown, issue of `--grace`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum StopLevel {
-    /// Keep running.
-    #[default]
-    Run,
-    /// Ask politely: SIGTERM to the step's process group.
-    Terminate,
-    /// Stop now: SIGKILL to the step's process group.
-    Kill,
-}
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]

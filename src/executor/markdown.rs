@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
-use crate::backend::claude::command::SessionMode;
+use crate::backend::SessionMode;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest};
 use crate::events::{Event, OutputStream, StateType};
+use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::model::agent::PauseReason;
-use crate::run::step_failure::{FailureClass, StepFailure};
 use crate::syntax::frontmatter::{StateFrontmatter, load_prompt};
 use crate::syntax::policy::Policy;
 use crate::syntax::print_extractor::PrintExtractor;

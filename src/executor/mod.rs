@@ -8,13 +8,14 @@
 pub(crate) mod context;
 pub(crate) mod markdown;
 pub(crate) mod script;
+pub(crate) mod step_failure;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::executor::step_failure::StepFailure;
 use crate::model::agent::Agent;
-use crate::run::step_failure::StepFailure;
 use crate::transition::Transition;
 use crate::workflow::state_name;
 

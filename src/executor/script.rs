@@ -14,9 +14,9 @@ use std::time::Instant;
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
 use crate::events::bus::EventBus;
 use crate::events::{Event, OutputStream, StateType};
+use crate::executor::step_failure::StepFailure;
 use crate::model::agent::{Agent, PauseReason};
-use crate::process::script::{ScriptCommand, ScriptProcessError, run_script};
-use crate::run::step_failure::StepFailure;
+use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::transition::interpret::{InterpretError, interpret};
@@ -106,11 +106,14 @@ fn failure_message(state: &str, what: &str, stderr: &str) -> String {
 }
 
 /// Feeds output chunks to per-stream `<print>` extractors and publishes each print.
-fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(OutputStream, &str) {
+fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(Pipe, &str) {
     let extractors = Mutex::new((PrintExtractor::new(), PrintExtractor::new()));
-    move |stream, chunk| {
+    move |pipe, chunk| {
         let mut extractors = extractors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let extractor = if stream == OutputStream::Stdout { &mut extractors.0 } else { &mut extractors.1 };
+        let (extractor, stream) = match pipe {
+            Pipe::Stdout => (&mut extractors.0, OutputStream::Stdout),
+            Pipe::Stderr => (&mut extractors.1, OutputStream::Stderr),
+        };
         for content in extractor.push(chunk) {
             bus.emit(Event::PrintOutput { agent_id: agent_id.clone(), stream, content });
         }

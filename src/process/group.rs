@@ -4,7 +4,7 @@
 
 use tokio::process::Child;
 
-use crate::executor::context::StopLevel;
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// Signal the child's whole process group.

@@ -2,5 +2,7 @@
 //! shutdown or the watchdog (when Baton itself dies) signals as a whole.
 
 pub(crate) mod group;
+pub(crate) mod limits;
 pub(crate) mod script;
+pub(crate) mod stop_level;
 pub(crate) mod watchdog;

@@ -19,9 +19,8 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use crate::events::OutputStream;
-use crate::executor::context::StopLevel;
 use crate::process::group::{Watched, apply_stop_level, kill_group};
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// How long pipes are drained after the script itself has exited.
@@ -34,6 +33,13 @@ pub(crate) struct ScriptCommand {
     /// Variables set on top of the inherited environment (which loses `CLAUDECODE`).
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) inactivity_timeout: Option<Duration>,
+}
+
+/// Which pipe a chunk of output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pipe {
+    Stdout,
+    Stderr,
 }
 
 #[derive(Debug)]
@@ -86,7 +92,7 @@ impl Utf8Decoder {
 /// Run `command`; `on_chunk` sees every decoded chunk of stdout and stderr as it arrives.
 pub(crate) async fn run_script(
     command: ScriptCommand,
-    mut on_chunk: impl FnMut(OutputStream, &str),
+    mut on_chunk: impl FnMut(Pipe, &str),
     mut stop: watch::Receiver<StopLevel>,
     watchdog: Option<&Watchdog>,
 ) -> Result<ScriptRun, ScriptProcessError> {
@@ -131,7 +137,7 @@ pub(crate) async fn run_script(
                 Ok(0) | Err(_) => stdout_open = false,
                 Ok(count) => {
                     let text = stdout_decoder.decode(&stdout_buffer[..count]);
-                    on_chunk(OutputStream::Stdout, &text);
+                    on_chunk(Pipe::Stdout, &text);
                     stdout.push_str(&text);
                     deadline = idle_deadline(tokio::time::Instant::now());
                 }
@@ -140,7 +146,7 @@ pub(crate) async fn run_script(
                 Ok(0) | Err(_) => stderr_open = false,
                 Ok(count) => {
                     let text = stderr_decoder.decode(&stderr_buffer[..count]);
-                    on_chunk(OutputStream::Stderr, &text);
+                    on_chunk(Pipe::Stderr, &text);
                     stderr.push_str(&text);
                     deadline = idle_deadline(tokio::time::Instant::now());
                 }
@@ -168,10 +174,9 @@ pub(crate) async fn run_script(
             },
         }
     }
-    for (decoder, stream, sink) in [
-        (&mut stdout_decoder, OutputStream::Stdout, &mut stdout),
-        (&mut stderr_decoder, OutputStream::Stderr, &mut stderr),
-    ] {
+    for (decoder, stream, sink) in
+        [(&mut stdout_decoder, Pipe::Stdout, &mut stdout), (&mut stderr_decoder, Pipe::Stderr, &mut stderr)]
+    {
         let rest = decoder.finish();
         if !rest.is_empty() {
             on_chunk(stream, &rest);

@@ -1,8 +1,7 @@
 //! Driving a run: the workflow loop that launches steps and handles whichever
-//! finishes first, how step failures are classified and retried, and how a run
+//! finishes first, how failed steps are retried, and how a run
 //! stops (signals, bounds).
 
 pub(crate) mod retry_policy;
 pub(crate) mod shutdown;
-pub(crate) mod step_failure;
 pub(crate) mod workflow_loop;

@@ -25,13 +25,13 @@ use tokio::time::Instant as TokioInstant;
 
 use crate::events::Event;
 use crate::events::metrics::RunMetrics;
-use crate::executor::context::StopLevel;
+use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::model::agent::{Agent, PauseReason};
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
+use crate::process::stop_level::StopLevel;
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::ShutdownSignal;
-use crate::run::step_failure::{FailureClass, StepFailure};
 use crate::store::failpoint;
 use crate::store::journal::{AgentUpsert, Commit, RunFields, StepSummary};
 use crate::store::persistence::RunPersistence;

@@ -16,7 +16,7 @@ use super::process::{ClaudeProcess, ClaudeProcessError, run_claude};
 use super::stream_reader::{StreamReader, StreamSignal};
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
-use crate::executor::context::StopLevel;
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// Where the `claude` binary comes from, in precedence order.

@@ -4,21 +4,10 @@
 //! its size is not bounded by the OS argument limit and Claude does not wait 3 s
 //! for more input.
 
+use crate::backend::SessionMode;
+
 /// Tools Baton never lets Claude use: they would wait for a human or change modes.
 pub(crate) const DISALLOWED_TOOLS: &str = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";
-
-/// Which conversation the invocation continues (R3.15).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum SessionMode {
-    /// A new conversation (first state, reset, function, fork worker).
-    Fresh,
-    /// Continue this session (goto, result pop, parent after fork, reminder).
-    Resume(String),
-    /// Start from a copy of this session, leaving it untouched (a `<call>` child).
-    ForkFrom(String),
-    /// Continue the latest session of the working directory, as a fork (`--continue-session`).
-    ContinueAndFork,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ClaudeCommand {

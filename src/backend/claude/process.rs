@@ -16,8 +16,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use crate::executor::context::StopLevel;
 use crate::process::group::{Watched, apply_stop_level, kill_group};
+use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// The longest stdout line accepted (R12.4).
