@@ -2,6 +2,14 @@
 //! finishes first, how failed steps are retried, and how a run
 //! stops (signals, bounds).
 
+mod changes;
+mod launch;
+pub(crate) mod outcome;
 pub(crate) mod retry_policy;
 pub(crate) mod shutdown;
+pub(crate) mod step_outcome;
+mod usage_limit_wait;
 pub(crate) mod workflow_loop;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,94 @@
+//! What changed since the last commit, and making it durable: each loop turn
+//! journals only the agents, stack tops and counters it touched (O(changed
+//! agents), `docs/state-format.md`), and publishes its events only after that.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::model::agent::Agent;
+use crate::model::run_state::TerminatedAgent;
+use crate::run::workflow_loop::{FatalError, WorkflowLoop};
+use crate::store::journal::{AgentUpsert, Commit, RunFields, StepSummary};
+use crate::store::runs::StoreError;
+
+/// What changed since the last commit.
+#[derive(Default)]
+pub(super) struct Changes {
+    pub(super) agents: BTreeSet<String>,
+    pub(super) terminated: Vec<TerminatedAgent>,
+    pub(super) counters: BTreeSet<String>,
+    /// For agents that existed at the last commit: how many bottom stack frames are
+    /// unchanged since then (stacks change only at the top).
+    pub(super) stack_keep: HashMap<String, usize>,
+}
+
+impl Changes {
+    /// `agent` changed, but not its stack.
+    pub(super) fn touch(&mut self, agent: &Agent) {
+        self.agents.insert(agent.id.clone());
+        self.stack_keep.entry(agent.id.clone()).or_insert(agent.stack.len());
+    }
+
+    /// `agent` stepped from a stack of `before` frames to one of `after`.
+    pub(super) fn stepped(&mut self, id: &str, before: usize, after: usize) {
+        self.agents.insert(id.to_string());
+        let keep = self.stack_keep.entry(id.to_string()).or_insert(before);
+        *keep = (*keep).min(before).min(after);
+    }
+}
+
+impl WorkflowLoop {
+    /// Journal everything that changed since the last commit (O(changed agents)).
+    pub(super) fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
+        let changes = std::mem::take(&mut self.changes);
+        self.dirty = false;
+        let upsert: Vec<AgentUpsert> = self
+            .state
+            .agents
+            .iter()
+            .filter(|agent| changes.agents.contains(&agent.id))
+            .map(|agent| AgentUpsert::new(agent, changes.stack_keep.get(&agent.id).copied()))
+            .collect();
+        let remove =
+            changes.agents.iter().filter(|id| !upsert.iter().any(|entry| &entry.agent.id == *id)).cloned().collect();
+        let fork_counters: BTreeMap<String, u64> = changes
+            .counters
+            .iter()
+            .filter_map(|parent| self.state.fork_counters.get(parent).map(|count| (parent.clone(), *count)))
+            .collect();
+        self.state.elapsed_ms = self.elapsed_at_start + self.started.elapsed().as_millis() as u64;
+        self.state.updated_at = jiff::Timestamp::now().to_string();
+        self.state.journal_commit += 1;
+        if let Some(step) = &step {
+            self.state.last_step = Some((self.state.journal_commit, step.clone()));
+        }
+        let entry = Commit {
+            commit: self.state.journal_commit,
+            run: RunFields::of(&self.state),
+            upsert,
+            remove,
+            terminated: changes.terminated,
+            fork_counters,
+            step,
+        };
+        self.persistence.commit(&entry)
+    }
+
+    /// A change that cannot be made durable is fatal (§10.1): continuing would run
+    /// steps that a resume could not know about.
+    pub(super) fn commit_or_fail(&mut self, step: Option<StepSummary>) {
+        if let Err(error) = self.commit(step) {
+            self.record_store_failure(error);
+        }
+    }
+
+    pub(super) fn record_store_failure(&mut self, error: StoreError) {
+        let fatal = FatalError { agent_id: String::new(), state: String::new(), message: error.to_string() };
+        self.record_fatal(fatal);
+    }
+
+    pub(super) fn publish(&mut self) {
+        for event in self.outbox.drain(..) {
+            self.context.bus.emit(event);
+        }
+    }
+}

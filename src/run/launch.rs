@@ -1,0 +1,78 @@
+//! Launching steps: which ready agents start (FIFO under `--max-agents`, R2.5 g)
+//! and how a planned step becomes a task in the loop's `JoinSet`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::executor::StepInput;
+use crate::run::workflow_loop::{FatalError, StepCompletion, WorkflowLoop};
+
+impl WorkflowLoop {
+    /// Choose the ready agents to start, oldest first, up to `max_agents` running
+    /// (R2.5 g); mark the rest `queued`. The choice is committed before any starts.
+    pub(super) fn plan_launches(&mut self) -> Vec<(usize, Duration)> {
+        let slots = match self.limits.max_agents {
+            Some(max) => (max as usize).saturating_sub(self.running.len()),
+            None => usize::MAX,
+        };
+        let mut planned = Vec::new();
+        let mut waiting = VecDeque::new();
+        while let Some(id) = self.ready.pop_front() {
+            let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else { continue };
+            let agent = &mut self.state.agents[index];
+            if !agent.is_active() || self.running.contains(&id) {
+                continue;
+            }
+            if planned.len() >= slots {
+                if !agent.queued {
+                    agent.queued = true;
+                    self.changes.touch(agent);
+                    self.dirty = true;
+                }
+                waiting.push_back(id);
+                continue;
+            }
+            if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
+                let fatal = FatalError {
+                    agent_id: agent.id.clone(),
+                    state: agent.current_state.clone(),
+                    message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
+                };
+                self.record_fatal(fatal);
+                waiting.push_back(id);
+                break;
+            }
+            agent.steps_started += 1;
+            agent.queued = false;
+            planned.push((index, self.retry.delay_before_retry(agent.retry_count)));
+            self.changes.touch(agent);
+            self.running.insert(id);
+            self.dirty = true;
+        }
+        waiting.append(&mut self.ready);
+        self.ready = waiting;
+        planned
+    }
+
+    /// Start the step of the agent at `index` (already planned and committed).
+    pub(super) fn start(&mut self, index: usize, delay: Duration) {
+        let agent = &self.state.agents[index];
+        let input = StepInput {
+            agent: agent.clone(),
+            step: agent.steps_started,
+            attempt: agent.retry_count + 1,
+            total_cost_at_launch: self.state.total_cost_usd,
+        };
+        let executor = self.executors.for_state(&agent.current_state);
+        let context = Arc::clone(&self.context);
+        self.tasks.spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let agent_id = input.agent.id.clone();
+            let result = executor.execute(input, &context).await;
+            StepCompletion { agent_id, result }
+        });
+    }
+}

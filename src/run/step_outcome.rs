@@ -1,0 +1,157 @@
+//! Applying a finished step to the run: a success applies its transition (a pure
+//! function) and queues the events that describe it; a failure is retried,
+//! pauses the agent, or stops the run, as its class says (§10.1, A13, A14).
+
+use std::collections::BTreeMap;
+
+use crate::events::Event;
+use crate::executor::ExecutionResult;
+use crate::executor::step_failure::{FailureClass, StepFailure};
+use crate::model::agent::{Agent, PauseReason};
+use crate::model::run_state::TerminatedAgent;
+use crate::run::workflow_loop::{FatalError, WorkflowLoop};
+use crate::store::journal::StepSummary;
+use crate::transition::Transition;
+use crate::transition::apply::{Applied, TransitionEnv, apply_transition};
+
+impl WorkflowLoop {
+    pub(super) fn apply_success(&mut self, index: usize, result: ExecutionResult) -> StepSummary {
+        let mut agent = self.state.agents[index].clone();
+        if let Some(session_id) = result.session_id {
+            agent.session_id = Some(session_id);
+        }
+        agent.continue_and_fork = false;
+        self.state.total_cost_usd += result.cost_usd;
+        let mut env = TransitionEnv { task_folders: &self.task_folders, fork_counters: &mut self.state.fork_counters };
+        let Applied { agent: next, workers, terminated_with } = apply_transition(&agent, &result.transition, &mut env);
+        if !workers.is_empty() {
+            self.changes.counters.insert(agent.id.clone());
+        }
+        let summary = StepSummary {
+            agent_id: agent.id.clone(),
+            from_state: agent.current_state.clone(),
+            to_state: next.as_ref().map(|next| next.current_state.clone()),
+            transition_type: result.transition.kind_name().to_string(),
+            metadata: transition_metadata(&result.transition, &workers),
+        };
+        self.outbox.push(transition_event(&summary, self.state.journal_commit + 1, false));
+        for worker in &workers {
+            self.outbox.push(Event::AgentSpawned {
+                parent_agent_id: agent.id.clone(),
+                new_agent_id: worker.id.clone(),
+                initial_state: worker.current_state.clone(),
+            });
+        }
+        let stack_after = next.as_ref().map_or(0, |next| next.stack.len());
+        self.changes.stepped(&agent.id, agent.stack.len(), stack_after);
+        match next {
+            Some(mut next) => {
+                next.retry_count = 0;
+                self.ready.push_back(next.id.clone());
+                self.state.agents[index] = next;
+            }
+            None => {
+                self.state.agents.remove(index);
+            }
+        }
+        if let Some(result) = terminated_with {
+            self.outbox.push(Event::AgentTerminated { agent_id: agent.id.clone(), result: result.clone() });
+            let terminated = TerminatedAgent { id: agent.id, result };
+            self.changes.terminated.push(terminated.clone());
+            self.state.terminated.push(terminated);
+        }
+        for worker in &workers {
+            self.changes.agents.insert(worker.id.clone());
+            self.ready.push_back(worker.id.clone());
+        }
+        self.state.agents.extend(workers);
+        self.state.steps_completed += 1;
+        summary
+    }
+
+    pub(super) fn apply_failure(&mut self, index: usize, failure: StepFailure) {
+        let max_attempts = self.retry.max_attempts;
+        self.state.total_cost_usd += failure.cost_usd;
+        let agent = &mut self.state.agents[index];
+        self.changes.touch(agent);
+        self.outbox.push(Event::ErrorOccurred {
+            agent_id: agent.id.clone(),
+            error_type: failure.error_type.to_string(),
+            message: failure.message.clone(),
+            state: agent.current_state.clone(),
+            is_retryable: failure.is_retryable(),
+            retry_count: agent.retry_count + u32::from(failure.is_retryable()),
+            max_retries: if failure.is_retryable() { max_attempts } else { 0 },
+        });
+        let pause = match failure.class {
+            FailureClass::Fatal => {
+                let fatal = FatalError {
+                    agent_id: agent.id.clone(),
+                    state: agent.current_state.clone(),
+                    message: failure.message,
+                };
+                self.record_fatal(fatal);
+                return;
+            }
+            FailureClass::Retryable(reason) => {
+                agent.retry_count += 1;
+                if agent.retry_count < max_attempts {
+                    self.ready.push_back(agent.id.clone());
+                    return;
+                }
+                reason
+            }
+            FailureClass::UsageLimit { resets_at } => {
+                agent.limit_resets_at = resets_at;
+                PauseReason::UsageLimit
+            }
+            FailureClass::Pause(reason) => reason,
+        };
+        agent.pause(pause, failure.message.clone());
+        self.outbox.push(Event::AgentPaused {
+            agent_id: agent.id.clone(),
+            state: agent.current_state.clone(),
+            reason: pause.to_string(),
+            message: failure.message,
+        });
+    }
+}
+
+/// The trace event of a committed step (`recovered` when re-published after a crash).
+pub(crate) fn transition_event(step: &StepSummary, commit: u64, recovered: bool) -> Event {
+    Event::TransitionOccurred {
+        agent_id: step.agent_id.clone(),
+        from_state: step.from_state.clone(),
+        to_state: step.to_state.clone(),
+        transition_type: step.transition_type.clone(),
+        metadata: step.metadata.clone(),
+        commit,
+        recovered,
+    }
+}
+
+fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<String, String> {
+    let mut metadata = BTreeMap::new();
+    match transition {
+        Transition::Goto { input, .. } | Transition::Reset { input, .. } => {
+            if let Some(input) = input {
+                metadata.insert("input".to_string(), input.clone());
+            }
+        }
+        Transition::Call { return_state, input, .. } | Transition::Function { return_state, input, .. } => {
+            metadata.insert("return".to_string(), return_state.clone());
+            if let Some(input) = input {
+                metadata.insert("input".to_string(), input.clone());
+            }
+        }
+        Transition::Result { payload } => {
+            metadata.insert("payload".to_string(), payload.clone());
+        }
+        Transition::Fork { .. } | Transition::MultiFork { .. } => {}
+    }
+    if !workers.is_empty() {
+        let ids: Vec<&str> = workers.iter().map(|worker| worker.id.as_str()).collect();
+        metadata.insert("workers".to_string(), ids.join(","));
+    }
+    metadata
+}

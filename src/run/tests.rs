@@ -1,0 +1,294 @@
+//! The workflow loop as a whole, with scripted executors: retries, pauses,
+//! fatal errors, shutdown and bounds. Every test checks that the state on disk
+//! equals the state in memory when the loop returns.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, watch};
+
+use crate::events::Event;
+use crate::events::bus::EventBus;
+use crate::executor::context::{StateTimeout, TimeoutSource};
+use crate::executor::step_failure::StepFailure;
+use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
+use crate::executor::{StateExecutor, StepFuture};
+use crate::model::agent::{Agent, PauseReason};
+use crate::model::run_state::{LaunchParams, STATE_VERSION};
+use crate::model::run_state::{RunState, RunStatus};
+use crate::process::stop_level::StopLevel;
+use crate::run::outcome::{RunLimits, RunOutcome};
+use crate::run::retry_policy::RetryPolicy;
+use crate::run::shutdown::ShutdownSignal;
+use crate::run::workflow_loop::WorkflowLoop;
+use crate::store::persistence::RunPersistence;
+use crate::store::runs::RunStore;
+use crate::transition::Transition;
+
+/// Replies with scripted results per state name, in order; records every call.
+struct ScriptedExecutor {
+    replies: Mutex<HashMap<String, VecDeque<Result<ExecutionResult, StepFailure>>>>,
+    calls: Mutex<Vec<(String, u32)>>,
+    delay: Duration,
+}
+
+impl ScriptedExecutor {
+    fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>, delay: Duration) -> Arc<ScriptedExecutor> {
+        let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
+        for (state, reply) in replies {
+            let reply = reply.map(|transition| ExecutionResult { transition, session_id: None, cost_usd: 0.25 });
+            map.entry(state.to_string()).or_default().push_back(reply);
+        }
+        Arc::new(ScriptedExecutor { replies: Mutex::new(map), calls: Mutex::new(Vec::new()), delay })
+    }
+}
+
+impl StateExecutor for ScriptedExecutor {
+    fn execute<'a>(&'a self, input: StepInput, _context: &'a ExecutionContext) -> StepFuture<'a> {
+        Box::pin(async move {
+            let state = input.agent.current_state.clone();
+            self.calls.lock().unwrap().push((state.clone(), input.attempt));
+            if state == "SLOW" {
+                tokio::time::sleep(self.delay).await;
+            }
+            let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
+            reply.unwrap_or_else(|| Err(StepFailure::fatal("Test", format!("no scripted reply for {state}"))))
+        })
+    }
+}
+
+fn goto(target: &str) -> Result<Transition, StepFailure> {
+    Ok(Transition::Goto { target: target.into(), input: None })
+}
+
+fn result(payload: &str) -> Result<Transition, StepFailure> {
+    Ok(Transition::Result { payload: payload.into() })
+}
+
+fn retryable() -> Result<Transition, StepFailure> {
+    Err(StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", "claude exited with 1"))
+}
+
+struct Harness {
+    workflow: WorkflowLoop,
+    store: RunStore,
+    executor: Arc<ScriptedExecutor>,
+    bus: Arc<EventBus>,
+    _dir: tempfile::TempDir,
+}
+
+fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RunStore::new(dir.path().join(".baton"));
+    let task_folder = dir.path().join("task");
+    let main = Agent::main("START".into(), PathBuf::from("/wf"), dir.path().to_path_buf(), task_folder);
+    let state = RunState {
+        version: STATE_VERSION,
+        run_id: "r".into(),
+        scope_dir: PathBuf::from("/wf"),
+        initial_state: "START".into(),
+        launch_cwd: dir.path().to_path_buf(),
+        status: RunStatus::Running,
+        created_at: String::new(),
+        updated_at: String::new(),
+        total_cost_usd: 0.0,
+        budget_usd: 0.0,
+        steps_completed: 0,
+        agents: vec![main],
+        terminated: Vec::new(),
+        fork_counters: BTreeMap::new(),
+        launch_params: LaunchParams::default(),
+        error: None,
+        pause_message: None,
+        elapsed_ms: 0,
+        journal_commit: 0,
+        last_step: None,
+    };
+    store.create(&state).unwrap();
+    let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
+    let executor = ScriptedExecutor::new(replies, Duration::from_millis(200));
+    let executors = Executors { script: executor.clone(), markdown: executor.clone() };
+    let bus = Arc::new(EventBus::new());
+    let (stop_sender, stop) = watch::channel(StopLevel::Run);
+    let context = Arc::new(ExecutionContext {
+        run_id: "r".into(),
+        baton_dir: dir.path().join(".baton"),
+        bus: Arc::clone(&bus),
+        timeout: StateTimeout::from_seconds(0.0, TimeoutSource::Default),
+        stop,
+        watchdog: None,
+        budget_usd: 0.0,
+        default_model: None,
+        default_effort: None,
+    });
+    let retry = RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(1) };
+    let limits = RunLimits { grace: Duration::from_millis(50), ..RunLimits::default() };
+    let workflow = WorkflowLoop::new(state, persistence, context, executors, retry, limits, stop_sender);
+    Harness { workflow, store, executor, bus, _dir: dir }
+}
+
+async fn run(harness: &mut Harness) -> RunOutcome {
+    let (_signals, receiver) = mpsc::unbounded_channel();
+    let outcome = harness.workflow.run(receiver).await;
+    // Whatever happened, the state on disk is the state in memory.
+    assert_eq!(&harness.store.load("r").unwrap(), harness.workflow.state());
+    outcome
+}
+
+#[tokio::test]
+async fn r10_1_retryable_failures_are_retried_then_succeed_with_retry_count_reset() {
+    let mut harness =
+        harness(vec![("START", retryable()), ("START", retryable()), ("START", goto("END")), ("END", result("ok"))]);
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    let calls = harness.executor.calls.lock().unwrap().clone();
+    assert_eq!(calls, [("START".into(), 1), ("START".into(), 2), ("START".into(), 3), ("END".into(), 1)]);
+    assert_eq!(harness.workflow.state().main_result(), Some("ok"));
+    assert_eq!(harness.workflow.state().total_cost_usd, 0.5);
+}
+
+#[tokio::test]
+async fn r10_1_exhausted_retries_pause_the_agent_with_the_reason() {
+    let mut harness = harness(vec![("START", retryable()), ("START", retryable()), ("START", retryable())]);
+    let paused = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&paused);
+    harness.bus.on_all(Arc::new(move |event: &Event| {
+        if let Event::AgentPaused { .. } = event {
+            sink.lock().unwrap().push(event.clone());
+        }
+        Ok(())
+    }));
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    let agent = &harness.workflow.state().agents[0];
+    assert_eq!(agent.pause_reason, Some(PauseReason::ClaudeError));
+    assert_eq!(agent.retry_count, 3);
+    assert_eq!(harness.executor.calls.lock().unwrap().len(), 3);
+    assert_eq!(paused.lock().unwrap().len(), 1);
+    assert_eq!(harness.workflow.state().status, RunStatus::Paused);
+}
+
+#[tokio::test]
+async fn a13_retries_wait_with_backoff() {
+    let mut harness = harness(vec![("START", retryable()), ("START", result("ok"))]);
+    harness.workflow.retry.base_delay = Duration::from_millis(150);
+    let started = Instant::now();
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    assert!(started.elapsed() >= Duration::from_millis(120), "the retry waited about base_delay");
+}
+
+#[tokio::test]
+async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
+    let fork = Transition::MultiFork {
+        workers: vec![crate::transition::ForkSpec {
+            target: "SLOW".into(),
+            cd: None,
+            input: None,
+            task: crate::transition::TaskMode::New,
+            attributes: BTreeMap::new(),
+        }],
+        continuation: "FAIL".into(),
+    };
+    let mut harness = harness(vec![
+        ("START", Ok(fork)),
+        ("FAIL", Err(StepFailure::fatal("ScriptError", "boom"))),
+        ("SLOW", goto("AFTER")),
+        ("AFTER", result("never runs")),
+    ]);
+    let outcome = run(&mut harness).await;
+    assert_eq!(outcome, RunOutcome::Failed { error: "boom".into() });
+    let state = harness.workflow.state();
+    let worker = state.agents.iter().find(|agent| agent.id == "main_slow1").expect("worker kept");
+    assert_eq!(worker.current_state, "AFTER", "the sibling's step was recorded");
+    let main = state.agents.iter().find(|agent| agent.id == "main").unwrap();
+    assert_eq!(main.current_state, "FAIL", "the failed agent stays at the failed state");
+    assert!(!harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "AFTER"), "nothing new launched");
+    assert_eq!(state.status, RunStatus::Failed);
+    assert_eq!(state.error.as_deref(), Some("boom"));
+}
+
+#[tokio::test]
+async fn validation_failure_pauses_without_retry() {
+    let mut harness = harness(vec![(
+        "START",
+        Err(StepFailure::pause(PauseReason::ValidationError, "InvalidMultiFork", "bad multi-fork")),
+    )]);
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    assert_eq!(harness.executor.calls.lock().unwrap().len(), 1);
+    assert_eq!(harness.workflow.state().agents[0].error.as_deref(), Some("bad multi-fork"));
+}
+
+#[tokio::test]
+async fn shutdown_signal_stops_launching_records_the_running_step_and_interrupts() {
+    let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("AFTER")), ("AFTER", result("no"))]);
+    let (signals, receiver) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _ = signals.send(ShutdownSignal::Interrupt);
+    });
+    let outcome = harness.workflow.run(receiver).await;
+    assert_eq!(outcome, RunOutcome::Interrupted { signal: ShutdownSignal::Interrupt });
+    let state = harness.workflow.state();
+    assert_eq!(state.status, RunStatus::Interrupted);
+    assert_eq!(state.agents[0].current_state, "AFTER", "the running step finished and was recorded");
+    assert!(!harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "AFTER"), "nothing launched");
+    assert_eq!(&harness.store.load("r").unwrap(), state);
+}
+
+#[tokio::test]
+async fn max_agents_queues_forks_in_fifo_order() {
+    let fork = |target: &str| crate::transition::ForkSpec {
+        target: target.into(),
+        cd: None,
+        input: None,
+        task: crate::transition::TaskMode::New,
+        attributes: BTreeMap::new(),
+    };
+    let mut harness = harness(vec![
+        (
+            "START",
+            Ok(Transition::MultiFork { workers: vec![fork("A"), fork("B"), fork("C")], continuation: "END".into() }),
+        ),
+        ("END", result("main")),
+        ("A", result("a")),
+        ("B", result("b")),
+        ("C", result("c")),
+    ]);
+    harness.workflow.limits.max_agents = Some(1);
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    let order: Vec<String> = harness.executor.calls.lock().unwrap().iter().map(|(state, _)| state.clone()).collect();
+    assert_eq!(order, ["START", "END", "A", "B", "C"], "one at a time, in the order they became ready");
+}
+
+#[tokio::test]
+async fn max_steps_pauses_the_run_with_the_reason() {
+    let mut harness = harness(vec![("START", goto("B")), ("B", goto("C")), ("C", result("done"))]);
+    harness.workflow.limits.max_steps = Some(2);
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    let state = harness.workflow.state();
+    assert_eq!(state.steps_completed, 2);
+    assert_eq!(state.agents[0].current_state, "C");
+    assert_eq!(
+        state.pause_message.as_deref(),
+        Some("step limit of 2 reached; continue with `baton resume r --max-steps <more>`")
+    );
+}
+
+#[tokio::test]
+async fn time_limit_pauses_the_run_after_running_steps_finish() {
+    let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("END")), ("END", result("no"))]);
+    harness.workflow.limits.time_limit = Some(Duration::from_millis(50));
+    harness.workflow.limits.grace = Duration::from_secs(5);
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    let state = harness.workflow.state();
+    assert_eq!(state.agents[0].current_state, "END", "SLOW finished within the grace period");
+    assert!(state.elapsed_ms >= 50);
+    assert_eq!(
+        state.pause_message.as_deref(),
+        Some("time limit of 50ms reached; continue with `baton resume r --time-limit <longer>`")
+    );
+}
