@@ -30,9 +30,19 @@ fn gone(pid: i32) -> bool {
     false
 }
 
+/// The pid a script wrote to `path`. The shell creates the file before it writes
+/// the number, so an empty read means "not yet".
 fn pid_in(test: &Test, path: &str) -> i32 {
     assert!(test.wait_for_file(path), "{path} was never written");
-    std::fs::read_to_string(test.root().join(path)).unwrap().trim().parse().expect("a pid")
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(test.root().join(path)).unwrap_or_default();
+        match text.trim().parse() {
+            Ok(pid) => return pid,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => panic!("{path} holds no pid: {text:?}"),
+        }
+    }
 }
 
 fn exit_code(mut child: Child) -> Option<i32> {

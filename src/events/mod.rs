@@ -7,12 +7,15 @@
 //! trace format documented in `docs/trace-format.md`.
 
 pub(crate) mod bus;
+pub(crate) mod error_kind;
 pub(crate) mod metrics;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
+
+use crate::events::error_kind::ErrorKind;
 
 /// Whether a state is a prompt or a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -177,7 +180,7 @@ pub(crate) enum Event {
     },
     ErrorOccurred {
         agent_id: String,
-        error_type: String,
+        error_type: ErrorKind,
         message: String,
         state: String,
         is_retryable: bool,

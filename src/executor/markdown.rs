@@ -22,8 +22,9 @@ use std::time::Instant;
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
 use crate::backend::SessionMode;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest};
+use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
-use crate::executor::step_failure::{FailureClass, StepFailure};
+use crate::executor::step_failure::{FailureClass, StepFailure, interpretation_kind};
 use crate::model::agent::PauseReason;
 use crate::syntax::frontmatter::{StateFrontmatter, load_prompt};
 use crate::syntax::policy::Policy;
@@ -59,7 +60,7 @@ impl StateExecutor for MarkdownExecutor {
 /// Why one turn's output could not become a transition.
 enum TurnError {
     /// Worth a reminder under a policy (R5.18).
-    Remindable { error_type: &'static str, message: String },
+    Remindable { kind: ErrorKind, message: String },
     /// Fatal, reminder or not.
     Fatal(StepFailure),
 }
@@ -125,13 +126,14 @@ async fn run_markdown_state(
     }
 
     let path = agent.scope_dir.join(&agent.current_state);
-    let prompt = load_prompt(&path)
-        .map_err(|error| StepFailure::retryable(PauseReason::PromptError, "PromptFileError", error.to_string()))?;
+    let prompt = load_prompt(&path).map_err(|error| {
+        StepFailure::retryable(PauseReason::PromptError, ErrorKind::PromptFileError, error.to_string())
+    })?;
     let frontmatter = prompt.frontmatter;
     if !frontmatter.unknown_fields.is_empty() {
         step.emit(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
-            error_type: "UnknownField".into(),
+            error_type: ErrorKind::UnknownField,
             message: format!(
                 "{}: ignoring unrecognized frontmatter field(s): {}",
                 agent.current_state,
@@ -221,7 +223,7 @@ async fn run_markdown_state(
         match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, &agent.scope_dir) {
             Ok(transition) => return step.done(transition),
             Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
-            Err(TurnError::Remindable { error_type, message }) => {
+            Err(TurnError::Remindable { kind, message }) => {
                 let message = format!("state `{}`: {message}", agent.current_state);
                 if policy.entries.is_empty() || attempt + 1 >= MAX_REMINDER_ATTEMPTS {
                     let suffix = if policy.entries.is_empty() {
@@ -229,11 +231,11 @@ async fn run_markdown_state(
                     } else {
                         format!(" (after {MAX_REMINDER_ATTEMPTS} attempts with reminders)")
                     };
-                    return Err(StepFailure::fatal(error_type, format!("{message}{suffix}")).with_cost(step.cost));
+                    return Err(StepFailure::fatal(kind, format!("{message}{suffix}")).with_cost(step.cost));
                 }
                 step.emit(Event::ErrorOccurred {
                     agent_id: agent.id.clone(),
-                    error_type: error_type.into(),
+                    error_type: kind,
                     message,
                     state: agent.current_state.clone(),
                     is_retryable: true,
@@ -245,7 +247,10 @@ async fn run_markdown_state(
             }
         }
     }
-    Err(StepFailure::fatal("NoTransitionTag", format!("state `{}` produced no usable transition", agent.current_state)))
+    Err(StepFailure::fatal(
+        ErrorKind::NoTransitionTag,
+        format!("state `{}` produced no usable transition", agent.current_state),
+    ))
 }
 
 /// Publish what a turn does while it runs.
@@ -280,17 +285,21 @@ fn classify(error: BackendError) -> StepFailure {
                 .unwrap_or_default();
             StepFailure {
                 class: FailureClass::UsageLimit { resets_at },
-                error_type: "ClaudeCodeLimitError",
+                kind: ErrorKind::ClaudeCodeLimitError,
                 message: format!("usage limit reached{resets}: {message}"),
                 cost_usd: 0.0,
             }
         }
         BackendError::Failed { message, .. } => {
-            StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", message)
+            StepFailure::retryable(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, message)
         }
-        BackendError::Timeout(message) => StepFailure::retryable(PauseReason::Timeout, "ClaudeCodeTimeout", message),
-        BackendError::NotAvailable(message) => StepFailure::fatal("ClaudeNotAvailable", message),
-        BackendError::Cancelled => StepFailure::fatal("Cancelled", "Claude Code was stopped before it finished"),
+        BackendError::Timeout(message) => {
+            StepFailure::retryable(PauseReason::Timeout, ErrorKind::ClaudeCodeTimeout, message)
+        }
+        BackendError::NotAvailable(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
+        BackendError::Cancelled => {
+            StepFailure::fatal(ErrorKind::Cancelled, "Claude Code was stopped before it finished")
+        }
     }
 }
 
@@ -304,32 +313,36 @@ fn interpret_turn(
 ) -> Result<Transition, TurnError> {
     let implicit = || -> Result<Transition, TurnError> {
         let tag = policy.implicit_tag(|input| render(input, template_variables)).ok_or_else(|| {
-            TurnError::Fatal(StepFailure::fatal("PolicyError", "the policy's single entry cannot be used implicitly"))
+            TurnError::Fatal(StepFailure::fatal(
+                ErrorKind::PolicyError,
+                "the policy's single entry cannot be used implicitly",
+            ))
         })?;
         let resolved = resolve_tag(scope_dir, &tag).map_err(|error| {
-            TurnError::Fatal(StepFailure::fatal("TargetResolutionError", format!("implicit transition: {error}")))
+            TurnError::Fatal(StepFailure::fatal(
+                ErrorKind::TargetResolutionError,
+                format!("implicit transition: {error}"),
+            ))
         })?;
         Transition::try_from(&resolved)
-            .map_err(|error| TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())))
+            .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))
     };
     if frontmatter.force_implicit && policy.can_use_implicit() {
         return implicit();
     }
     let tags = scan(text).map_err(|error| {
-        TurnError::Fatal(StepFailure::fatal("ParseError", format!("transition parse error: {error}")))
+        TurnError::Fatal(StepFailure::fatal(ErrorKind::ParseError, format!("transition parse error: {error}")))
     })?;
     if is_multi_fork(&tags) {
         // A2: every tag of a multi-fork is resolved and checked against the policy.
         for tag in &tags {
             check_policy(policy, scope_dir, tag)?;
         }
-        return interpret(&tags, scope_dir).map_err(|error| match error {
-            InterpretError::InvalidMultiFork(reason) => TurnError::Fatal(StepFailure::pause(
-                PauseReason::ValidationError,
-                "InvalidMultiFork",
-                format!("invalid multi-fork output: {reason}"),
-            )),
-            other => remindable_or_fatal(other),
+        return interpret(&tags, scope_dir).map_err(|error| match &error {
+            InterpretError::InvalidMultiFork(reason) => {
+                TurnError::Fatal(StepFailure::of_interpretation(&error, format!("invalid multi-fork output: {reason}")))
+            }
+            _ => remindable_or_fatal(error),
         });
     }
     if tags.is_empty() && policy.can_use_implicit() {
@@ -337,20 +350,20 @@ fn interpret_turn(
     }
     match tags.as_slice() {
         [] => Err(TurnError::Remindable {
-            error_type: "NoTransitionTag",
+            kind: ErrorKind::NoTransitionTag,
             message: "no transition tag in the output".into(),
         }),
         [tag] => {
             let resolved = check_policy(policy, scope_dir, tag)?;
             let mut transition = Transition::try_from(&resolved)
-                .map_err(|error| TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())))?;
+                .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))?;
             if let Transition::Result { payload } = &mut transition {
                 *payload = payload.trim().to_string();
             }
             Ok(transition)
         }
         more => Err(TurnError::Remindable {
-            error_type: "MultipleTransitions",
+            kind: ErrorKind::MultipleTransitions,
             message: format!("{} transition tags in the output (expected 1)", more.len()),
         }),
     }
@@ -359,22 +372,27 @@ fn interpret_turn(
 /// Resolve `tag`'s targets and check it against the policy (R5.8).
 fn check_policy(policy: &Policy, scope_dir: &std::path::Path, tag: &Tag) -> Result<Tag, TurnError> {
     let resolved = resolve_tag(scope_dir, tag).map_err(|error| TurnError::Remindable {
-        error_type: "TargetResolutionError",
+        kind: ErrorKind::TargetResolutionError,
         message: format!("cannot resolve the target of <{}>: {error}", tag.kind),
     })?;
     // An empty policy allows every tag (R5.7).
-    policy
-        .validate(&resolved)
-        .map_err(|violation| TurnError::Remindable { error_type: "PolicyViolation", message: violation.to_string() })?;
+    policy.validate(&resolved).map_err(|violation| TurnError::Remindable {
+        kind: ErrorKind::PolicyViolation,
+        message: violation.to_string(),
+    })?;
     Ok(resolved)
 }
 
+/// Under a policy a wrong tag earns a reminder; a tag that breaks an attribute
+/// rule, or a broken multi-fork, would break again and fails at once.
 fn remindable_or_fatal(error: InterpretError) -> TurnError {
+    let kind = interpretation_kind(&error);
     match error {
-        InterpretError::Resolve(error) => {
-            TurnError::Remindable { error_type: "TargetResolutionError", message: error.to_string() }
+        InterpretError::Transition(_) | InterpretError::InvalidMultiFork(_) => {
+            TurnError::Fatal(StepFailure::of_interpretation(&error, error.to_string()))
         }
-        InterpretError::Transition(error) => TurnError::Fatal(StepFailure::fatal("TransitionError", error.to_string())),
-        other => TurnError::Remindable { error_type: "MultipleTransitions", message: other.to_string() },
+        InterpretError::NoTag | InterpretError::MultipleTags { .. } | InterpretError::Resolve(_) => {
+            TurnError::Remindable { kind, message: error.to_string() }
+        }
     }
 }

@@ -8,14 +8,17 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
 use crate::events::bus::EventBus;
+use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::StepFailure;
-use crate::model::agent::{Agent, PauseReason};
+use crate::model::agent::Agent;
+use crate::process::executable::find_on_path;
 use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
@@ -24,18 +27,9 @@ use crate::transition::interpret::{InterpretError, interpret};
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
 const STDERR_EXCERPT_BYTES: usize = 4096;
 
-/// `bash`, found on `PATH` once (R7.1). Spawning by bare name would repeat the
-/// `PATH` search — several failing `execve` calls — for every step.
-static BASH: std::sync::LazyLock<OsString> = std::sync::LazyLock::new(|| {
-    std::env::var_os("PATH")
-        .and_then(|path| {
-            std::env::split_paths(&path).map(|directory| directory.join("bash")).find(|candidate| {
-                use std::os::unix::fs::PermissionsExt;
-                candidate.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-            })
-        })
-        .map_or_else(|| OsString::from("bash"), |found| found.into_os_string())
-});
+/// `bash`, found on `PATH` once (R7.1).
+static BASH: std::sync::LazyLock<OsString> =
+    std::sync::LazyLock::new(|| find_on_path("bash").map_or_else(|| OsString::from("bash"), PathBuf::into_os_string));
 
 pub(crate) struct ScriptExecutor;
 
@@ -135,21 +129,21 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
     let extension = crate::workflow::state_name::extension(state).to_ascii_lowercase();
     if extension != ".sh" {
         return Err(StepFailure::fatal(
-            "ScriptError",
+            ErrorKind::ScriptError,
             format!("script `{state}` is a Windows script ({extension}) and cannot run on this platform"),
         ));
     }
     let script_path = agent.scope_dir.join(state);
     if !script_path.is_file() {
         return Err(StepFailure::fatal(
-            "ScriptError",
+            ErrorKind::ScriptError,
             format!("script `{state}` not found in workflow `{}`", agent.scope_dir.display()),
         ));
     }
 
     if !agent.cwd.is_dir() {
         return Err(StepFailure::fatal(
-            "ScriptError",
+            ErrorKind::ScriptError,
             format!(
                 "script `{state}` cannot run: its working directory {} does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
                 agent.cwd.display()
@@ -170,7 +164,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
             emit_output(context, &input, &stdout, &stderr, None, started, env);
             return Err(StepFailure::fatal(
-                "ScriptTimeout",
+                ErrorKind::ScriptTimeout,
                 format!(
                     "script `{state}` produced no output for {} and was killed (timeout from {})",
                     crate::text::duration::seconds_phrase(after.as_secs_f64()),
@@ -179,9 +173,12 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             ));
         }
         Err(ScriptProcessError::Cancelled) => {
-            return Err(StepFailure::fatal("Cancelled", format!("script `{state}` was stopped before it finished")));
+            return Err(StepFailure::fatal(
+                ErrorKind::Cancelled,
+                format!("script `{state}` was stopped before it finished"),
+            ));
         }
-        Err(error) => return Err(StepFailure::fatal("ScriptError", format!("script `{state}` {error}"))),
+        Err(error) => return Err(StepFailure::fatal(ErrorKind::ScriptError, format!("script `{state}` {error}"))),
     };
     emit_output(context, &input, &run.stdout, &run.stderr, run.exit_code, started, env);
 
@@ -189,47 +186,44 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         (Some(0), _) => {}
         (Some(code), _) => {
             return Err(StepFailure::fatal(
-                "ScriptError",
+                ErrorKind::ScriptError,
                 failure_message(state, &format!("failed with exit code {code}"), &run.stderr),
             ));
         }
         (None, signal) => {
             let what = format!("was killed by {}", signal_name(signal.unwrap_or_default()));
-            return Err(StepFailure::fatal("ScriptError", failure_message(state, &what, &run.stderr)));
+            return Err(StepFailure::fatal(ErrorKind::ScriptError, failure_message(state, &what, &run.stderr)));
         }
     }
 
     let tags = scan(&run.stdout).map_err(|error| {
-        StepFailure::fatal("ParseError", format!("script `{state}` printed an invalid transition tag: {error}"))
+        StepFailure::fatal(
+            ErrorKind::ParseError,
+            format!("script `{state}` printed an invalid transition tag: {error}"),
+        )
     })?;
-    let transition = interpret(&tags, &agent.scope_dir).map_err(|error| match error {
-        InterpretError::NoTag => {
-            let hint = if scan(&run.stderr).is_ok_and(|tags| !tags.is_empty()) {
-                " (a tag was printed to stderr, but only stdout counts)"
-            } else {
-                ""
-            };
-            StepFailure::fatal(
-                "NoTransitionTag",
-                format!("script `{state}` produced no transition tag in stdout{hint}"),
-            )
-        }
-        InterpretError::MultipleTags { count } => StepFailure::fatal(
-            "MultipleTransitions",
-            format!("script `{state}` produced {count} transition tags (expected 1)"),
-        ),
-        InterpretError::Resolve(error) => StepFailure::fatal(
-            "TargetResolutionError",
-            format!("script `{state}`: cannot resolve its transition target: {error}"),
-        ),
-        InterpretError::Transition(error) => {
-            StepFailure::fatal("TransitionError", format!("script `{state}`: {error}"))
-        }
-        InterpretError::InvalidMultiFork(reason) => StepFailure::pause(
-            PauseReason::ValidationError,
-            "InvalidMultiFork",
-            format!("script `{state}` produced an invalid multi-fork: {reason}"),
-        ),
+    let transition = interpret(&tags, &agent.scope_dir).map_err(|error| {
+        let message = match &error {
+            InterpretError::NoTag => {
+                let hint = if scan(&run.stderr).is_ok_and(|tags| !tags.is_empty()) {
+                    " (a tag was printed to stderr, but only stdout counts)"
+                } else {
+                    ""
+                };
+                format!("script `{state}` produced no transition tag in stdout{hint}")
+            }
+            InterpretError::MultipleTags { count } => {
+                format!("script `{state}` produced {count} transition tags (expected 1)")
+            }
+            InterpretError::Resolve(error) => {
+                format!("script `{state}`: cannot resolve its transition target: {error}")
+            }
+            InterpretError::Transition(error) => format!("script `{state}`: {error}"),
+            InterpretError::InvalidMultiFork(reason) => {
+                format!("script `{state}` produced an invalid multi-fork: {reason}")
+            }
+        };
+        StepFailure::of_interpretation(&error, message)
     })?;
 
     context.bus.emit(Event::StateCompleted {

@@ -4,7 +4,9 @@
 //! "stop the run", "try again later" and "pause this agent" without knowing
 //! anything about scripts or Claude.
 
+use crate::events::error_kind::ErrorKind;
 use crate::model::agent::PauseReason;
+use crate::transition::interpret::InterpretError;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum FailureClass {
@@ -21,24 +23,33 @@ pub(crate) enum FailureClass {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct StepFailure {
     pub(crate) class: FailureClass,
-    /// A stable name for the trace (`ScriptError`, `ParseError`, …).
-    pub(crate) error_type: &'static str,
+    pub(crate) kind: ErrorKind,
     pub(crate) message: String,
     /// What the failed step still cost (model turns are paid for either way, R9.2).
     pub(crate) cost_usd: f64,
 }
 
 impl StepFailure {
-    pub(crate) fn fatal(error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Fatal, error_type, message: message.into(), cost_usd: 0.0 }
+    pub(crate) fn fatal(kind: ErrorKind, message: impl Into<String>) -> StepFailure {
+        StepFailure { class: FailureClass::Fatal, kind, message: message.into(), cost_usd: 0.0 }
     }
 
-    pub(crate) fn retryable(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Retryable(reason), error_type, message: message.into(), cost_usd: 0.0 }
+    pub(crate) fn retryable(reason: PauseReason, kind: ErrorKind, message: impl Into<String>) -> StepFailure {
+        StepFailure { class: FailureClass::Retryable(reason), kind, message: message.into(), cost_usd: 0.0 }
     }
 
-    pub(crate) fn pause(reason: PauseReason, error_type: &'static str, message: impl Into<String>) -> StepFailure {
-        StepFailure { class: FailureClass::Pause(reason), error_type, message: message.into(), cost_usd: 0.0 }
+    pub(crate) fn pause(reason: PauseReason, kind: ErrorKind, message: impl Into<String>) -> StepFailure {
+        StepFailure { class: FailureClass::Pause(reason), kind, message: message.into(), cost_usd: 0.0 }
+    }
+
+    /// An output whose tags could not become a transition, worded by the caller:
+    /// an invalid multi-fork pauses the agent (R3.44); everything else is fatal.
+    pub(crate) fn of_interpretation(error: &InterpretError, message: String) -> StepFailure {
+        let kind = interpretation_kind(error);
+        match error {
+            InterpretError::InvalidMultiFork(_) => StepFailure::pause(PauseReason::ValidationError, kind, message),
+            _ => StepFailure::fatal(kind, message),
+        }
     }
 
     /// The same failure, having cost `cost_usd`.
@@ -49,5 +60,29 @@ impl StepFailure {
 
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(self.class, FailureClass::Retryable(_))
+    }
+}
+
+/// What an output's tags failing to become a transition is called (both executors).
+pub(crate) fn interpretation_kind(error: &InterpretError) -> ErrorKind {
+    match error {
+        InterpretError::NoTag => ErrorKind::NoTransitionTag,
+        InterpretError::MultipleTags { .. } => ErrorKind::MultipleTransitions,
+        InterpretError::Resolve(_) => ErrorKind::TargetResolutionError,
+        InterpretError::Transition(_) => ErrorKind::TransitionError,
+        InterpretError::InvalidMultiFork(_) => ErrorKind::InvalidMultiFork,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_interpretation_error_has_its_own_kind() {
+        assert_eq!(interpretation_kind(&InterpretError::NoTag), ErrorKind::NoTransitionTag);
+        assert_eq!(interpretation_kind(&InterpretError::MultipleTags { count: 2 }), ErrorKind::MultipleTransitions);
+        let failure = StepFailure::of_interpretation(&InterpretError::InvalidMultiFork("x".into()), "m".into());
+        assert_eq!(failure.class, FailureClass::Pause(PauseReason::ValidationError));
     }
 }

@@ -133,9 +133,15 @@ fn null_as_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Frame
 impl Agent {
     /// The first agent of a run.
     pub(crate) fn main(initial_state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
+        Agent::new("main".to_string(), initial_state, scope_dir, cwd, task_folder)
+    }
+
+    /// An active agent about to run `state` for the first time: no session, no
+    /// return frames, no input.
+    pub(crate) fn new(id: String, state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
         Agent {
-            id: "main".to_string(),
-            current_state: initial_state,
+            id,
+            current_state: state,
             session_id: None,
             stack: Vec::new(),
             pending_result: None,

@@ -1,6 +1,7 @@
 //! Child processes: each step runs in its own process group, which a timeout, a
 //! shutdown or the watchdog (when Baton itself dies) signals as a whole.
 
+pub(crate) mod executable;
 pub(crate) mod group;
 pub(crate) mod limits;
 pub(crate) mod script;

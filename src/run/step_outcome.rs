@@ -76,7 +76,7 @@ impl WorkflowLoop {
         self.changes.touch(agent);
         self.outbox.push(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
-            error_type: failure.error_type.to_string(),
+            error_type: failure.kind,
             message: failure.message.clone(),
             state: agent.current_state.clone(),
             is_retryable: failure.is_retryable(),

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::events::Event;
 use crate::events::bus::EventBus;
+use crate::events::error_kind::ErrorKind;
 use crate::executor::context::{StateTimeout, TimeoutSource};
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
@@ -58,7 +59,9 @@ impl StateExecutor for ScriptedExecutor {
                 tokio::time::sleep(self.delay).await;
             }
             let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
-            reply.unwrap_or_else(|| Err(StepFailure::fatal("Test", format!("no scripted reply for {state}"))))
+            reply.unwrap_or_else(|| {
+                Err(StepFailure::fatal(ErrorKind::ScriptError, format!("no scripted reply for {state}")))
+            })
         })
     }
 }
@@ -72,7 +75,7 @@ fn result(payload: &str) -> Result<Transition, StepFailure> {
 }
 
 fn retryable() -> Result<Transition, StepFailure> {
-    Err(StepFailure::retryable(PauseReason::ClaudeError, "ClaudeCodeError", "claude exited with 1"))
+    Err(StepFailure::retryable(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, "claude exited with 1"))
 }
 
 struct Harness {
@@ -195,7 +198,7 @@ async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
     };
     let mut harness = harness(vec![
         ("START", Ok(fork)),
-        ("FAIL", Err(StepFailure::fatal("ScriptError", "boom"))),
+        ("FAIL", Err(StepFailure::fatal(ErrorKind::ScriptError, "boom"))),
         ("SLOW", goto("AFTER")),
         ("AFTER", result("never runs")),
     ]);
@@ -215,7 +218,7 @@ async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
 async fn validation_failure_pauses_without_retry() {
     let mut harness = harness(vec![(
         "START",
-        Err(StepFailure::pause(PauseReason::ValidationError, "InvalidMultiFork", "bad multi-fork")),
+        Err(StepFailure::pause(PauseReason::ValidationError, ErrorKind::InvalidMultiFork, "bad multi-fork")),
     )]);
     assert_eq!(run(&mut harness).await, RunOutcome::Paused);
     assert_eq!(harness.executor.calls.lock().unwrap().len(), 1);

@@ -20,7 +20,6 @@
 //! `0x1F` as `31`. Quoting the value keeps its exact text.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -29,6 +28,7 @@ use gray_matter::engine::{Engine, YAML};
 use regex::Regex;
 
 use crate::syntax::policy::{Policy, PolicyEntry};
+use crate::text::excerpt::Excerpt;
 
 /// R5.1, verbatim.
 static FRONTMATTER: LazyLock<Regex> =
@@ -246,28 +246,12 @@ fn scalar_text(value: &Pod) -> Option<String> {
 fn describe(value: &Pod) -> String {
     match value {
         Pod::Null => "nothing (null)".to_string(),
-        Pod::String(text) => format!("the text \"{}\"", Quoted(text)),
+        Pod::String(text) => format!("the text \"{}\"", Excerpt { text, max_chars: MAX_QUOTED_CHARS }),
         Pod::Integer(number) => format!("the number {number}"),
         Pod::Float(number) => format!("the number {number:?}"),
         Pod::Boolean(flag) => format!("the value {flag}"),
         Pod::Array(_) => "a list".to_string(),
         Pod::Hash(_) => "a mapping".to_string(),
-    }
-}
-
-/// A string value cut to [`MAX_QUOTED_CHARS`] characters, with control characters escaped.
-struct Quoted<'a>(&'a str);
-
-impl fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut chars = self.0.chars();
-        for c in chars.by_ref().take(MAX_QUOTED_CHARS) {
-            write!(f, "{}", c.escape_debug())?;
-        }
-        if chars.next().is_some() {
-            f.write_str("…")?;
-        }
-        Ok(())
     }
 }
 

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::syntax::tag::{Tag, TagKind};
+use crate::text::excerpt::Excerpt;
 use crate::workflow::state_name;
 
 /// The keys of an entry that constrain a transition's targets (R5.8).
@@ -131,27 +132,16 @@ pub(crate) enum PolicyViolation {
     #[error("transition {emitted} is not allowed; allowed <{tag}> transitions: {}", .allowed.join(", "))]
     Transition { tag: TagKind, emitted: String, allowed: Vec<String> },
     /// `<result>` entries all fix a payload, and this one is none of them.
-    #[error("result payload \"{}\" is not allowed; allowed <result> payloads: {}", Excerpt(.payload), .allowed.join(", "))]
+    #[error("result payload \"{}\" is not allowed; allowed <result> payloads: {}", payload_excerpt(.payload), .allowed.join(", "))]
     ResultPayload { payload: String, allowed: Vec<String> },
     /// No entry has this tag at all. `allowed_tags` is in policy order, without repeats.
     #[error("tag <{tag}> is not allowed; allowed tags: {}", .allowed_tags.join(", "))]
     Tag { tag: TagKind, allowed_tags: Vec<String> },
 }
 
-/// A payload cut to [`MAX_PAYLOAD_CHARS`] characters, control characters escaped.
-struct Excerpt<'a>(&'a str);
-
-impl fmt::Display for Excerpt<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut chars = self.0.chars();
-        for c in chars.by_ref().take(MAX_PAYLOAD_CHARS) {
-            write!(f, "{}", c.escape_debug())?;
-        }
-        if chars.next().is_some() {
-            f.write_str("…")?;
-        }
-        Ok(())
-    }
+/// A payload as quoted in a violation message.
+fn payload_excerpt(payload: &str) -> Excerpt<'_> {
+    Excerpt { text: payload, max_chars: MAX_PAYLOAD_CHARS }
 }
 
 impl Policy {

@@ -1,3 +1,4 @@
 //! Small text helpers shared by messages everywhere.
 
 pub(crate) mod duration;
+pub(crate) mod excerpt;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::agent::{Agent, AgentStatus, Frame};
+use crate::model::agent::{Agent, Frame};
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
 use crate::transition::{ForkSpec, TaskMode, Transition};
@@ -120,27 +120,11 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         TaskMode::Inherit => parent.task_folder.clone(),
         TaskMode::New => env.task_folders.folder_for(&id, 0),
     };
+    let cwd = spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd));
     Agent {
-        current_state: spec.target.clone(),
-        session_id: None,
-        stack: Vec::new(),
         pending_result: spec.input.clone(),
-        cwd: spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd)),
-        scope_dir: parent.scope_dir.clone(),
-        nesting_depth: 0,
-        status: AgentStatus::Active,
-        pause_reason: None,
-        retry_count: 0,
-        error: None,
-        task_folder,
-        task_count: 0,
-        fork_session_id: None,
         fork_attributes: spec.attributes.clone(),
-        steps_started: 0,
-        queued: false,
-        limit_resets_at: None,
-        continue_and_fork: false,
-        id,
+        ..Agent::new(id, spec.target.clone(), parent.scope_dir.clone(), cwd, task_folder)
     }
 }
 

@@ -54,16 +54,3 @@ pub(crate) fn trace_file(outcome: &Outcome, name: &str) -> String {
     let path = outcome.run_dir(common::RUN).join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
 }
-
-/// The reminder appended to a prompt under a policy whose entries render as `tags` (R5.20).
-pub(crate) fn reminder(tags: &[&str]) -> String {
-    let mut lines = vec![
-        String::new(),
-        "---".to_string(),
-        "REMINDER: Emit exactly one of these tags (target names are literal, not placeholders):".to_string(),
-        String::new(),
-    ];
-    lines.extend(tags.iter().enumerate().map(|(index, tag)| format!("{}. {tag}", index + 1)));
-    lines.extend([String::new(), "Emit exactly one of the above tags.".to_string(), "---".to_string()]);
-    lines.join("\n")
-}

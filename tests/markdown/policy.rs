@@ -2,7 +2,7 @@
 //! §16 items 31–38).
 
 use super::common::{RUN, assert_fatal, fatal_line, started, state, str_of, transitions};
-use super::{calls, calls_for, fake, reminder, session_of, trace_file, with_frontmatter};
+use super::{calls, calls_for, fake, session_of, trace_file, with_frontmatter};
 use crate::support::Test;
 use crate::support::fake_claude::Reply;
 
@@ -66,7 +66,10 @@ fn r5_13_another_target_than_the_policys_gets_a_reminder() {
     );
     let start = calls_for(&outcome, "[[START]]");
     assert_eq!(start.len(), 2);
-    assert_eq!(start[1].prompt, format!("[[START]]\n{}", reminder(&["<goto>NEXT</goto>"])));
+    assert_eq!(
+        start[1].prompt,
+        "[[START]]\n\n---\nREMINDER: Emit exactly one of these tags (target names are literal, not placeholders):\n\n1. <goto>NEXT</goto>\n\nEmit exactly one of the above tags.\n---"
+    );
     assert_eq!(transitions(&outcome)[0], "main:START.md -goto-> NEXT.md");
 }
 
@@ -87,7 +90,10 @@ fn r5_11_result_without_payload_is_never_implicit() {
         errors(&outcome),
         ["NoTransitionTag retryable=true retry=1: state `START.md`: no transition tag in the output"]
     );
-    assert_eq!(calls(&outcome)[1].prompt, format!("[[START]]\n{}", reminder(&["<result>...</result>"])));
+    assert_eq!(
+        calls(&outcome)[1].prompt,
+        "[[START]]\n\n---\nREMINDER: Emit exactly one of these tags (target names are literal, not placeholders):\n\n1. <result>...</result>\n\nEmit exactly one of the above tags.\n---"
+    );
 }
 
 const YES_NO: &str =
@@ -120,7 +126,7 @@ fn r5_8_result_payload_is_case_sensitive() {
     );
     assert_eq!(
         calls(&outcome)[1].prompt,
-        format!("[[START]]\n{}", reminder(&["<result>YES</result>", "<result>NO</result>"]))
+        "[[START]]\n\n---\nREMINDER: Emit exactly one of these tags (target names are literal, not placeholders):\n\n1. <result>YES</result>\n2. <result>NO</result>\n\nEmit exactly one of the above tags.\n---"
     );
 }
 

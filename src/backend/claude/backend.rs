@@ -7,7 +7,7 @@
 //! Code's stderr is usually empty; anything else is a turn whose text the executor
 //! parses — including `is_error` results, which normally carry no tag (R12.10).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tokio::sync::watch;
 
@@ -15,9 +15,15 @@ use super::command::ClaudeCommand;
 use super::process::{ClaudeProcess, ClaudeProcessError, run_claude};
 use super::stream_reader::{StreamReader, StreamSignal};
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
+
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
+use crate::process::executable::{find_on_path, is_executable};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
+use crate::text::excerpt::head;
+
+/// How much of Claude's result text or stderr goes into a message.
+const MESSAGE_CHARS: usize = 500;
 
 /// Where the `claude` binary comes from, in precedence order.
 #[derive(Clone, Debug, Default)]
@@ -46,21 +52,12 @@ impl ClaudeBinarySources {
                 };
             }
         }
-        std::env::var_os("PATH")
-            .and_then(|path| {
-                std::env::split_paths(&path).map(|dir| dir.join("claude")).find(|candidate| is_executable(candidate))
-            })
-            .ok_or_else(|| {
-                "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
+        find_on_path("claude").ok_or_else(|| {
+            "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
                  .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)"
-                    .to_string()
-            })
+                .to_string()
+        })
     }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 pub(crate) struct ClaudeBackend {
@@ -72,15 +69,6 @@ impl ClaudeBackend {
     pub(crate) fn new(binary: Result<PathBuf, String>, skip_permissions: bool) -> ClaudeBackend {
         ClaudeBackend { binary, skip_permissions }
     }
-}
-
-/// Short text for messages: the first 500 characters.
-fn excerpt(text: &str) -> String {
-    let trimmed = text.trim();
-    if trimmed.chars().count() <= 500 {
-        return trimmed.to_string();
-    }
-    format!("{}…", trimmed.chars().take(500).collect::<String>())
 }
 
 impl Backend for ClaudeBackend {
@@ -145,20 +133,20 @@ impl Backend for ClaudeBackend {
                     .message
                     .filter(|message| !message.is_empty())
                     .or(limit_text)
-                    .unwrap_or_else(|| excerpt(&summary.text));
+                    .unwrap_or_else(|| head(&summary.text, MESSAGE_CHARS));
                 let resets_at = structured
                     .resets_at
                     .or_else(|| parse_reset(&message, jiff::Zoned::now()).map(|timestamp| timestamp.as_second()));
-                return Err(BackendError::UsageLimit { message: excerpt(&message), resets_at });
+                return Err(BackendError::UsageLimit { message: head(&message, MESSAGE_CHARS), resets_at });
             }
             match exit.exit_code {
                 Some(0) => {}
                 code => {
                     let code = code.map_or_else(|| "a signal".to_string(), |code| format!("code {code}"));
                     let detail = if !summary.text.trim().is_empty() {
-                        excerpt(&summary.text)
+                        head(&summary.text, MESSAGE_CHARS)
                     } else if !exit.stderr.trim().is_empty() {
-                        excerpt(&exit.stderr)
+                        head(&exit.stderr, MESSAGE_CHARS)
                     } else {
                         String::from("no result text and an empty stderr")
                     };

@@ -20,147 +20,17 @@
 //!
 //! Names containing `/` or `\` and empty names are refused before any I/O (R1.9).
 
-use std::fmt;
+mod error;
+mod platform;
+
 use std::fs::{self, DirEntry};
 use std::path::Path;
 
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
 
-/// The operating-system family whose scripts can run (R1.8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Platform {
-    Unix,
-    Windows,
-}
-
-impl Platform {
-    /// The platform this binary was built for.
-    pub(crate) const CURRENT: Platform = if cfg!(windows) { Platform::Windows } else { Platform::Unix };
-
-    /// The extensions an abstract name is looked up with, in the order reported
-    /// to the user when none exists (R1.12, R1.13).
-    fn searched_extensions(self) -> &'static [&'static str] {
-        match self {
-            Platform::Unix => &[".md", ".sh"],
-            Platform::Windows => &[".md", ".ps1", ".bat", ".sh"],
-        }
-    }
-
-    /// Whether a state with extension `ext` (any case) cannot run here (R1.8).
-    fn rejects_extension(self, ext: &str) -> bool {
-        let foreign: &[&str] = match self {
-            Platform::Unix => &[".bat", ".ps1"],
-            Platform::Windows => &[".sh"],
-        };
-        foreign.iter().any(|known| known.eq_ignore_ascii_case(ext))
-    }
-
-    /// Why an explicit name with a foreign extension is refused.
-    fn foreign_script_rule(self) -> &'static str {
-        match self {
-            Platform::Unix => "`.bat` and `.ps1` scripts run only on Windows",
-            Platform::Windows => "`.sh` scripts run only on Unix",
-        }
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Platform::Unix => "Unix",
-            Platform::Windows => "Windows",
-        })
-    }
-}
-
-/// Why a state name could not be turned into a state file.
-///
-/// `scope` is always the scope label (for a directory, its path as given), so a
-/// message names the workflow it is about even when several are in play.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ResolveError {
-    /// No file matches. `looked_for` holds the file names that were tried.
-    #[error(
-        "state `{name}` not found in workflow `{scope}` (looked for {}){}",
-        .looked_for.join(", "),
-        suggestion_suffix(.suggestion.as_deref())
-    )]
-    NotFound { scope: String, name: String, looked_for: Vec<String>, suggestion: Option<String> },
-
-    /// Several files match an abstract name (R1.12, R1.13).
-    #[error(
-        "state `{name}` is ambiguous in workflow `{scope}`: {} {} exist; use an explicit extension",
-        join_with_and(.files),
-        if .files.len() > 2 { "all" } else { "both" }
-    )]
-    Ambiguous { scope: String, name: String, files: Vec<String> },
-
-    /// An abstract name exists only as scripts for the other platform.
-    #[error(
-        "state `{name}` in workflow `{scope}` exists only as {}, which cannot run on {platform}",
-        join_with_and(.files)
-    )]
-    Platform { scope: String, name: String, files: Vec<String>, platform: Platform },
-
-    /// An explicit name has the extension of the other platform's scripts (R1.8).
-    #[error("state `{name}` cannot run on {platform}: {}", .platform.foreign_script_rule())]
-    ForeignExtension { scope: String, name: String, platform: Platform },
-
-    /// The name contains `/` or `\` (R1.9).
-    #[error("state name `{name}` contains a path separator; states are bare file names inside the workflow directory")]
-    PathSeparator { scope: String, name: String },
-
-    /// The name is the empty string.
-    #[error("empty state name")]
-    Empty { scope: String },
-
-    /// Neither `1_START` nor `START` exists (R1.17).
-    #[error(
-        "workflow `{scope}` has no entry point: expected a `1_START` or `START` state ({})",
-        entry_point_files(*.platform)
-    )]
-    NoEntryPoint { scope: String, platform: Platform },
-
-    /// An entry-point candidate exists but cannot be used (ambiguous, wrong platform).
-    #[error("workflow `{scope}` has no usable entry point: {cause}")]
-    UnusableEntryPoint { scope: String, cause: Box<ResolveError> },
-
-    /// Both `1_START` and `START` resolve (R1.17).
-    #[error("workflow `{scope}` has an ambiguous entry point: both {first} and {second} exist")]
-    AmbiguousEntryPoint { scope: String, first: String, second: String },
-
-    /// The scope directory could not be listed.
-    #[error("cannot read workflow `{scope}`: {reason}")]
-    ScopeUnreadable { scope: String, reason: String },
-}
-
-fn suggestion_suffix(suggestion: Option<&str>) -> String {
-    suggestion.map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn join_with_and(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// The files that would make an entry point, for the "no entry point" message.
-fn entry_point_files(platform: Platform) -> String {
-    let extensions: &[&str] = match platform {
-        Platform::Unix => &[".md", ".sh"],
-        Platform::Windows => &[".md", ".ps1", ".bat"],
-    };
-    let files: Vec<String> =
-        ["1_START", "START"].iter().flat_map(|stem| extensions.iter().map(move |ext| format!("{stem}{ext}"))).collect();
-    match files.split_last() {
-        Some((last, init)) => format!("{} or {last}", init.join(", ")),
-        None => String::new(),
-    }
-}
+pub(crate) use error::ResolveError;
+pub(crate) use platform::Platform;
 
 /// Resolve `name` (abstract like `REVIEW` or explicit like `REVIEW.md`) in
 /// `scope_dir`, for the platform this binary runs on.
@@ -825,14 +695,5 @@ mod tests {
         let files = listing(&["START.sh", "1_START.ps1"]);
         assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Unix).as_deref(), Ok("START.sh"));
         assert_eq!(entry_point_in_listing(&files, SCOPE, Platform::Windows).as_deref(), Ok("1_START.ps1"));
-    }
-
-    #[test]
-    fn join_with_and_forms() {
-        let items = |xs: &[&str]| listing(xs);
-        assert_eq!(join_with_and(&items(&[])), "");
-        assert_eq!(join_with_and(&items(&["a"])), "a");
-        assert_eq!(join_with_and(&items(&["a", "b"])), "a and b");
-        assert_eq!(join_with_and(&items(&["a", "b", "c"])), "a, b and c");
     }
 }

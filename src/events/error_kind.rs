@@ -1,0 +1,54 @@
+//! The names of failures in the trace.
+
+use serde::Serialize;
+
+/// What went wrong, as the trace names it (`error_type` in `ErrorOccurred`,
+/// `docs/trace-format.md`). The variant names are the stable strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) enum ErrorKind {
+    /// A script exited non-zero, was killed, timed out, or could not start.
+    ScriptError,
+    /// A script printed nothing for the inactivity timeout and was killed.
+    ScriptTimeout,
+    /// An output held a malformed transition tag.
+    ParseError,
+    NoTransitionTag,
+    MultipleTransitions,
+    /// A tag named a state that does not resolve (R1.x).
+    TargetResolutionError,
+    /// A resolved tag broke an attribute rule (a `<call>` without `return`, …).
+    TransitionError,
+    /// A multi-fork broke R3.44; the agent pauses.
+    InvalidMultiFork,
+    /// A tag the state's policy does not allow (R5.8).
+    PolicyViolation,
+    /// A policy whose single entry cannot be used implicitly.
+    PolicyError,
+    /// The prompt file could not be read or its frontmatter parsed.
+    PromptFileError,
+    /// A frontmatter field Baton does not know (a warning, not a failure).
+    UnknownField,
+    ClaudeCodeError,
+    ClaudeCodeTimeout,
+    ClaudeCodeLimitError,
+    /// The Claude Code CLI cannot be found or run.
+    ClaudeNotAvailable,
+    /// A backend turn was stopped by a shutdown.
+    Cancelled,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds_serialise_to_the_trace_names() {
+        for (kind, name) in [
+            (ErrorKind::ScriptError, "ScriptError"),
+            (ErrorKind::NoTransitionTag, "NoTransitionTag"),
+            (ErrorKind::ClaudeCodeLimitError, "ClaudeCodeLimitError"),
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(name));
+        }
+    }
+}
