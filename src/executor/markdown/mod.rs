@@ -15,25 +15,23 @@
 //! Backend failures are classified for the loop: usage limits pause, failed and
 //! timed-out turns are retried, a missing CLI is fatal.
 
-use std::collections::BTreeMap;
+mod turn;
+
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use turn::{TurnError, interpret_turn};
+
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
-use crate::backend::SessionMode;
-use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest};
+use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, SessionMode};
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
-use crate::executor::step_failure::{FailureClass, StepFailure, interpretation_kind};
+use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::model::agent::PauseReason;
-use crate::syntax::frontmatter::{StateFrontmatter, load_prompt};
-use crate::syntax::policy::Policy;
+use crate::syntax::frontmatter::load_prompt;
 use crate::syntax::print_extractor::PrintExtractor;
-use crate::syntax::scanner::scan;
-use crate::syntax::tag::Tag;
 use crate::syntax::template::{TemplateInputs, render, variables};
 use crate::transition::Transition;
-use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag};
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
 pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
@@ -55,14 +53,6 @@ impl StateExecutor for MarkdownExecutor {
     fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
         Box::pin(run_markdown_state(self.backend.as_ref(), input, context))
     }
-}
-
-/// Why one turn's output could not become a transition.
-enum TurnError {
-    /// Worth a reminder under a policy (R5.18).
-    Remindable { kind: ErrorKind, message: String },
-    /// Fatal, reminder or not.
-    Fatal(StepFailure),
 }
 
 struct Step<'a> {
@@ -299,100 +289,6 @@ fn classify(error: BackendError) -> StepFailure {
         BackendError::NotAvailable(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
         BackendError::Cancelled => {
             StepFailure::fatal(ErrorKind::Cancelled, "Claude Code was stopped before it finished")
-        }
-    }
-}
-
-/// One turn's text → the transition, or why not (R5.17 after the budget check).
-fn interpret_turn(
-    text: &str,
-    frontmatter: &StateFrontmatter,
-    policy: &Policy,
-    template_variables: &BTreeMap<String, String>,
-    scope_dir: &std::path::Path,
-) -> Result<Transition, TurnError> {
-    let implicit = || -> Result<Transition, TurnError> {
-        let tag = policy.implicit_tag(|input| render(input, template_variables)).ok_or_else(|| {
-            TurnError::Fatal(StepFailure::fatal(
-                ErrorKind::PolicyError,
-                "the policy's single entry cannot be used implicitly",
-            ))
-        })?;
-        let resolved = resolve_tag(scope_dir, &tag).map_err(|error| {
-            TurnError::Fatal(StepFailure::fatal(
-                ErrorKind::TargetResolutionError,
-                format!("implicit transition: {error}"),
-            ))
-        })?;
-        Transition::try_from(&resolved)
-            .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))
-    };
-    if frontmatter.force_implicit && policy.can_use_implicit() {
-        return implicit();
-    }
-    let tags = scan(text).map_err(|error| {
-        TurnError::Fatal(StepFailure::fatal(ErrorKind::ParseError, format!("transition parse error: {error}")))
-    })?;
-    if is_multi_fork(&tags) {
-        // A2: every tag of a multi-fork is resolved and checked against the policy.
-        for tag in &tags {
-            check_policy(policy, scope_dir, tag)?;
-        }
-        return interpret(&tags, scope_dir).map_err(|error| match &error {
-            InterpretError::InvalidMultiFork(reason) => {
-                TurnError::Fatal(StepFailure::of_interpretation(&error, format!("invalid multi-fork output: {reason}")))
-            }
-            _ => remindable_or_fatal(error),
-        });
-    }
-    if tags.is_empty() && policy.can_use_implicit() {
-        return implicit();
-    }
-    match tags.as_slice() {
-        [] => Err(TurnError::Remindable {
-            kind: ErrorKind::NoTransitionTag,
-            message: "no transition tag in the output".into(),
-        }),
-        [tag] => {
-            let resolved = check_policy(policy, scope_dir, tag)?;
-            let mut transition = Transition::try_from(&resolved)
-                .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))?;
-            if let Transition::Result { payload } = &mut transition {
-                *payload = payload.trim().to_string();
-            }
-            Ok(transition)
-        }
-        more => Err(TurnError::Remindable {
-            kind: ErrorKind::MultipleTransitions,
-            message: format!("{} transition tags in the output (expected 1)", more.len()),
-        }),
-    }
-}
-
-/// Resolve `tag`'s targets and check it against the policy (R5.8).
-fn check_policy(policy: &Policy, scope_dir: &std::path::Path, tag: &Tag) -> Result<Tag, TurnError> {
-    let resolved = resolve_tag(scope_dir, tag).map_err(|error| TurnError::Remindable {
-        kind: ErrorKind::TargetResolutionError,
-        message: format!("cannot resolve the target of <{}>: {error}", tag.kind),
-    })?;
-    // An empty policy allows every tag (R5.7).
-    policy.validate(&resolved).map_err(|violation| TurnError::Remindable {
-        kind: ErrorKind::PolicyViolation,
-        message: violation.to_string(),
-    })?;
-    Ok(resolved)
-}
-
-/// Under a policy a wrong tag earns a reminder; a tag that breaks an attribute
-/// rule, or a broken multi-fork, would break again and fails at once.
-fn remindable_or_fatal(error: InterpretError) -> TurnError {
-    let kind = interpretation_kind(&error);
-    match error {
-        InterpretError::Transition(_) | InterpretError::InvalidMultiFork(_) => {
-            TurnError::Fatal(StepFailure::of_interpretation(&error, error.to_string()))
-        }
-        InterpretError::NoTag | InterpretError::MultipleTags { .. } | InterpretError::Resolve(_) => {
-            TurnError::Remindable { kind, message: error.to_string() }
         }
     }
 }
