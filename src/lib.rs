@@ -17,6 +17,7 @@ mod cli;
 mod events;
 mod executor;
 mod exit_code;
+mod ids;
 mod model;
 mod observers;
 mod process;

@@ -11,6 +11,7 @@ mod conformance;
 mod crash_resume;
 mod kill_anywhere;
 mod markdown;
+mod regression;
 mod samples;
 mod shutdown;
 mod state_compat;

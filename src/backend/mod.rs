@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::ids::SessionId;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -55,7 +56,7 @@ pub(crate) enum BackendEvent {
 pub(crate) struct BackendResponse {
     /// The text transitions are parsed from.
     pub(crate) text: String,
-    pub(crate) session_id: Option<String>,
+    pub(crate) session_id: Option<SessionId>,
     pub(crate) cost_usd: f64,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,

@@ -18,7 +18,7 @@ pub(crate) fn list(store: &RunStore) -> Result<i32, CliError> {
             Ok(run) => {
                 let age = run.created_at.parse::<jiff::Timestamp>().map_or_else(|_| "?".to_string(), |t| age(now, t));
                 lines.push(vec![
-                    run.run_id,
+                    run.run_id.to_string(),
                     run.status.to_string(),
                     age,
                     format!("${:.4}", run.total_cost_usd),

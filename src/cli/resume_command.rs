@@ -13,10 +13,10 @@ pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeAr
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
     if state.status == RunStatus::Completed {
-        return Err(CliError::AlreadyCompleted { run_id: state.run_id });
+        return Err(CliError::AlreadyCompleted { run_id: state.run_id.to_string() });
     }
     if arguments.input.is_some() {
-        return Err(CliError::NoAgentWaiting { run_id: state.run_id });
+        return Err(CliError::NoAgentWaiting { run_id: state.run_id.to_string() });
     }
     if let Some(budget) = check_budget(arguments.budget)? {
         state.budget_usd = budget;

@@ -6,6 +6,7 @@ use super::CliError;
 use super::arguments::RunArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
 use crate::cli::config::Config;
+use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::Agent;
 use crate::model::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
@@ -26,11 +27,12 @@ pub(crate) async fn run(
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
         Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
-        Some(id) => id,
-        None => store.new_run_id(),
+        Some(id) => RunId::from(id),
+        None => RunId::from(store.new_run_id()),
     };
-    let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for("main", 0);
-    let mut main = Agent::main(target.initial_state.clone(), target.scope_dir.clone(), cwd.clone(), task_folder);
+    let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for(&AgentId::main(), 0);
+    let mut main =
+        Agent::main(StateName::from(target.initial_state.as_str()), target.scope_dir.clone(), cwd.clone(), task_folder);
     main.pending_result = arguments.input;
     main.continue_and_fork = arguments.continue_session;
     let now = jiff::Timestamp::now().to_string();
@@ -38,7 +40,7 @@ pub(crate) async fn run(
         version: STATE_VERSION,
         run_id,
         scope_dir: target.scope_dir,
-        initial_state: target.initial_state,
+        initial_state: target.initial_state.into(),
         launch_cwd: cwd,
         status: RunStatus::Running,
         created_at: now.clone(),

@@ -54,7 +54,7 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i3
         let _ = writeln!(text, "  {}  at {}  [{status}]", agent.id, agent.current_state);
         let _ = writeln!(text, "      cwd: {}", agent.cwd.display());
         if !agent.stack.is_empty() {
-            let frames: Vec<&str> = agent.stack.iter().rev().map(|frame| frame.state.as_str()).collect();
+            let frames: Vec<&str> = agent.stack.iter().rev().map(|frame| &*frame.state).collect();
             let _ = writeln!(text, "      returns to: {}", frames.join(" <- "));
         }
         if let Some(session) = &agent.session_id {

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::events::error_kind::ErrorKind;
+use crate::ids::{AgentId, RunId, SessionId, StateName};
 
 /// Whether a state is a prompt or a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -38,21 +39,21 @@ pub(crate) enum OutputStream {
 #[serde(tag = "type")]
 pub(crate) enum Event {
     WorkflowStarted {
-        run_id: String,
+        run_id: RunId,
         scope_dir: PathBuf,
         run_dir: PathBuf,
-        initial_state: String,
+        initial_state: StateName,
         resumed: bool,
     },
     WorkflowCompleted {
-        run_id: String,
+        run_id: RunId,
         total_cost_usd: f64,
         steps: u64,
         duration_ms: u64,
         metrics: metrics::RunMetrics,
     },
     WorkflowPaused {
-        run_id: String,
+        run_id: RunId,
         total_cost_usd: f64,
         paused_agent_count: usize,
         /// Set when a bound (`--max-steps`, `--time-limit`) paused the run.
@@ -60,42 +61,44 @@ pub(crate) enum Event {
     },
     /// Launching stopped (a signal or a bound); running steps get `grace_ms` to finish.
     WorkflowStopping {
-        run_id: String,
+        run_id: RunId,
         cause: String,
         running_steps: usize,
         grace_ms: u64,
     },
     WorkflowInterrupted {
-        run_id: String,
+        run_id: RunId,
         signal: String,
     },
     RunFailed {
-        run_id: String,
-        agent_id: String,
-        state: String,
+        run_id: RunId,
+        /// The agent whose step failed and its state; absent when the run itself
+        /// failed (its store could not be written).
+        agent_id: Option<AgentId>,
+        state: Option<StateName>,
         error: String,
     },
     StateStarted {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         state_type: StateType,
         step: u64,
         attempt: u32,
     },
     StateCompleted {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         step: u64,
         cost_usd: f64,
         total_cost_usd: f64,
-        session_id: Option<String>,
+        session_id: Option<SessionId>,
         duration_ms: u64,
     },
     TransitionOccurred {
-        agent_id: String,
-        from_state: String,
+        agent_id: AgentId,
+        from_state: StateName,
         /// `None` when the agent terminated.
-        to_state: Option<String>,
+        to_state: Option<StateName>,
         transition_type: String,
         metadata: BTreeMap<String, String>,
         /// The journal commit that recorded this step (1, 2, 3, … over the run).
@@ -104,37 +107,37 @@ pub(crate) enum Event {
         recovered: bool,
     },
     AgentSpawned {
-        parent_agent_id: String,
-        new_agent_id: String,
-        initial_state: String,
+        parent_agent_id: AgentId,
+        new_agent_id: AgentId,
+        initial_state: StateName,
     },
     AgentTerminated {
-        agent_id: String,
+        agent_id: AgentId,
         result: String,
     },
     AgentPaused {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         reason: String,
         message: String,
     },
     ClaudeInvocationStarted {
-        agent_id: String,
-        state: String,
-        session_id: Option<String>,
+        agent_id: AgentId,
+        state: StateName,
+        session_id: Option<SessionId>,
         is_fork: bool,
         is_reminder: bool,
         reminder_attempt: u32,
     },
     ClaudeStreamOutput {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         step: u64,
         json: serde_json::Value,
     },
     ScriptOutput {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         step: u64,
         stdout: String,
         stderr: String,
@@ -144,45 +147,45 @@ pub(crate) enum Event {
         env_vars: BTreeMap<String, String>,
     },
     ToolInvocation {
-        agent_id: String,
+        agent_id: AgentId,
         tool_name: String,
         detail: String,
     },
     ToolError {
-        agent_id: String,
+        agent_id: AgentId,
         message: String,
     },
     /// The prompt of one model turn, as sent (`reminder` 0 is the first turn).
     PromptRendered {
-        agent_id: String,
-        state: String,
+        agent_id: AgentId,
+        state: StateName,
         step: u64,
         reminder: u32,
         prompt: String,
     },
     /// Every remaining agent hit a usage limit: waiting until `until` (RFC 3339).
     WorkflowWaiting {
-        run_id: String,
+        run_id: RunId,
         until: String,
         wait_seconds: u64,
     },
     WorkflowResuming {
-        run_id: String,
+        run_id: RunId,
     },
     ProgressMessage {
-        agent_id: String,
+        agent_id: AgentId,
         message: String,
     },
     PrintOutput {
-        agent_id: String,
+        agent_id: AgentId,
         stream: OutputStream,
         content: String,
     },
     ErrorOccurred {
-        agent_id: String,
+        agent_id: AgentId,
         error_type: ErrorKind,
         message: String,
-        state: String,
+        state: StateName,
         is_retryable: bool,
         retry_count: u32,
         max_retries: u32,

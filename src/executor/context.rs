@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::events::bus::EventBus;
+use crate::ids::RunId;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -52,7 +53,7 @@ impl StateTimeout {
 }
 
 pub(crate) struct ExecutionContext {
-    pub(crate) run_id: String,
+    pub(crate) run_id: RunId,
     /// The `.baton` directory (task folders live under it).
     pub(crate) baton_dir: PathBuf,
     pub(crate) bus: Arc<EventBus>,

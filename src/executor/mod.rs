@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::executor::step_failure::StepFailure;
+use crate::ids::SessionId;
 use crate::model::agent::Agent;
 use crate::transition::Transition;
 use crate::workflow::state_name;
@@ -38,7 +39,7 @@ pub(crate) struct StepInput {
 pub(crate) struct ExecutionResult {
     pub(crate) transition: Transition,
     /// A new session id for the agent; `None` leaves it unchanged (scripts).
-    pub(crate) session_id: Option<String>,
+    pub(crate) session_id: Option<SessionId>,
     pub(crate) cost_usd: f64,
 }
 

@@ -17,6 +17,7 @@ use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::StepFailure;
+use crate::ids::AgentId;
 use crate::model::agent::Agent;
 use crate::process::executable::find_on_path;
 use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script};
@@ -47,7 +48,7 @@ pub(crate) fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String
     let task_folder = agent.task_folder.to_string_lossy().into_owned();
     for prefix in ["BATON", "RAYMOND"] {
         env.insert(format!("{prefix}_WORKFLOW_ID"), run_id.to_string());
-        env.insert(format!("{prefix}_AGENT_ID"), agent.id.clone());
+        env.insert(format!("{prefix}_AGENT_ID"), agent.id.to_string());
         env.insert(format!("{prefix}_TASK_FOLDER"), task_folder.clone());
         if let Some(input) = &agent.pending_result {
             env.insert(format!("{prefix}_INPUT"), input.clone());
@@ -100,7 +101,7 @@ fn failure_message(state: &str, what: &str, stderr: &str) -> String {
 }
 
 /// Feeds output chunks to per-stream `<print>` extractors and publishes each print.
-fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(Pipe, &str) {
+fn print_forwarder(bus: Arc<EventBus>, agent_id: AgentId) -> impl FnMut(Pipe, &str) {
     let extractors = Mutex::new((PrintExtractor::new(), PrintExtractor::new()));
     move |pipe, chunk| {
         let mut extractors = extractors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -116,10 +117,10 @@ fn print_forwarder(bus: Arc<EventBus>, agent_id: String) -> impl FnMut(Pipe, &st
 
 async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Result<ExecutionResult, StepFailure> {
     let agent = &input.agent;
-    let state = agent.current_state.as_str();
+    let state: &str = &agent.current_state;
     context.bus.emit(Event::StateStarted {
         agent_id: agent.id.clone(),
-        state: state.to_string(),
+        state: agent.current_state.clone(),
         state_type: StateType::Script,
         step: input.step,
         attempt: input.attempt,
@@ -228,7 +229,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
 
     context.bus.emit(Event::StateCompleted {
         agent_id: agent.id.clone(),
-        state: state.to_string(),
+        state: agent.current_state.clone(),
         step: input.step,
         cost_usd: 0.0,
         total_cost_usd: input.total_cost_at_launch,

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::ids::{AgentId, SessionId, StateName};
+
 /// Whether an agent is scheduled to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,9 +64,9 @@ impl fmt::Display for PauseReason {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Frame {
     /// The caller's session at the time of the call, including the calling turn (R2.6).
-    pub(crate) session: Option<String>,
+    pub(crate) session: Option<SessionId>,
     /// The resolved return state.
-    pub(crate) state: String,
+    pub(crate) state: StateName,
     pub(crate) scope_dir: PathBuf,
     pub(crate) cwd: PathBuf,
     #[serde(default)]
@@ -74,11 +76,11 @@ pub(crate) struct Frame {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Agent {
-    pub(crate) id: String,
+    pub(crate) id: AgentId,
     /// The resolved file name of the state to run next.
-    pub(crate) current_state: String,
+    pub(crate) current_state: StateName,
     #[serde(default)]
-    pub(crate) session_id: Option<String>,
+    pub(crate) session_id: Option<SessionId>,
     /// Return frames, innermost last. `null` is accepted on read (R8.5).
     #[serde(default, deserialize_with = "null_as_empty")]
     pub(crate) stack: Vec<Frame>,
@@ -103,7 +105,7 @@ pub(crate) struct Agent {
     pub(crate) task_count: u32,
     /// Set by `<call>`: the next Claude invocation forks this session (R2.1). Persisted (A5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) fork_session_id: Option<String>,
+    pub(crate) fork_session_id: Option<SessionId>,
     /// Extra `<fork>` attributes for the worker's first state (R2.2). Persisted (A5).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) fork_attributes: BTreeMap<String, String>,
@@ -132,13 +134,13 @@ fn null_as_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Frame
 
 impl Agent {
     /// The first agent of a run.
-    pub(crate) fn main(initial_state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
-        Agent::new("main".to_string(), initial_state, scope_dir, cwd, task_folder)
+    pub(crate) fn main(initial_state: StateName, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
+        Agent::new(AgentId::main(), initial_state, scope_dir, cwd, task_folder)
     }
 
     /// An active agent about to run `state` for the first time: no session, no
     /// return frames, no input.
-    pub(crate) fn new(id: String, state: String, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
+    pub(crate) fn new(id: AgentId, state: StateName, scope_dir: PathBuf, cwd: PathBuf, task_folder: PathBuf) -> Agent {
         Agent {
             id,
             current_state: state,

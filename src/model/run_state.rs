@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::{Agent, AgentStatus};
 
 /// The schema version this build writes. Version 1 had no journal: every step
@@ -55,7 +56,7 @@ impl fmt::Display for RunStatus {
 /// outcome can be reported after the fact (A8, A9).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TerminatedAgent {
-    pub(crate) id: String,
+    pub(crate) id: AgentId,
     pub(crate) result: String,
 }
 
@@ -87,10 +88,10 @@ pub(crate) struct LaunchParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RunState {
     pub(crate) version: u32,
-    pub(crate) run_id: String,
+    pub(crate) run_id: RunId,
     /// The launch scope, absolute.
     pub(crate) scope_dir: PathBuf,
-    pub(crate) initial_state: String,
+    pub(crate) initial_state: StateName,
     /// The directory `baton run` was started in; the main agent's first cwd.
     pub(crate) launch_cwd: PathBuf,
     pub(crate) status: RunStatus,
@@ -109,7 +110,7 @@ pub(crate) struct RunState {
     #[serde(default)]
     pub(crate) terminated: Vec<TerminatedAgent>,
     #[serde(default)]
-    pub(crate) fork_counters: BTreeMap<String, u64>,
+    pub(crate) fork_counters: BTreeMap<AgentId, u64>,
     #[serde(default)]
     pub(crate) launch_params: LaunchParams,
     /// The fatal error that stopped the run, if any.
@@ -133,7 +134,7 @@ pub(crate) struct RunState {
 impl RunState {
     /// The result `main` terminated with, if it has.
     pub(crate) fn main_result(&self) -> Option<&str> {
-        self.terminated.iter().find(|agent| agent.id == "main").map(|agent| agent.result.as_str())
+        self.terminated.iter().find(|agent| agent.id.is_main()).map(|agent| agent.result.as_str())
     }
 
     pub(crate) fn paused_agents(&self) -> usize {

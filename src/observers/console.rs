@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::events::bus::{EventBus, HandlerError};
 use crate::events::{Event, OutputStream};
+use crate::ids::AgentId;
 
 /// How many lines of a result payload the console shows.
 const RESULT_PREVIEW_LINES: usize = 5;
@@ -30,7 +31,7 @@ pub(crate) struct ConsoleObserver {
     sink: Mutex<Box<dyn Write + Send>>,
     colours: Mutex<HashMap<String, &'static str>>,
     /// How each agent's last state ended (`REVIEW.md in 3 ms, $0.0100`), shown with its transition.
-    finished: Mutex<HashMap<String, String>>,
+    finished: Mutex<HashMap<AgentId, String>>,
 }
 
 impl ConsoleObserver {
@@ -58,7 +59,7 @@ impl ConsoleObserver {
         format!("\x1b[{colour}m[{agent_id}]\x1b[0m")
     }
 
-    fn lock_finished(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    fn lock_finished(&self) -> std::sync::MutexGuard<'_, HashMap<AgentId, String>> {
         self.finished.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -120,11 +121,18 @@ impl ConsoleObserver {
                 "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
                 self.emphasis("interrupted:", "33")
             ),
-            Event::RunFailed { run_id, agent_id, state, error } => format!(
-                "{} run {run_id} failed: agent {agent_id} at {state}: {}\ncontinue after fixing it with `baton resume {run_id}`",
-                self.emphasis("error:", "31"),
-                indent_continuation(error)
-            ),
+            Event::RunFailed { run_id, agent_id, state, error } => {
+                let place = match (agent_id, state) {
+                    (Some(agent_id), Some(state)) => format!("agent {agent_id} at {state}: "),
+                    (Some(agent_id), None) => format!("agent {agent_id}: "),
+                    (None, _) => String::new(),
+                };
+                format!(
+                    "{} run {run_id} failed: {place}{}\ncontinue after fixing it with `baton resume {run_id}`",
+                    self.emphasis("error:", "31"),
+                    indent_continuation(error)
+                )
+            }
             Event::ErrorOccurred { agent_id, message, is_retryable, retry_count, max_retries, .. } => {
                 if *is_retryable {
                     format!(
@@ -160,7 +168,7 @@ impl ConsoleObserver {
             Event::TransitionOccurred { recovered: true, .. } => return None,
             Event::TransitionOccurred { agent_id, from_state, transition_type, to_state, metadata, .. } => {
                 let Some(to) = to_state else { return None };
-                let finished = self.lock_finished().remove(agent_id).unwrap_or_else(|| from_state.clone());
+                let finished = self.lock_finished().remove(agent_id).unwrap_or_else(|| from_state.to_string());
                 let mut line = format!("{} < {finished}: {transition_type} -> {to}", self.agent(agent_id));
                 for key in ["return", "workers", "input"] {
                     if let Some(value) = metadata.get(key) {
@@ -331,8 +339,8 @@ mod tests {
         assert_eq!(console.render(&started("main")), None);
         let failed = Event::RunFailed {
             run_id: "r".into(),
-            agent_id: "main".into(),
-            state: "A.sh".into(),
+            agent_id: Some("main".into()),
+            state: Some("A.sh".into()),
             error: "boom".into(),
         };
         assert_eq!(

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use crate::events::Event;
 use crate::events::bus::{EventBus, HandlerError};
+use crate::ids::AgentId;
 use crate::workflow::state_name::display_stem;
 
 /// The version of the `events.jsonl` line format.
@@ -35,7 +36,7 @@ struct Files {
     last_commit: u64,
     transitions: File,
     /// Open Claude stream files, by agent id.
-    streams: HashMap<String, File>,
+    streams: HashMap<AgentId, File>,
 }
 
 /// A per-step file to write: its path and contents.

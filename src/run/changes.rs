@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::ids::AgentId;
 use crate::model::agent::Agent;
 use crate::model::run_state::TerminatedAgent;
 use crate::run::workflow_loop::{FatalError, WorkflowLoop};
@@ -13,12 +14,12 @@ use crate::store::runs::StoreError;
 /// What changed since the last commit.
 #[derive(Default)]
 pub(super) struct Changes {
-    pub(super) agents: BTreeSet<String>,
+    pub(super) agents: BTreeSet<AgentId>,
     pub(super) terminated: Vec<TerminatedAgent>,
-    pub(super) counters: BTreeSet<String>,
+    pub(super) counters: BTreeSet<AgentId>,
     /// For agents that existed at the last commit: how many bottom stack frames are
     /// unchanged since then (stacks change only at the top).
-    pub(super) stack_keep: HashMap<String, usize>,
+    pub(super) stack_keep: HashMap<AgentId, usize>,
 }
 
 impl Changes {
@@ -29,9 +30,9 @@ impl Changes {
     }
 
     /// `agent` stepped from a stack of `before` frames to one of `after`.
-    pub(super) fn stepped(&mut self, id: &str, before: usize, after: usize) {
-        self.agents.insert(id.to_string());
-        let keep = self.stack_keep.entry(id.to_string()).or_insert(before);
+    pub(super) fn stepped(&mut self, id: &AgentId, before: usize, after: usize) {
+        self.agents.insert(id.clone());
+        let keep = self.stack_keep.entry(id.clone()).or_insert(before);
         *keep = (*keep).min(before).min(after);
     }
 }
@@ -50,7 +51,7 @@ impl WorkflowLoop {
             .collect();
         let remove =
             changes.agents.iter().filter(|id| !upsert.iter().any(|entry| &entry.agent.id == *id)).cloned().collect();
-        let fork_counters: BTreeMap<String, u64> = changes
+        let fork_counters: BTreeMap<AgentId, u64> = changes
             .counters
             .iter()
             .filter_map(|parent| self.state.fork_counters.get(parent).map(|count| (parent.clone(), *count)))
@@ -82,7 +83,7 @@ impl WorkflowLoop {
     }
 
     pub(super) fn record_store_failure(&mut self, error: StoreError) {
-        let fatal = FatalError { agent_id: String::new(), state: String::new(), message: error.to_string() };
+        let fatal = FatalError { agent: None, message: error.to_string() };
         self.record_fatal(fatal);
     }
 

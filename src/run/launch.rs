@@ -35,8 +35,7 @@ impl WorkflowLoop {
             }
             if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
                 let fatal = FatalError {
-                    agent_id: agent.id.clone(),
-                    state: agent.current_state.clone(),
+                    agent: Some((agent.id.clone(), agent.current_state.clone())),
                     message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
                 };
                 self.record_fatal(fatal);

@@ -86,8 +86,7 @@ impl WorkflowLoop {
         let pause = match failure.class {
             FailureClass::Fatal => {
                 let fatal = FatalError {
-                    agent_id: agent.id.clone(),
-                    state: agent.current_state.clone(),
+                    agent: Some((agent.id.clone(), agent.current_state.clone())),
                     message: failure.message,
                 };
                 self.record_fatal(fatal);
@@ -139,7 +138,7 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
             }
         }
         Transition::Call { return_state, input, .. } | Transition::Function { return_state, input, .. } => {
-            metadata.insert("return".to_string(), return_state.clone());
+            metadata.insert("return".to_string(), return_state.to_string());
             if let Some(input) = input {
                 metadata.insert("input".to_string(), input.clone());
             }
@@ -150,7 +149,7 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
         Transition::Fork { .. } | Transition::MultiFork { .. } => {}
     }
     if !workers.is_empty() {
-        let ids: Vec<&str> = workers.iter().map(|worker| worker.id.as_str()).collect();
+        let ids: Vec<&str> = workers.iter().map(|worker| &*worker.id).collect();
         metadata.insert("workers".to_string(), ids.join(","));
     }
     metadata

@@ -53,7 +53,7 @@ impl ScriptedExecutor {
 impl StateExecutor for ScriptedExecutor {
     fn execute<'a>(&'a self, input: StepInput, _context: &'a ExecutionContext) -> StepFuture<'a> {
         Box::pin(async move {
-            let state = input.agent.current_state.clone();
+            let state = input.agent.current_state.to_string();
             self.calls.lock().unwrap().push((state.clone(), input.attempt));
             if state == "SLOW" {
                 tokio::time::sleep(self.delay).await;

@@ -27,6 +27,7 @@ use crate::events::Event;
 use crate::events::metrics::RunMetrics;
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors};
+use crate::ids::{AgentId, StateName};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
 use crate::run::changes::Changes;
@@ -43,14 +44,15 @@ use crate::transition::task_folder::TaskFolders;
 const TERMINATE_TO_KILL: Duration = Duration::from_secs(5);
 
 pub(super) struct StepCompletion {
-    pub(super) agent_id: String,
+    pub(super) agent_id: AgentId,
     pub(super) result: Result<ExecutionResult, StepFailure>,
 }
 
 /// The first fatal error of the run.
 pub(super) struct FatalError {
-    pub(super) agent_id: String,
-    pub(super) state: String,
+    /// The agent whose step failed, and its state; `None` when the failure is the
+    /// run's own (its store, an internal error).
+    pub(super) agent: Option<(AgentId, StateName)>,
     pub(super) message: String,
 }
 
@@ -70,9 +72,9 @@ pub(crate) struct WorkflowLoop {
     pub(super) task_folders: TaskFolders,
     pub(super) retry: RetryPolicy,
     pub(super) limits: RunLimits,
-    pub(super) running: HashSet<String>,
+    pub(super) running: HashSet<AgentId>,
     /// Agents ready to launch, in the order they became ready (FIFO under `max_agents`).
-    pub(super) ready: VecDeque<String>,
+    pub(super) ready: VecDeque<AgentId>,
     pub(super) tasks: JoinSet<StepCompletion>,
     pub(super) fatal: Option<FatalError>,
     pub(super) stop: Option<Stop>,
@@ -186,8 +188,7 @@ impl WorkflowLoop {
                 joined = self.tasks.join_next() => match joined {
                     Some(Ok(completion)) => self.handle(completion),
                     Some(Err(join_error)) => self.record_fatal(FatalError {
-                        agent_id: String::from("?"),
-                        state: String::new(),
+                        agent: None,
                         message: format!("internal error: a step task failed: {join_error}"),
                     }),
                     None => break,
@@ -272,12 +273,8 @@ impl WorkflowLoop {
         } else if let Some(fatal) = self.fatal.take() {
             self.state.status = RunStatus::Failed;
             self.state.error = Some(fatal.message.clone());
-            self.outbox.push(Event::RunFailed {
-                run_id,
-                agent_id: fatal.agent_id,
-                state: fatal.state,
-                error: fatal.message.clone(),
-            });
+            let (agent_id, state) = fatal.agent.unzip();
+            self.outbox.push(Event::RunFailed { run_id, agent_id, state, error: fatal.message.clone() });
             RunOutcome::Failed { error: fatal.message }
         } else {
             let reason = match &self.stop {

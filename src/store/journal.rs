@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{AgentId, StateName};
 use crate::model::agent::Agent;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 
@@ -62,9 +63,9 @@ impl RunFields {
 /// a crash prevented from being written (`docs/trace-format.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StepSummary {
-    pub(crate) agent_id: String,
-    pub(crate) from_state: String,
-    pub(crate) to_state: Option<String>,
+    pub(crate) agent_id: AgentId,
+    pub(crate) from_state: StateName,
+    pub(crate) to_state: Option<StateName>,
     pub(crate) transition_type: String,
     #[serde(default)]
     pub(crate) metadata: BTreeMap<String, String>,
@@ -102,11 +103,11 @@ pub(crate) struct Commit {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) upsert: Vec<AgentUpsert>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) remove: Vec<String>,
+    pub(crate) remove: Vec<AgentId>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) terminated: Vec<TerminatedAgent>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) fork_counters: BTreeMap<String, u64>,
+    pub(crate) fork_counters: BTreeMap<AgentId, u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) step: Option<StepSummary>,
 }

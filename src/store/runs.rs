@@ -108,10 +108,10 @@ impl RunStore {
     /// Create the run directory and write the first snapshot; refuses an existing run.
     pub(crate) fn create(&self, state: &RunState) -> Result<(), StoreError> {
         if !is_valid_run_id(&state.run_id) {
-            return Err(StoreError::InvalidRunId { run_id: state.run_id.clone() });
+            return Err(StoreError::InvalidRunId { run_id: state.run_id.to_string() });
         }
         if self.exists(&state.run_id) {
-            return Err(StoreError::AlreadyExists { run_id: state.run_id.clone() });
+            return Err(StoreError::AlreadyExists { run_id: state.run_id.to_string() });
         }
         let run_dir = self.run_dir(&state.run_id);
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;

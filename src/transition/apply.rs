@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::ids::{AgentId, StateName};
 use crate::model::agent::{Agent, Frame};
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
@@ -28,7 +29,7 @@ pub(crate) struct Applied {
 /// counters (one per parent, shared by every fork of that parent: R3.22, A6).
 pub(crate) struct TransitionEnv<'a> {
     pub(crate) task_folders: &'a TaskFolders,
-    pub(crate) fork_counters: &'a mut BTreeMap<String, u64>,
+    pub(crate) fork_counters: &'a mut BTreeMap<AgentId, u64>,
 }
 
 /// Apply `transition` to a copy of `agent` (R3.1: transient fields are cleared first,
@@ -100,10 +101,10 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
 /// The return frame for `<call>`/`<function>` (R3.11). The session recorded is the
 /// one that includes the calling turn (R2.6), because the loop updates the session
 /// before applying the transition.
-fn frame_for(caller: &Agent, return_state: &str) -> Frame {
+fn frame_for(caller: &Agent, return_state: &StateName) -> Frame {
     Frame {
         session: caller.session_id.clone(),
-        state: return_state.to_string(),
+        state: return_state.clone(),
         scope_dir: caller.scope_dir.clone(),
         cwd: caller.cwd.clone(),
         nesting_depth: caller.nesting_depth,
@@ -115,7 +116,7 @@ fn frame_for(caller: &Agent, return_state: &str) -> Frame {
 fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) -> Agent {
     let counter = env.fork_counters.entry(parent.id.clone()).or_insert(0);
     *counter += 1;
-    let id = format!("{}_{}{}", parent.id, abbreviation(&spec.target), counter);
+    let id = AgentId::from(format!("{}_{}{}", parent.id, abbreviation(&spec.target), counter));
     let task_folder = match spec.task {
         TaskMode::Inherit => parent.task_folder.clone(),
         TaskMode::New => env.task_folders.folder_for(&id, 0),
@@ -146,7 +147,7 @@ mod tests {
         agent
     }
 
-    fn apply(agent: &Agent, transition: Transition, counters: &mut BTreeMap<String, u64>) -> Applied {
+    fn apply(agent: &Agent, transition: Transition, counters: &mut BTreeMap<AgentId, u64>) -> Applied {
         let folders = TaskFolders::new(Path::new("/b"), "r");
         apply_transition(agent, &transition, &mut TransitionEnv { task_folders: &folders, fork_counters: counters })
     }
@@ -178,7 +179,7 @@ mod tests {
     #[test]
     fn r3_6_reset_clears_session_keeps_stack_and_applies_cd() {
         let mut agent = main_agent();
-        agent.stack.push(frame_for(&agent, "RET.sh"));
+        agent.stack.push(frame_for(&agent, &"RET.sh".into()));
         let applied = apply(
             &agent,
             Transition::Reset { target: "X.sh".into(), cd: Some("sub".into()), input: None, new_task: true },
@@ -263,7 +264,7 @@ mod tests {
             ids.push(applied.workers[0].id.clone());
         }
         assert_eq!(ids, ["main_worker1", "main_worker2", "main_analyz3"]);
-        assert_eq!(counters, BTreeMap::from([("main".to_string(), 3)]));
+        assert_eq!(counters, BTreeMap::from([(AgentId::main(), 3)]));
     }
 
     #[test]
@@ -302,7 +303,7 @@ mod tests {
             Transition::MultiFork { workers: vec![fork_of("A.sh"), fork_of("B.sh")], continuation: "N.sh".into() },
             &mut BTreeMap::new(),
         );
-        let ids: Vec<_> = applied.workers.iter().map(|w| w.id.as_str()).collect();
+        let ids: Vec<_> = applied.workers.iter().map(|w| &*w.id).collect();
         assert_eq!(ids, ["main_a1", "main_b2"]);
         assert_eq!(applied.agent.unwrap().current_state, "N.sh");
     }

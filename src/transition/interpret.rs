@@ -110,5 +110,5 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
         }
     };
     let workers = resolved.iter().filter(|tag| tag.kind == TagKind::Fork).map(fork_spec).collect();
-    Ok(Transition::MultiFork { workers, continuation })
+    Ok(Transition::MultiFork { workers, continuation: continuation.into() })
 }

@@ -13,6 +13,7 @@ pub(crate) mod task_folder;
 
 use std::collections::BTreeMap;
 
+use crate::ids::StateName;
 use crate::syntax::tag::{Tag, TagKind};
 
 /// Where a forked worker keeps its task folder (R3.21).
@@ -27,7 +28,7 @@ pub(crate) enum TaskMode {
 /// One worker to create: from a single `<fork>` or one element of a multi-fork.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ForkSpec {
-    pub(crate) target: String,
+    pub(crate) target: StateName,
     pub(crate) cd: Option<String>,
     pub(crate) input: Option<String>,
     pub(crate) task: TaskMode,
@@ -38,28 +39,28 @@ pub(crate) struct ForkSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Transition {
     Goto {
-        target: String,
+        target: StateName,
         input: Option<String>,
     },
     Reset {
-        target: String,
+        target: StateName,
         cd: Option<String>,
         input: Option<String>,
         new_task: bool,
     },
     Call {
-        target: String,
-        return_state: String,
+        target: StateName,
+        return_state: StateName,
         input: Option<String>,
     },
     Function {
-        target: String,
-        return_state: String,
+        target: StateName,
+        return_state: StateName,
         input: Option<String>,
     },
     Fork {
         worker: ForkSpec,
-        next: String,
+        next: StateName,
     },
     Result {
         payload: String,
@@ -67,7 +68,7 @@ pub(crate) enum Transition {
     /// Several forks and a continuation in one output (R3.43–R3.45, A1–A2).
     MultiFork {
         workers: Vec<ForkSpec>,
-        continuation: String,
+        continuation: StateName,
     },
 }
 
@@ -100,8 +101,8 @@ fn input_of(tag: &Tag) -> Option<String> {
     tag.attribute("input").filter(|value| !value.is_empty()).map(str::to_string)
 }
 
-fn required(tag: &Tag, attribute: &'static str, purpose: &'static str) -> Result<String, TransitionError> {
-    tag.attribute(attribute).map(str::to_string).ok_or(TransitionError::MissingAttribute {
+fn required(tag: &Tag, attribute: &'static str, purpose: &'static str) -> Result<StateName, TransitionError> {
+    tag.attribute(attribute).map(StateName::from).ok_or(TransitionError::MissingAttribute {
         tag: tag.kind,
         attribute,
         purpose,
@@ -120,7 +121,7 @@ pub(crate) fn fork_spec(tag: &Tag) -> ForkSpec {
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     ForkSpec {
-        target: tag.target.clone(),
+        target: StateName::from(tag.target.as_str()),
         cd: tag.attribute("cd").map(str::to_string),
         input: input_of(tag),
         task: if tag.attribute("task") == Some("inherit") { TaskMode::Inherit } else { TaskMode::New },
@@ -133,7 +134,7 @@ impl TryFrom<&Tag> for Transition {
 
     /// Build the typed transition of a single, already resolved tag.
     fn try_from(tag: &Tag) -> Result<Transition, TransitionError> {
-        let target = tag.target.clone();
+        let target = StateName::from(tag.target.as_str());
         Ok(match tag.kind {
             TagKind::Goto => Transition::Goto { target, input: input_of(tag) },
             TagKind::Reset => Transition::Reset {

@@ -34,9 +34,9 @@ impl ClaudeCommand {
         }
         match &self.session {
             SessionMode::Fresh => {}
-            SessionMode::Resume(session) => arguments.extend(["--resume".into(), session.clone()]),
+            SessionMode::Resume(session) => arguments.extend(["--resume".into(), session.to_string()]),
             SessionMode::ForkFrom(session) => {
-                arguments.extend(["--resume".into(), session.clone(), "--fork-session".into()]);
+                arguments.extend(["--resume".into(), session.to_string(), "--fork-session".into()]);
             }
             SessionMode::ContinueAndFork => arguments.extend(["-c".into(), "--fork-session".into()]),
         }

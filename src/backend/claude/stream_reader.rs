@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use crate::ids::SessionId;
+
 /// Something worth showing while the stream is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum StreamSignal {
@@ -34,7 +36,7 @@ pub(crate) struct LimitSignal {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct StreamSummary {
     /// The last non-empty session id seen (R12.6).
-    pub(crate) session_id: Option<String>,
+    pub(crate) session_id: Option<SessionId>,
     /// Every `result` string, concatenated; the assistant text when there is none (R12.9).
     pub(crate) text: String,
     /// Whether a `result` object arrived at all.
@@ -96,7 +98,7 @@ impl StreamReader {
         let session = string_at(object, "session_id")
             .or_else(|| object.get("metadata").and_then(|metadata| string_at(metadata, "session_id")));
         if let Some(session) = session.filter(|session| !session.is_empty()) {
-            self.summary.session_id = Some(session.to_string());
+            self.summary.session_id = Some(SessionId::from(session));
         }
         if let Some(result) = string_at(object, "result") {
             self.results.push(result.to_string());

@@ -27,6 +27,7 @@ use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, Sessio
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::{FailureClass, StepFailure};
+use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
 use crate::syntax::frontmatter::load_prompt;
 use crate::syntax::print_extractor::PrintExtractor;
@@ -60,14 +61,10 @@ struct Step<'a> {
     context: &'a ExecutionContext,
     started: Instant,
     cost: f64,
-    session: Option<String>,
+    session: Option<SessionId>,
 }
 
 impl Step<'_> {
-    fn state(&self) -> &str {
-        &self.input.agent.current_state
-    }
-
     fn emit(&self, event: Event) {
         self.context.bus.emit(event);
     }
@@ -76,7 +73,7 @@ impl Step<'_> {
     fn done(self, transition: Transition) -> Result<ExecutionResult, StepFailure> {
         self.emit(Event::StateCompleted {
             agent_id: self.input.agent.id.clone(),
-            state: self.state().to_string(),
+            state: self.input.agent.current_state.clone(),
             step: self.input.step,
             cost_usd: self.cost,
             total_cost_usd: self.input.total_cost_at_launch + self.cost,
@@ -249,7 +246,7 @@ fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent)
     match event {
         BackendEvent::Raw(json) => step.emit(Event::ClaudeStreamOutput {
             agent_id,
-            state: step.state().to_string(),
+            state: step.input.agent.current_state.clone(),
             step: step.input.step,
             json,
         }),

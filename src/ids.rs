@@ -1,0 +1,133 @@
+//! Identities that would otherwise be bare strings: which agent, which state,
+//! which run, which Claude conversation. Each is a distinct type so that one can
+//! never be passed where another is expected; each is serialised as the plain
+//! string (`#[serde(transparent)]`), so `state.json`, the journal and the trace
+//! read exactly as before.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! string_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub(crate) struct $name(String);
+
+        impl Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(value: String) -> $name {
+                $name(value)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(value: &str) -> $name {
+                $name(value.to_string())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(value: $name) -> String {
+                value.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+    };
+}
+
+string_id!(
+    /// An agent of a run: `main`, or a worker id such as `main_worker1` (R3.22).
+    AgentId
+);
+
+string_id!(
+    /// A state's resolved file name within its scope (`REVIEW.md`, `BUILD.sh`).
+    StateName
+);
+
+string_id!(
+    /// A run, and the name of its directory under `.baton/runs/`.
+    RunId
+);
+
+string_id!(
+    /// A Claude Code conversation (`--resume`, `--fork-session`).
+    SessionId
+);
+
+impl AsRef<std::path::Path> for StateName {
+    fn as_ref(&self) -> &std::path::Path {
+        std::path::Path::new(&self.0)
+    }
+}
+
+impl AgentId {
+    /// The first agent of every run.
+    pub(crate) fn main() -> AgentId {
+        AgentId(String::from("main"))
+    }
+
+    pub(crate) fn is_main(&self) -> bool {
+        self.0 == "main"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_serialise_as_plain_strings() {
+        assert_eq!(serde_json::to_string(&AgentId::main()).unwrap(), "\"main\"");
+        let state: StateName = serde_json::from_str("\"REVIEW.md\"").unwrap();
+        assert_eq!(state, "REVIEW.md");
+        let counters: std::collections::BTreeMap<AgentId, u64> = serde_json::from_str("{\"main\":2}").unwrap();
+        assert_eq!(counters.get("main"), Some(&2));
+    }
+}
