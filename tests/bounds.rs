@@ -46,6 +46,9 @@ fn time_limit_pauses_and_a_longer_one_resumes() {
     outcome.stderr_contains(
         "paused: run test: time limit of 500ms reached; continue with `baton resume test --time-limit <longer>`",
     );
+    // Regression: a time-limit stop said "press Ctrl-C again" though nobody pressed it.
+    outcome.stderr_contains("stopping: the time limit of 500ms was reached: launching no new steps; ");
+    assert!(!outcome.stderr.contains("Ctrl-C"), "{}", outcome.stderr);
     let steps = outcome.state("test")["steps_completed"].as_u64().unwrap();
     assert!(steps < 9, "stopped before the end ({steps} steps)");
     let resumed = outcome.rerun(["resume", "test", "--time-limit", "1h"]);

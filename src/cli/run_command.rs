@@ -53,7 +53,7 @@ pub(crate) async fn run(
         fork_counters: Default::default(),
         launch_params,
         error: None,
-        pause_message: None,
+        paused_by: None,
         elapsed_ms: 0,
         journal_commit: 0,
         last_step: None,

@@ -9,6 +9,7 @@ use std::io::Write;
 use super::CliError;
 use crate::model::agent::AgentStatus;
 use crate::model::run_state::RunStatus;
+use crate::observers::console::bound_reached;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
 
@@ -35,8 +36,8 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i3
     if let Some(error) = &run.error {
         let _ = writeln!(text, "error: {}", error.replace('\n', "\n    "));
     }
-    if let Some(message) = &run.pause_message {
-        let _ = writeln!(text, "paused: {message}");
+    if let Some(bound) = &run.paused_by {
+        let _ = writeln!(text, "paused: {}", bound_reached(bound, &run.run_id));
     }
     if !run.agents.is_empty() {
         let _ = writeln!(text, "agents:");

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::events::error_kind::ErrorKind;
 use crate::ids::{AgentId, RunId, SessionId, StateName};
+use crate::model::bound::Bound;
 
 /// Whether a state is a prompt or a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,12 +58,14 @@ pub(crate) enum Event {
         total_cost_usd: f64,
         paused_agent_count: usize,
         /// Set when a bound (`--max-steps`, `--time-limit`) paused the run.
-        reason: Option<String>,
+        bound: Option<Bound>,
     },
-    /// Launching stopped (a signal or a bound); running steps get `grace_ms` to finish.
+    /// Launching stopped because of `signal` (`SIGINT`, `SIGTERM`) or `bound`;
+    /// running steps get `grace_ms` to finish.
     WorkflowStopping {
         run_id: RunId,
-        cause: String,
+        signal: Option<String>,
+        bound: Option<Bound>,
         running_steps: usize,
         grace_ms: u64,
     },

@@ -2,4 +2,5 @@
 //! Plain data with serde derives; the loop mutates it, the store writes it.
 
 pub(crate) mod agent;
+pub(crate) mod bound;
 pub(crate) mod run_state;

@@ -13,10 +13,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::{Agent, AgentStatus};
+use crate::model::bound::Bound;
 
 /// The schema version this build writes. Version 1 had no journal: every step
 /// rewrote `state.json`. Version 2 adds `journal_commit`, `elapsed_ms`,
-/// `pause_message`, the bounds in `launch_params` and `queued` agents.
+/// `paused_by`, the bounds in `launch_params` and `queued` agents.
 pub(crate) const STATE_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,9 +117,9 @@ pub(crate) struct RunState {
     /// The fatal error that stopped the run, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
-    /// Why the whole run paused (a bound was reached), if it did.
+    /// The bound that paused the whole run, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) pause_message: Option<String>,
+    pub(crate) paused_by: Option<Bound>,
     /// Time spent running, over every invocation (the `--time-limit` clock).
     #[serde(default)]
     pub(crate) elapsed_ms: u64,

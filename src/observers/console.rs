@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::events::bus::{EventBus, HandlerError};
 use crate::events::{Event, OutputStream};
-use crate::ids::AgentId;
+use crate::ids::{AgentId, RunId};
+use crate::model::bound::Bound;
+use crate::text::duration::format_duration;
 
 /// How many lines of a result payload the console shows.
 const RESULT_PREVIEW_LINES: usize = 5;
@@ -90,23 +92,37 @@ impl ConsoleObserver {
                 plural(*steps, "step"),
                 *duration_ms as f64 / 1000.0
             ),
-            Event::WorkflowPaused { run_id, reason: Some(reason), .. } => {
-                format!("{} run {run_id}: {reason}", self.emphasis("paused:", "33"))
+            Event::WorkflowPaused { run_id, bound: Some(bound), .. } => {
+                format!("{} run {run_id}: {}", self.emphasis("paused:", "33"), bound_reached(bound, run_id))
             }
             Event::WorkflowPaused { run_id, paused_agent_count, .. } => format!(
                 "{} run {run_id}: {paused_agent_count} {} paused; continue with `baton resume {run_id}`",
                 self.emphasis("paused:", "33"),
                 plural(*paused_agent_count as u64, "agent"),
             ),
-            Event::WorkflowStopping { cause, running_steps, grace_ms, .. } => {
+            Event::WorkflowStopping { signal, bound, running_steps, grace_ms, .. } => {
+                let cause = match (signal, bound) {
+                    (Some(signal), _) => signal.clone(),
+                    (None, Some(Bound::Steps { max })) => format!("the step limit of {max} was reached"),
+                    (None, Some(Bound::Time { limit })) => {
+                        format!("the time limit of {} was reached", format_duration(*limit))
+                    }
+                    (None, None) => String::from("stopping"),
+                };
                 let waiting = if *running_steps == 0 {
                     String::from("no steps are running")
                 } else {
+                    // A second signal stops running steps at once; only a signal has a second.
+                    let now = if *running_steps == 1 { "it" } else { "them" };
+                    let hint = if signal.is_some() {
+                        format!(" (press Ctrl-C again to stop {now} now)")
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "waiting up to {} for {running_steps} running {} to finish (press Ctrl-C again to stop {} now)",
+                        "waiting up to {} for {running_steps} running {} to finish{hint}",
                         duration(*grace_ms),
                         plural(*running_steps as u64, "step"),
-                        if *running_steps == 1 { "it" } else { "them" }
                     )
                 };
                 format!("{} {cause}: launching no new steps; {waiting}", self.emphasis("stopping:", "33"))
@@ -114,7 +130,7 @@ impl ConsoleObserver {
             Event::WorkflowWaiting { run_id, until, wait_seconds } => format!(
                 "{} run {run_id}: every agent hit a usage limit; waiting {} until {until} (Ctrl-C stops; `baton resume {run_id}` continues later)",
                 self.emphasis("waiting:", "33"),
-                crate::text::duration::format_duration(std::time::Duration::from_secs(*wait_seconds))
+                format_duration(std::time::Duration::from_secs(*wait_seconds))
             ),
             Event::WorkflowResuming { run_id } => format!("{} run {run_id}", self.emphasis("resuming:", "32")),
             Event::WorkflowInterrupted { run_id, signal } => format!(
@@ -219,6 +235,19 @@ fn first_line(text: &str, limit: usize) -> String {
         line.to_string()
     } else {
         format!("{}…", line.chars().take(limit).collect::<String>())
+    }
+}
+
+/// Which bound paused run `run_id`, and how to continue it (the console and `baton status`).
+pub(crate) fn bound_reached(bound: &Bound, run_id: &RunId) -> String {
+    match bound {
+        Bound::Steps { max } => {
+            format!("step limit of {max} reached; continue with `baton resume {run_id} --max-steps <more>`")
+        }
+        Bound::Time { limit } => format!(
+            "time limit of {} reached; continue with `baton resume {run_id} --time-limit <longer>`",
+            format_duration(*limit)
+        ),
     }
 }
 
@@ -346,6 +375,28 @@ mod tests {
         assert_eq!(
             console.render(&failed).unwrap(),
             "error: run r failed: agent main at A.sh: boom\ncontinue after fixing it with `baton resume r`\n"
+        );
+    }
+
+    #[test]
+    fn a_bound_stop_offers_no_second_ctrl_c() {
+        let console = observer(false, Verbosity::Normal);
+        let stopping = |signal: Option<&str>, bound| Event::WorkflowStopping {
+            run_id: "r".into(),
+            signal: signal.map(str::to_string),
+            bound,
+            running_steps: 2,
+            grace_ms: 30_000,
+        };
+        assert_eq!(
+            console.render(&stopping(None, Some(Bound::Steps { max: 7 }))).unwrap(),
+            "stopping: the step limit of 7 was reached: launching no new steps; waiting up to 30.00 s for 2 running \
+             steps to finish\n"
+        );
+        assert_eq!(
+            console.render(&stopping(Some("SIGTERM"), None)).unwrap(),
+            "stopping: SIGTERM: launching no new steps; waiting up to 30.00 s for 2 running steps to finish (press \
+             Ctrl-C again to stop them now)\n"
         );
     }
 }

@@ -21,6 +21,7 @@ use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::executor::{StateExecutor, StepFuture};
 use crate::model::agent::{Agent, PauseReason};
+use crate::model::bound::Bound;
 use crate::model::run_state::{LaunchParams, STATE_VERSION};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
@@ -108,7 +109,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         fork_counters: BTreeMap::new(),
         launch_params: LaunchParams::default(),
         error: None,
-        pause_message: None,
+        paused_by: None,
         elapsed_ms: 0,
         journal_commit: 0,
         last_step: None,
@@ -275,10 +276,7 @@ async fn max_steps_pauses_the_run_with_the_reason() {
     let state = harness.workflow.state();
     assert_eq!(state.steps_completed, 2);
     assert_eq!(state.agents[0].current_state, "C");
-    assert_eq!(
-        state.pause_message.as_deref(),
-        Some("step limit of 2 reached; continue with `baton resume r --max-steps <more>`")
-    );
+    assert_eq!(state.paused_by, Some(Bound::Steps { max: 2 }));
 }
 
 #[tokio::test]
@@ -290,8 +288,5 @@ async fn time_limit_pauses_the_run_after_running_steps_finish() {
     let state = harness.workflow.state();
     assert_eq!(state.agents[0].current_state, "END", "SLOW finished within the grace period");
     assert!(state.elapsed_ms >= 50);
-    assert_eq!(
-        state.pause_message.as_deref(),
-        Some("time limit of 50ms reached; continue with `baton resume r --time-limit <longer>`")
-    );
+    assert_eq!(state.paused_by, Some(Bound::Time { limit: Duration::from_millis(50) }));
 }

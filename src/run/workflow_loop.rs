@@ -28,6 +28,7 @@ use crate::events::metrics::RunMetrics;
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors};
 use crate::ids::{AgentId, StateName};
+use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
 use crate::run::changes::Changes;
@@ -37,7 +38,6 @@ use crate::run::shutdown::ShutdownSignal;
 use crate::store::failpoint;
 use crate::store::journal::StepSummary;
 use crate::store::persistence::RunPersistence;
-use crate::text::duration::format_duration;
 use crate::transition::task_folder::TaskFolders;
 
 /// How long process groups get between SIGTERM and SIGKILL.
@@ -57,11 +57,10 @@ pub(super) struct FatalError {
 }
 
 /// Why the loop stopped launching steps.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(super) enum Stop {
     Signal(ShutdownSignal),
-    /// A bound was reached; the message says which and how to continue.
-    Bound(String),
+    Bound(Bound),
 }
 
 pub(crate) struct WorkflowLoop {
@@ -144,7 +143,7 @@ impl WorkflowLoop {
         let steps_at_start = self.state.steps_completed;
         self.state.status = RunStatus::Running;
         self.state.error = None;
-        self.state.pause_message = None;
+        self.state.paused_by = None;
         self.commit_or_fail(None);
         let far = TokioInstant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
@@ -200,18 +199,14 @@ impl WorkflowLoop {
                     Some(signal) => {
                         self.stop = Some(Stop::Signal(signal));
                         terminate_at = TokioInstant::now() + self.limits.grace;
-                        self.announce_stop(signal.name());
+                        self.announce_stop(Some(signal), None);
                     }
                 },
                 () = tokio::time::sleep_until(time_limit_at), if self.stop.is_none() => {
-                    let limit = self.limits.time_limit.unwrap_or_default();
-                    self.stop = Some(Stop::Bound(format!(
-                        "time limit of {} reached; continue with `baton resume {} --time-limit <longer>`",
-                        format_duration(limit),
-                        self.state.run_id
-                    )));
+                    let bound = Bound::Time { limit: self.limits.time_limit.unwrap_or_default() };
+                    self.stop = Some(Stop::Bound(bound));
                     terminate_at = TokioInstant::now() + self.limits.grace;
-                    self.announce_stop("the time limit");
+                    self.announce_stop(None, Some(bound));
                 },
                 () = tokio::time::sleep_until(terminate_at), if level == StopLevel::Run && self.stop.is_some() => {
                     self.escalate(StopLevel::Terminate);
@@ -235,10 +230,11 @@ impl WorkflowLoop {
         });
     }
 
-    fn announce_stop(&self, cause: &str) {
+    fn announce_stop(&self, signal: Option<ShutdownSignal>, bound: Option<Bound>) {
         self.context.bus.emit(Event::WorkflowStopping {
             run_id: self.state.run_id.clone(),
-            cause: cause.to_string(),
+            signal: signal.map(|signal| signal.name().to_string()),
+            bound,
             running_steps: self.running.len(),
             grace_ms: self.limits.grace.as_millis() as u64,
         });
@@ -249,10 +245,7 @@ impl WorkflowLoop {
         if let Some(max) = self.limits.max_steps
             && self.state.steps_completed >= max
         {
-            self.stop = Some(Stop::Bound(format!(
-                "step limit of {max} reached; continue with `baton resume {} --max-steps <more>`",
-                self.state.run_id
-            )));
+            self.stop = Some(Stop::Bound(Bound::Steps { max }));
         }
     }
 
@@ -277,17 +270,17 @@ impl WorkflowLoop {
             self.outbox.push(Event::RunFailed { run_id, agent_id, state, error: fatal.message.clone() });
             RunOutcome::Failed { error: fatal.message }
         } else {
-            let reason = match &self.stop {
-                Some(Stop::Bound(message)) => Some(message.clone()),
+            let bound = match self.stop {
+                Some(Stop::Bound(bound)) => Some(bound),
                 _ => None,
             };
             self.state.status = RunStatus::Paused;
-            self.state.pause_message = reason.clone();
+            self.state.paused_by = bound;
             self.outbox.push(Event::WorkflowPaused {
                 run_id,
                 total_cost_usd: self.state.total_cost_usd,
                 paused_agent_count: self.state.paused_agents(),
-                reason,
+                bound,
             });
             RunOutcome::Paused
         };

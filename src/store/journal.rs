@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{AgentId, StateName};
 use crate::model::agent::Agent;
+use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 
 pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
@@ -34,7 +35,7 @@ pub(crate) struct RunFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) pause_message: Option<String>,
+    pub(crate) paused_by: Option<Bound>,
 }
 
 impl RunFields {
@@ -45,7 +46,7 @@ impl RunFields {
             steps_completed: state.steps_completed,
             elapsed_ms: state.elapsed_ms,
             error: state.error.clone(),
-            pause_message: state.pause_message.clone(),
+            paused_by: state.paused_by,
         }
     }
 
@@ -55,7 +56,7 @@ impl RunFields {
         state.steps_completed = self.steps_completed;
         state.elapsed_ms = self.elapsed_ms;
         state.error = self.error;
-        state.pause_message = self.pause_message;
+        state.paused_by = self.paused_by;
     }
 }
 
