@@ -39,3 +39,63 @@ fn store_failure_message_has_no_empty_agent_or_state() {
     assert!(!failed.contains("agent  at"), "{failed}");
     assert!(failed.starts_with("error: run full failed: cannot write the journal "), "{failed}");
 }
+
+/// Before: `--timeout 1e300` (and `2e19`, `--grace 1e20`) panicked converting to a
+/// `Duration`, `--timeout 1e19` panicked in a worker thread and left a run that
+/// panicked again on resume, and `--timeout -5` was taken as "disabled". Every
+/// duration is now checked where it enters, before a run is created.
+#[test]
+fn huge_or_negative_durations_are_refused_before_a_run_exists() {
+    let year = "expected at most 31536000 seconds (1 year)";
+    let cases = [
+        (vec!["--timeout", "1e300"], format!("invalid value `1e300` for --timeout: {year} (0 disables the timeout)")),
+        (vec!["--timeout", "2e19"], format!("invalid value `2e19` for --timeout: {year} (0 disables the timeout)")),
+        (vec!["--timeout", "1e19"], format!("invalid value `1e19` for --timeout: {year} (0 disables the timeout)")),
+        (
+            vec!["--timeout", "-5"],
+            "invalid value `-5` for --timeout: expected a number of seconds that is not negative (0 disables the \
+             timeout)"
+                .to_string(),
+        ),
+        (vec!["--grace", "1e20"], format!("invalid value `1e20` for --grace: {year}")),
+        (
+            vec!["--grace", "-1"],
+            "invalid value `-1` for --grace: expected a number of seconds that is not negative".to_string(),
+        ),
+        (
+            vec!["--time-limit", "400d"],
+            "invalid value `400d` for --time-limit: expected at most 1 year (365d), found `400d`".to_string(),
+        ),
+    ];
+    for (flags, message) in cases {
+        let outcome = loop_of(1).run_workflow(&flags);
+        outcome.status(1);
+        assert_eq!(outcome.error_message(), format!("error: {message}"), "{flags:?}");
+        assert!(!outcome.root().join(".baton/runs").exists(), "no run was created for {flags:?}");
+    }
+}
+
+#[test]
+fn huge_timeout_in_config_is_refused_with_the_file_named() {
+    let outcome = loop_of(1).write(".baton/config.toml", "timeout = 1e300\n").run_workflow(&[]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: [ROOT]/.baton/config.toml: invalid timeout `1e300`: expected at most 31536000 seconds (1 year) (0 \
+         disables it)"
+    );
+}
+
+/// A state file written before the checks existed may hold a timeout no clock can
+/// reach; resuming holds it to a year instead of panicking.
+#[test]
+fn huge_timeout_persisted_in_an_old_state_file_resumes() {
+    let first = loop_of(3).run_workflow(&["--max-steps", "1"]);
+    first.status(3);
+    let path = first.run_dir("test").join("state.json");
+    let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["launch_params"]["timeout_seconds"] = serde_json::json!(1e300);
+    state["launch_params"]["time_limit_ms"] = serde_json::json!(u64::MAX);
+    std::fs::write(&path, state.to_string()).unwrap();
+    first.rerun(["resume", "test", "--max-steps", "100"]).status(0).stdout("done\n");
+}

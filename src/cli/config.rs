@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::text::duration::{SecondsError, number_text, seconds};
 use crate::workflow::suggestion::did_you_mean;
 
 pub(crate) const CONFIG_FILE: &str = "config.toml";
@@ -35,17 +36,51 @@ pub(crate) struct Config {
 pub(crate) enum ConfigError {
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    #[error("{path}: {problem}")]
+    Invalid { path: PathBuf, problem: ConfigProblem },
 }
 
-/// Check `value` against `valid`, or say what is valid.
-pub(crate) fn check_choice(what: &str, value: &str, valid: &[&str]) -> Result<String, String> {
+/// What is wrong inside a config file.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub(crate) enum ConfigProblem {
+    #[error("unknown key `{key}`{} (valid keys: {})", suggestion_of(.suggestion), KEYS.join(", "))]
+    UnknownKey { key: String, suggestion: Option<&'static str> },
+    /// TOML syntax or a value of the wrong type, as the parser words it.
+    #[error("{0}")]
+    Syntax(String),
+    #[error(transparent)]
+    Choice(#[from] ChoiceError),
+    #[error("invalid budget `{}`: expected a non-negative amount in US dollars", number_text(*.0))]
+    Budget(f64),
+    #[error("invalid timeout `{}`: {error} (0 disables it)", number_text(*.value))]
+    Timeout { value: f64, error: SecondsError },
+}
+
+fn suggestion_of(suggestion: &Option<&'static str>) -> String {
+    suggestion.map_or_else(String::new, |key| format!("; did you mean `{key}`?"))
+}
+
+/// A model or effort outside the accepted list.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {what} `{value}`: expected one of {}", .valid.join(", "))]
+pub(crate) struct ChoiceError {
+    what: &'static str,
+    value: String,
+    valid: &'static [&'static str],
+}
+
+/// Check `value` against `valid` (ignoring case and surrounding space) and return
+/// its normalised form.
+pub(crate) fn check_choice(
+    what: &'static str,
+    value: &str,
+    valid: &'static [&'static str],
+) -> Result<String, ChoiceError> {
     let normalised = value.trim().to_lowercase();
     if valid.contains(&normalised.as_str()) {
         Ok(normalised)
     } else {
-        Err(format!("invalid {what} `{value}`: expected one of {}", valid.join(", ")))
+        Err(ChoiceError { what, value: value.to_string(), valid })
     }
 }
 
@@ -58,21 +93,16 @@ impl Config {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
-        Config::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
+        Config::parse(&text).map_err(|problem| ConfigError::Invalid { path, problem })
     }
 
-    fn parse(text: &str) -> Result<Config, String> {
+    fn parse(text: &str) -> Result<Config, ConfigProblem> {
         let config: Config = toml::from_str(text).map_err(|error| {
             let message = error.message().to_string();
-            // serde names the unknown field; add the closest valid key.
+            // serde names the unknown field between backticks.
             match message.split('`').nth(1).filter(|_| message.starts_with("unknown field")) {
-                Some(field) => match did_you_mean(field, KEYS) {
-                    Some(key) => {
-                        format!("unknown key `{field}`; did you mean `{key}`? (valid keys: {})", KEYS.join(", "))
-                    }
-                    None => format!("unknown key `{field}` (valid keys: {})", KEYS.join(", ")),
-                },
-                None => message,
+                Some(key) => ConfigProblem::UnknownKey { key: key.to_string(), suggestion: did_you_mean(key, KEYS) },
+                None => ConfigProblem::Syntax(message),
             }
         })?;
         if let Some(model) = &config.model {
@@ -82,10 +112,12 @@ impl Config {
             check_choice("effort", effort, &EFFORTS)?;
         }
         if let Some(budget) = config.budget.filter(|budget| !budget.is_finite() || *budget < 0.0) {
-            return Err(format!("invalid budget `{budget}`: expected a non-negative amount in US dollars"));
+            return Err(ConfigProblem::Budget(budget));
         }
-        if let Some(timeout) = config.timeout.filter(|timeout| !timeout.is_finite()) {
-            return Err(format!("invalid timeout `{timeout}`: expected a number of seconds (0 disables it)"));
+        if let Some(value) = config.timeout
+            && let Err(error) = seconds(value)
+        {
+            return Err(ConfigProblem::Timeout { value, error });
         }
         Ok(config)
     }
@@ -112,7 +144,7 @@ mod tests {
     #[test]
     fn unknown_key_suggests_the_closest() {
         assert_eq!(
-            Config::parse("modle = \"opus\"\n").unwrap_err(),
+            Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
             "unknown key `modle`; did you mean `model`? (valid keys: model, effort, dangerously_skip_permissions, \
              claude_bin, budget, timeout, no_wait)"
         );
@@ -121,8 +153,20 @@ mod tests {
     #[test]
     fn invalid_model_lists_the_valid_ones() {
         assert_eq!(
-            Config::parse("model = \"gpt\"\n").unwrap_err(),
+            Config::parse("model = \"gpt\"\n").unwrap_err().to_string(),
             "invalid model `gpt`: expected one of opus, sonnet, haiku"
+        );
+    }
+
+    #[test]
+    fn timeouts_out_of_range_are_refused() {
+        assert_eq!(
+            Config::parse("timeout = 1e300\n").unwrap_err().to_string(),
+            "invalid timeout `1e300`: expected at most 31536000 seconds (1 year) (0 disables it)"
+        );
+        assert_eq!(
+            Config::parse("timeout = -5\n").unwrap_err().to_string(),
+            "invalid timeout `-5`: expected a number of seconds that is not negative (0 disables it)"
         );
     }
 

@@ -32,7 +32,7 @@ use crate::run::workflow_loop::WorkflowLoop;
 use crate::store::lock::RunLock;
 use crate::store::persistence::RunPersistence;
 use crate::store::runs::RunStore;
-use crate::text::duration::parse_duration;
+use crate::text::duration::{MAX_DURATION, number_text, parse_duration, seconds};
 
 fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>) -> CliError {
     CliError::InvalidValue { flag, value: value.to_string(), expected: expected.into() }
@@ -57,8 +57,10 @@ pub(crate) fn timeout_of(
     launched_with: Option<f64>,
     config: &Config,
 ) -> Result<StateTimeout, CliError> {
-    if let Some(value) = flag.filter(|value| !value.is_finite()) {
-        return Err(invalid("timeout", value, "expected a number of seconds (0 disables the timeout)"));
+    if let Some(value) = flag
+        && let Err(error) = seconds(value)
+    {
+        return Err(invalid("timeout", number_text(value), format!("{error} (0 disables the timeout)")));
     }
     Ok(match (flag, launched_with, config.timeout) {
         (Some(seconds), _, _) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
@@ -96,7 +98,7 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
         params.max_steps = Some(max);
     }
     if let Some(text) = &options.time_limit {
-        let limit = parse_duration(text).map_err(|expected| invalid("time-limit", text, expected))?;
+        let limit = parse_duration(text).map_err(|error| invalid("time-limit", text, error.to_string()))?;
         params.time_limit_ms = Some(limit.as_millis() as u64);
     }
     Ok(())
@@ -104,19 +106,25 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
 
 /// Seconds from an environment variable (operations and tests tune waits with them).
 fn seconds_from_env(name: &str) -> Option<Duration> {
-    std::env::var(name).ok()?.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+    seconds(std::env::var(name).ok()?.parse::<f64>().ok()?).ok()
 }
 
-fn limits(options: &ExecutionArguments, params: &LaunchParams, config: &Config) -> Result<RunLimits, CliError> {
-    if !options.grace.is_finite() || options.grace < 0.0 {
-        return Err(invalid("grace", options.grace, "expected a non-negative number of seconds"));
-    }
+/// The run's limits from its launch parameters and this invocation's flags;
+/// checked before a run is created or touched.
+pub(crate) fn limits(
+    options: &ExecutionArguments,
+    params: &LaunchParams,
+    config: &Config,
+) -> Result<RunLimits, CliError> {
+    let grace =
+        seconds(options.grace).map_err(|error| invalid("grace", number_text(options.grace), error.to_string()))?;
     let defaults = RunLimits::default();
     Ok(RunLimits {
         max_agents: params.max_agents,
         max_steps: params.max_steps,
-        time_limit: params.time_limit_ms.map(Duration::from_millis),
-        grace: Duration::from_secs_f64(options.grace),
+        // A bound from an older state file may be out of range: hold it to the maximum.
+        time_limit: params.time_limit_ms.map(|ms| Duration::from_millis(ms).min(MAX_DURATION)),
+        grace,
         no_wait: params.no_wait || config.no_wait.unwrap_or(false),
         limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
@@ -145,9 +153,9 @@ pub(crate) async fn execute(
     options: &ExecutionArguments,
     config: &Config,
     timeout: StateTimeout,
+    limits: RunLimits,
 ) -> Result<i32, CliError> {
     let RunToExecute { state, journal_intact, resumed } = run;
-    let limits = limits(options, &state.launch_params, config)?;
     let run_dir = store.run_dir(&state.run_id);
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 

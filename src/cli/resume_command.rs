@@ -4,7 +4,7 @@
 
 use super::CliError;
 use super::arguments::ResumeArguments;
-use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
 use crate::model::run_state::RunStatus;
 use crate::store::runs::RunStore;
@@ -26,9 +26,10 @@ pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeAr
         state.launch_params.timeout_seconds = Some(seconds);
     }
     apply_launch_options(&arguments.execution, &mut state.launch_params)?;
+    let limits = limits(&arguments.execution, &state.launch_params, config)?;
     for agent in &mut state.agents {
         agent.unpause();
     }
     let run = RunToExecute { state, journal_intact: loaded.journal_intact, resumed: true };
-    execute(store, run, &arguments.execution, config, timeout).await
+    execute(store, run, &arguments.execution, config, timeout, limits).await
 }

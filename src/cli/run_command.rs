@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::CliError;
 use super::arguments::RunArguments;
-use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, timeout_of};
+use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
 use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::Agent;
@@ -24,6 +24,7 @@ pub(crate) async fn run(
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
     apply_launch_options(&arguments.execution, &mut launch_params)?;
+    let limits = limits(&arguments.execution, &launch_params, config)?;
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
         Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
@@ -60,5 +61,5 @@ pub(crate) async fn run(
     };
     store.create(&state)?;
     let run = RunToExecute { state, journal_intact: 0, resumed: false };
-    execute(store, run, &arguments.execution, config, timeout).await
+    execute(store, run, &arguments.execution, config, timeout, limits).await
 }

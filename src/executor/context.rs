@@ -12,6 +12,7 @@ use crate::events::bus::EventBus;
 use crate::ids::RunId;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
+use crate::text::duration::{self, MAX_DURATION, SecondsError};
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]
@@ -46,8 +47,15 @@ pub(crate) struct StateTimeout {
 impl StateTimeout {
     pub(crate) const DEFAULT_SECONDS: f64 = 600.0;
 
+    /// A value ≤ 0 disables the timeout. The CLI and the config refuse values out
+    /// of range; one that comes from an older state file is held to the longest
+    /// duration Baton accepts rather than overflow a clock.
     pub(crate) fn from_seconds(seconds: f64, source: TimeoutSource) -> StateTimeout {
-        let limit = (seconds > 0.0 && seconds.is_finite()).then(|| Duration::from_secs_f64(seconds));
+        let limit = match duration::seconds(seconds) {
+            Ok(limit) if !limit.is_zero() => Some(limit),
+            Err(SecondsError::TooLong) => Some(MAX_DURATION),
+            Ok(_) | Err(SecondsError::Negative | SecondsError::NotFinite) => None,
+        };
         StateTimeout { limit, source }
     }
 }

@@ -1,22 +1,49 @@
-//! Durations as people write them on a command line: `90m`, `2h`, `1h30m`,
-//! `45s`, `1d`, or a plain number of seconds.
+//! Durations as people write them: `90m`, `2h`, `1h30m`, `45s`, `1d`, or a plain
+//! number of seconds. Every duration Baton takes from a flag, the config file or
+//! a state file goes through here, so an absurd value (`1e300`, `-5`, `inf`) is
+//! refused with a message instead of overflowing a clock later.
 
 use std::time::Duration;
 
+/// The longest duration Baton accepts anywhere (timeouts, grace, time limits).
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// Why a duration such as `--time-limit 90m` was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DurationError {
+    #[error("expected a duration such as 90m, 2h, 1h30m or 45s, found `{found}`")]
+    Malformed { found: String },
+    #[error("expected at most 1 year (365d), found `{found}`")]
+    TooLong { found: String },
+}
+
+/// Why a number of seconds (`--timeout`, `--grace`, `timeout =`) was refused; the
+/// caller names the value and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub(crate) enum SecondsError {
+    #[error("expected a number of seconds")]
+    NotFinite,
+    #[error("expected a number of seconds that is not negative")]
+    Negative,
+    #[error("expected at most 31536000 seconds (1 year)")]
+    TooLong,
+}
+
 /// Parse `text`, or say what was expected.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let invalid = || format!("expected a duration such as 90m, 2h, 1h30m or 45s, found `{text}`");
-    let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>() {
-        return if seconds.is_finite() && seconds > 0.0 {
-            Ok(Duration::from_secs_f64(seconds))
-        } else {
-            Err(invalid())
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let found = text.trim();
+    let malformed = || DurationError::Malformed { found: found.to_string() };
+    let too_long = || DurationError::TooLong { found: found.to_string() };
+    if let Ok(value) = found.parse::<f64>() {
+        return match seconds(value) {
+            Ok(duration) if !duration.is_zero() => Ok(duration),
+            Err(SecondsError::TooLong) => Err(too_long()),
+            _ => Err(malformed()),
         };
     }
     let mut total = 0u64;
     let mut digits = String::new();
-    for character in text.chars() {
+    for character in found.chars() {
         if character.is_ascii_digit() {
             digits.push(character);
             continue;
@@ -26,16 +53,39 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
             'm' => 60,
             'h' => 3600,
             'd' => 86400,
-            _ => return Err(invalid()),
+            _ => return Err(malformed()),
         };
-        let value: u64 = digits.parse().map_err(|_| invalid())?;
-        total = total.checked_add(value.checked_mul(unit).ok_or_else(invalid)?).ok_or_else(invalid)?;
+        if digits.is_empty() {
+            return Err(malformed());
+        }
+        // Only digits are collected, so a failed parse is an overflow.
+        let value: u64 = digits.parse().map_err(|_| too_long())?;
+        total = value.checked_mul(unit).and_then(|part| total.checked_add(part)).ok_or_else(too_long)?;
         digits.clear();
     }
     if !digits.is_empty() || total == 0 {
-        return Err(invalid());
+        return Err(malformed());
     }
-    Ok(Duration::from_secs(total))
+    let duration = Duration::from_secs(total);
+    if duration > MAX_DURATION { Err(too_long()) } else { Ok(duration) }
+}
+
+/// `value` seconds as a duration: finite, not negative, at most [`MAX_DURATION`].
+pub(crate) fn seconds(value: f64) -> Result<Duration, SecondsError> {
+    if !value.is_finite() {
+        Err(SecondsError::NotFinite)
+    } else if value < 0.0 {
+        Err(SecondsError::Negative)
+    } else if value > MAX_DURATION.as_secs_f64() {
+        Err(SecondsError::TooLong)
+    } else {
+        Ok(Duration::from_secs_f64(value))
+    }
+}
+
+/// A number as a message shows it: `60`, `0.5`, and `1e300` rather than 301 digits.
+pub(crate) fn number_text(value: f64) -> String {
+    if value.abs() < 1e16 { value.to_string() } else { format!("{value:e}") }
 }
 
 /// `1 second`, `2.5 seconds`: a number of seconds in a sentence.
@@ -74,16 +124,46 @@ mod tests {
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("0.5"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86400)));
+        assert_eq!(parse_duration("365d"), Ok(MAX_DURATION));
     }
 
     #[test]
     fn invalid_durations_say_what_is_expected() {
-        for text in ["", "m", "10x", "1h30", "-5", "0", "0m", "99999999999999999999h"] {
+        for text in ["", "m", "10x", "1h30", "-5", "0", "0m", "inf", "NaN"] {
             assert_eq!(
-                parse_duration(text),
-                Err(format!("expected a duration such as 90m, 2h, 1h30m or 45s, found `{}`", text.trim()))
+                parse_duration(text).unwrap_err().to_string(),
+                format!("expected a duration such as 90m, 2h, 1h30m or 45s, found `{}`", text.trim())
             );
         }
+    }
+
+    #[test]
+    fn durations_beyond_a_year_are_too_long() {
+        for text in ["366d", "99999999999999999999h", "1e300", "2e19"] {
+            assert_eq!(
+                parse_duration(text).unwrap_err().to_string(),
+                format!("expected at most 1 year (365d), found `{text}`")
+            );
+        }
+    }
+
+    #[test]
+    fn seconds_are_checked_for_range() {
+        assert_eq!(seconds(0.0), Ok(Duration::ZERO));
+        assert_eq!(seconds(2.5), Ok(Duration::from_millis(2500)));
+        assert_eq!(seconds(-5.0), Err(SecondsError::Negative));
+        assert_eq!(seconds(f64::INFINITY), Err(SecondsError::NotFinite));
+        assert_eq!(seconds(f64::NAN), Err(SecondsError::NotFinite));
+        assert_eq!(seconds(1e300), Err(SecondsError::TooLong));
+        assert_eq!(seconds(31_536_001.0), Err(SecondsError::TooLong));
+    }
+
+    #[test]
+    fn numbers_stay_short() {
+        assert_eq!(number_text(60.0), "60");
+        assert_eq!(number_text(-5.0), "-5");
+        assert_eq!(number_text(1e300), "1e300");
+        assert_eq!(number_text(f64::INFINITY), "inf");
     }
 
     #[test]

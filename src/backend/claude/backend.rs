@@ -33,40 +33,52 @@ pub(crate) struct ClaudeBinarySources {
     pub(crate) config: Option<PathBuf>,
 }
 
+/// Why no usable `claude` binary was found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ClaudeBinaryError {
+    #[error("{origin} names `{}`, which does not exist", .path.display())]
+    Missing { origin: &'static str, path: PathBuf },
+    #[error("{origin} names `{}`, which is not an executable file", .path.display())]
+    NotExecutable { origin: &'static str, path: PathBuf },
+    #[error(
+        "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
+         .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)"
+    )]
+    NotFound,
+}
+
 impl ClaudeBinarySources {
     /// `--claude-bin`, then `BATON_CLAUDE_BIN`, then `claude_bin` in config.toml, then `PATH`.
-    pub(crate) fn resolve(&self) -> Result<PathBuf, String> {
+    pub(crate) fn resolve(&self) -> Result<PathBuf, ClaudeBinaryError> {
         let named = [
             ("--claude-bin", &self.flag),
             ("BATON_CLAUDE_BIN", &self.environment),
             ("claude_bin in .baton/config.toml", &self.config),
         ];
-        for (source, path) in named {
+        for (origin, path) in named {
             if let Some(path) = path {
                 return if is_executable(path) {
                     Ok(path.clone())
                 } else if !path.exists() {
-                    Err(format!("{source} names `{}`, which does not exist", path.display()))
+                    Err(ClaudeBinaryError::Missing { origin, path: path.clone() })
                 } else {
-                    Err(format!("{source} names `{}`, which is not an executable file", path.display()))
+                    Err(ClaudeBinaryError::NotExecutable { origin, path: path.clone() })
                 };
             }
         }
-        find_on_path("claude").ok_or_else(|| {
-            "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
-                 .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)"
-                .to_string()
-        })
+        find_on_path("claude").ok_or(ClaudeBinaryError::NotFound)
     }
 }
 
 pub(crate) struct ClaudeBackend {
-    binary: Result<PathBuf, String>,
+    /// Resolved once per run; a missing CLI fails only the first prompt state, so
+    /// script-only workflows never need one.
+    binary: Result<PathBuf, ClaudeBinaryError>,
     skip_permissions: bool,
 }
 
 impl ClaudeBackend {
-    pub(crate) fn new(binary: Result<PathBuf, String>, skip_permissions: bool) -> ClaudeBackend {
+    pub(crate) fn new(binary: Result<PathBuf, ClaudeBinaryError>, skip_permissions: bool) -> ClaudeBackend {
         ClaudeBackend { binary, skip_permissions }
     }
 }
@@ -80,7 +92,7 @@ impl Backend for ClaudeBackend {
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {
-            let binary = self.binary.clone().map_err(BackendError::NotAvailable)?;
+            let binary = self.binary.clone().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
             let command = ClaudeCommand {
                 skip_permissions: self.skip_permissions,
                 model: request.model.clone(),
