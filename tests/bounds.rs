@@ -91,13 +91,24 @@ fn max_agents_queues_workers_and_status_shows_them() {
     }
     assert_eq!(status.matches("[queued]").count(), 3, "{status}");
     assert_eq!(started_workers(), 2, "two workers run");
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(started_workers(), 2, "and no third starts while they run");
     assert!(status.starts_with("run cap: running (driven by baton pid "), "{status}");
     std::fs::write(test.root().join("release"), "").unwrap();
     let output = child.wait_with_output().expect("baton exits");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "main\n");
+    // No third worker ever ran beside two others: replay the trace instead of
+    // watching for a while and hoping a violation would show.
+    let trace = std::fs::read_to_string(test.root().join(".baton/runs/cap/events.jsonl")).expect("trace");
+    let (mut running, mut most) = (0, 0);
+    for event in trace.lines().map(|line| serde_json::from_str::<serde_json::Value>(line).expect("event")) {
+        match (event["type"].as_str(), event["state"].as_str()) {
+            (Some("StateStarted"), Some("W.sh")) => running += 1,
+            (Some("StateCompleted"), Some("W.sh")) => running -= 1,
+            _ => continue,
+        }
+        most = most.max(running);
+    }
+    assert_eq!((most, running), (2, 0), "at most two workers ran at once, and all five finished");
 }
 
 #[test]

@@ -45,6 +45,20 @@ fn pid_in(test: &Test, path: &str) -> i32 {
     }
 }
 
+/// Wait (up to 10 s) until run `run_id`'s trace holds an event of type `kind`.
+fn trace_has(test: &Test, run_id: &str, kind: &str) -> bool {
+    let path = test.root().join(format!(".baton/runs/{run_id}/events.jsonl"));
+    let needle = format!("\"type\":\"{kind}\"");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(&path).is_ok_and(|trace| trace.contains(&needle)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
 fn exit_code(mut child: Child) -> Option<i32> {
     child.wait().expect("baton exits").code()
 }
@@ -111,7 +125,8 @@ fn a_second_sigint_stops_running_steps_at_once() {
     let child = test.spawn(&["run", "wf", "--run-id", "twice"]);
     let script = pid_in(&test, "script.pid");
     signal(&child, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(200));
+    // The second signal must come after the first was handled, not merge with it.
+    assert!(trace_has(&test, "twice", "WorkflowStopping"), "the first SIGINT was handled");
     let started = Instant::now();
     signal(&child, libc::SIGINT);
     assert_eq!(exit_code(child), Some(130));

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 
 use crate::events::Event;
 use crate::events::bus::EventBus;
@@ -34,20 +33,30 @@ use crate::store::runs::RunStore;
 use crate::transition::Transition;
 
 /// Replies with scripted results per state name, in order; records every call.
+/// A step of `SLOW` runs until `gate` opens: the harness opens it when the loop
+/// announces a stop or handles a failure, so "a step was still running when …"
+/// holds by construction, not by a race against the clock.
 struct ScriptedExecutor {
     replies: Mutex<HashMap<String, VecDeque<Result<ExecutionResult, StepFailure>>>>,
     calls: Mutex<Vec<(String, u32)>>,
-    delay: Duration,
+    gate: Notify,
+    /// Notified when a `SLOW` step begins.
+    slow_started: Notify,
 }
 
 impl ScriptedExecutor {
-    fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>, delay: Duration) -> Arc<ScriptedExecutor> {
+    fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Arc<ScriptedExecutor> {
         let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
         for (state, reply) in replies {
             let reply = reply.map(|transition| ExecutionResult { transition, session_id: None, cost_usd: 0.25 });
             map.entry(state.to_string()).or_default().push_back(reply);
         }
-        Arc::new(ScriptedExecutor { replies: Mutex::new(map), calls: Mutex::new(Vec::new()), delay })
+        Arc::new(ScriptedExecutor {
+            replies: Mutex::new(map),
+            calls: Mutex::new(Vec::new()),
+            gate: Notify::new(),
+            slow_started: Notify::new(),
+        })
     }
 }
 
@@ -57,7 +66,8 @@ impl StateExecutor for ScriptedExecutor {
             let state = input.agent.current_state.to_string();
             self.calls.lock().unwrap().push((state.clone(), input.attempt));
             if state == "SLOW" {
-                tokio::time::sleep(self.delay).await;
+                self.slow_started.notify_one();
+                self.gate.notified().await;
             }
             let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
             reply.unwrap_or_else(|| {
@@ -116,9 +126,17 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     };
     store.create(&state).unwrap();
     let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
-    let executor = ScriptedExecutor::new(replies, Duration::from_millis(200));
+    let executor = ScriptedExecutor::new(replies);
     let executors = Executors { script: executor.clone(), markdown: executor.clone() };
     let bus = Arc::new(EventBus::new());
+    let gate_keeper = Arc::clone(&executor);
+    bus.on_all(Arc::new(move |event: &Event| {
+        if let Event::WorkflowStopping { .. } | Event::ErrorOccurred { .. } = event {
+            // notify_one keeps the permit if SLOW has not started waiting yet.
+            gate_keeper.gate.notify_one();
+        }
+        Ok(())
+    }));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
         run_id: "r".into(),
@@ -176,13 +194,16 @@ async fn r10_1_exhausted_retries_pause_the_agent_with_the_reason() {
     assert_eq!(harness.workflow.state().status, RunStatus::Paused);
 }
 
-#[tokio::test]
+/// Paused tokio time: the clock only moves when every task waits, so the wait
+/// measured is the one the loop asked for, whatever the machine is doing.
+#[tokio::test(start_paused = true)]
 async fn a13_retries_wait_with_backoff() {
     let mut harness = harness(vec![("START", retryable()), ("START", result("ok"))]);
-    harness.workflow.retry.base_delay = Duration::from_millis(150);
-    let started = Instant::now();
+    harness.workflow.retry.base_delay = Duration::from_secs(60);
+    let started = tokio::time::Instant::now();
     assert_eq!(run(&mut harness).await, RunOutcome::Completed);
-    assert!(started.elapsed() >= Duration::from_millis(120), "the retry waited about base_delay");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(48) && waited <= Duration::from_secs(73), "base_delay ± 20 %: {waited:?}");
 }
 
 #[tokio::test]
@@ -229,9 +250,12 @@ async fn validation_failure_pauses_without_retry() {
 #[tokio::test]
 async fn shutdown_signal_stops_launching_records_the_running_step_and_interrupts() {
     let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("AFTER")), ("AFTER", result("no"))]);
+    // The signal is sent once SLOW has started, and SLOW runs until the loop has
+    // handled it (the gate): it is in flight when the stop begins.
     let (signals, receiver) = mpsc::unbounded_channel();
+    let executor = Arc::clone(&harness.executor);
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        executor.slow_started.notified().await;
         let _ = signals.send(ShutdownSignal::Interrupt);
     });
     let outcome = harness.workflow.run(receiver).await;
@@ -279,14 +303,14 @@ async fn max_steps_pauses_the_run_with_the_reason() {
     assert_eq!(state.paused_by, Some(Bound::Steps { max: 2 }));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn time_limit_pauses_the_run_after_running_steps_finish() {
     let mut harness = harness(vec![("START", goto("SLOW")), ("SLOW", goto("END")), ("END", result("no"))]);
-    harness.workflow.limits.time_limit = Some(Duration::from_millis(50));
-    harness.workflow.limits.grace = Duration::from_secs(5);
+    harness.workflow.limits.time_limit = Some(Duration::from_secs(60));
+    harness.workflow.limits.grace = Duration::from_secs(300);
     assert_eq!(run(&mut harness).await, RunOutcome::Paused);
     let state = harness.workflow.state();
     assert_eq!(state.agents[0].current_state, "END", "SLOW finished within the grace period");
-    assert!(state.elapsed_ms >= 50);
-    assert_eq!(state.paused_by, Some(Bound::Time { limit: Duration::from_millis(50) }));
+    assert!(state.elapsed_ms >= 60_000, "the clock counts the time spent: {}", state.elapsed_ms);
+    assert_eq!(state.paused_by, Some(Bound::Time { limit: Duration::from_secs(60) }));
 }

@@ -17,11 +17,11 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant as TokioInstant;
+use tokio::time::Instant;
 
 use crate::events::Event;
 use crate::events::metrics::RunMetrics;
@@ -85,6 +85,8 @@ pub(crate) struct WorkflowLoop {
     pub(super) pending_step: Option<StepSummary>,
     /// Events to publish once the current change is committed.
     pub(super) outbox: Vec<Event>,
+    /// When this invocation started driving the run (tokio's clock, so tests
+    /// with paused time see the time they advanced).
     pub(super) started: Instant,
     pub(super) elapsed_at_start: u64,
     /// Usage-limit waits without a known reset time so far (for the backoff).
@@ -145,11 +147,11 @@ impl WorkflowLoop {
         self.state.error = None;
         self.state.paused_by = None;
         self.commit_or_fail(None);
-        let far = TokioInstant::now() + Duration::from_secs(60 * 60 * 24 * 365);
+        let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
             Some(limit) => {
                 let used = Duration::from_millis(self.elapsed_at_start);
-                TokioInstant::now() + limit.saturating_sub(used)
+                Instant::now() + limit.saturating_sub(used)
             }
             None => far,
         };
@@ -198,19 +200,19 @@ impl WorkflowLoop {
                     Some(_) if matches!(self.stop, Some(Stop::Signal(_))) => self.escalate(StopLevel::Kill),
                     Some(signal) => {
                         self.stop = Some(Stop::Signal(signal));
-                        terminate_at = TokioInstant::now() + self.limits.grace;
+                        terminate_at = Instant::now() + self.limits.grace;
                         self.announce_stop(Some(signal), None);
                     }
                 },
                 () = tokio::time::sleep_until(time_limit_at), if self.stop.is_none() => {
                     let bound = Bound::Time { limit: self.limits.time_limit.unwrap_or_default() };
                     self.stop = Some(Stop::Bound(bound));
-                    terminate_at = TokioInstant::now() + self.limits.grace;
+                    terminate_at = Instant::now() + self.limits.grace;
                     self.announce_stop(None, Some(bound));
                 },
                 () = tokio::time::sleep_until(terminate_at), if level == StopLevel::Run && self.stop.is_some() => {
                     self.escalate(StopLevel::Terminate);
-                    kill_at = TokioInstant::now() + TERMINATE_TO_KILL;
+                    kill_at = Instant::now() + TERMINATE_TO_KILL;
                 },
                 () = tokio::time::sleep_until(kill_at), if level == StopLevel::Terminate => {
                     self.escalate(StopLevel::Kill);
