@@ -191,18 +191,10 @@ mod tests {
     const FRAGMENTS: &[&str] =
         &["<print>", "</print>", "<pri", "nt>", "</pr", "int>", "<", "/", ">", "p", "x", " ", "\n", "é", "日本", "🎉"];
 
-    fn print_soup() -> impl Strategy<Value = String> {
-        let fragment = prop_oneof![
-            4 => prop::sample::select(FRAGMENTS).prop_map(String::from),
-            1 => "\\PC{0,3}",
-        ];
-        prop::collection::vec(fragment, 0..40).prop_map(|parts| parts.concat())
-    }
-
     proptest! {
         #[test]
         fn streaming_matches_whole_text(
-            text in print_soup(),
+            text in crate::syntax::fragment_soup(FRAGMENTS),
             cuts in prop::collection::vec(any::<usize>(), 0..12),
         ) {
             prop_assert_eq!(stream(&split(&text, &cuts)), extract_prints(&text));
@@ -217,7 +209,7 @@ mod tests {
         }
 
         #[test]
-        fn pending_never_exceeds_an_unclosed_print(text in print_soup()) {
+        fn pending_never_exceeds_an_unclosed_print(text in crate::syntax::fragment_soup(FRAGMENTS)) {
             let mut extractor = PrintExtractor::new();
             extractor.push(&text);
             prop_assert!(extractor.pending.len() < OPEN.len() || extractor.pending.starts_with(OPEN));

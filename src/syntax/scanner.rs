@@ -679,14 +679,6 @@ mod tests {
         "\u{1}",
     ];
 
-    fn tag_soup() -> impl Strategy<Value = String> {
-        let fragment = prop_oneof![
-            4 => prop::sample::select(FRAGMENTS).prop_map(String::from),
-            1 => "\\PC{0,3}",
-        ];
-        prop::collection::vec(fragment, 0..40).prop_map(|parts| parts.concat())
-    }
-
     proptest! {
         #[test]
         fn scan_never_panics(output in any::<String>()) {
@@ -694,7 +686,7 @@ mod tests {
         }
 
         #[test]
-        fn scanned_tags_satisfy_r4_7(output in tag_soup()) {
+        fn scanned_tags_satisfy_r4_7(output in crate::syntax::fragment_soup(FRAGMENTS)) {
             let Ok(tags) = scan(&output) else { return Ok(()) };
             for tag in tags {
                 match tag.kind {
