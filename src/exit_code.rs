@@ -7,4 +7,6 @@ pub(crate) const ERROR: i32 = 1;
 // 2 (waiting for human input, `<ask>` with `--on-ask=pause`) is reserved for `<ask>`.
 /// Paused: every remaining agent is paused; `baton resume` continues.
 pub(crate) const PAUSED: i32 = 3;
+/// stdout was closed by its reader (`baton list | head`): 128 + SIGPIPE, quietly.
+pub(crate) const BROKEN_PIPE: i32 = 141;
 // 130 and 143 (interrupted by SIGINT / SIGTERM) come from `ShutdownSignal::exit_code`.

@@ -99,3 +99,47 @@ fn huge_timeout_persisted_in_an_old_state_file_resumes() {
     std::fs::write(&path, state.to_string()).unwrap();
     first.rerun(["resume", "test", "--max-steps", "100"]).status(0).stdout("done\n");
 }
+
+/// Before: `baton list` panicked (exit 101, nothing printed) when one of ~20 runs
+/// had an unreadable `state.json`: the sort treated it as equal to everything,
+/// which is not a total order. Unreadable runs are now listed after the others.
+#[test]
+fn list_with_an_unreadable_run_among_many_lists_it_last() {
+    let mut test = Test::new().file("START.sh", "echo '<result>ok</result>'\n");
+    // Ids in the reverse of creation order, so id order and age order disagree.
+    for index in (1..=20).rev() {
+        let outcome = test.args(["run", "wf", "--run-id", &format!("r{index:02}"), "-q", "--no-debug"]).run();
+        outcome.status(0);
+        test = outcome.into_test();
+    }
+    std::fs::write(test.root().join(".baton/runs/r07/state.json"), "{not json").unwrap();
+    let outcome = test.args(["list"]).run();
+    outcome.status(0);
+    let lines: Vec<&str> = outcome.stdout.lines().collect();
+    assert_eq!(lines.len(), 21, "{}", outcome.stdout);
+    let ids: Vec<&str> = lines[1..].iter().map(|line| line.split_whitespace().next().unwrap_or_default()).collect();
+    let mut expected: Vec<String> =
+        (1..=20).rev().filter(|index| *index != 7).map(|index| format!("r{index:02}")).collect();
+    expected.push("r07".into());
+    assert_eq!(ids, expected, "oldest first, the unreadable run last");
+    let last = lines[20];
+    assert!(last.starts_with("r07  unreadable  ?"), "{last}");
+    assert!(last.contains("/.baton/runs/r07/state.json"), "the reason names the file: {last}");
+}
+
+/// Before: `baton status RUN | head` printed "error: cannot write to stdout: Broken
+/// pipe". A reader that went away ends Baton quietly, as it would end `cat`.
+#[test]
+fn stdout_closed_by_its_reader_exits_quietly() {
+    let outcome = Test::new().file("START.sh", "echo '<result>ok</result>'\n").run_workflow(&["-q"]);
+    outcome.status(0);
+    let test = outcome.into_test();
+    for args in [vec!["status", "test"], vec!["list"]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+        let output = test.command(&args).stdout(writer).output().expect("run baton");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+        assert_eq!(output.status.code(), Some(141), "{args:?}");
+    }
+}

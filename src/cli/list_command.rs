@@ -3,17 +3,20 @@
 use std::io::Write;
 
 use super::CliError;
+use crate::model::run_state::RunState;
 use crate::store::runs::RunStore;
 
 pub(crate) fn list(store: &RunStore) -> Result<i32, CliError> {
     let mut lines = Vec::new();
     let now = jiff::Timestamp::now();
-    let mut runs: Vec<_> = store.list();
-    runs.sort_by(|a, b| match (a, b) {
-        (Ok(a), Ok(b)) => a.created_at.cmp(&b.created_at),
-        _ => std::cmp::Ordering::Equal,
+    // Readable runs oldest first (ties by id); unreadable ones after them, by id,
+    // with the reason where the workflow would be.
+    let (mut readable, unreadable): (Vec<_>, Vec<_>) = store.list().into_iter().partition(|(_, run)| run.is_ok());
+    readable.sort_by(|(a_id, a), (b_id, b)| {
+        let created = |run: &Result<RunState, _>| run.as_ref().map(|run| run.created_at.clone()).unwrap_or_default();
+        created(a).cmp(&created(b)).then_with(|| a_id.cmp(b_id))
     });
-    for run in runs {
+    for (id, run) in readable.into_iter().chain(unreadable) {
         match run {
             Ok(run) => {
                 let age = run.created_at.parse::<jiff::Timestamp>().map_or_else(|_| "?".to_string(), |t| age(now, t));
@@ -26,7 +29,10 @@ pub(crate) fn list(store: &RunStore) -> Result<i32, CliError> {
                     run.scope_dir.display().to_string(),
                 ]);
             }
-            Err(error) => eprintln!("warning: {error}"),
+            Err(error) => {
+                let reason = error.to_string().replace('\n', " ");
+                lines.push(vec![id, "unreadable".into(), "?".into(), "?".into(), "?".into(), reason]);
+            }
         }
     }
     let mut stdout = std::io::stdout().lock();

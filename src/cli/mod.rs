@@ -37,6 +37,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     crate::process::limits::raise_open_file_limit();
     match dispatch(arguments) {
         Ok(code) => code,
+        // A reader that went away (`baton list | head`) is not an error worth a
+        // message; exit as a process killed by SIGPIPE would.
+        Err(CliError::Stdout { source }) if source.kind() == std::io::ErrorKind::BrokenPipe => exit_code::BROKEN_PIPE,
         Err(error) => {
             eprintln!("error: {error}");
             exit_code::ERROR

@@ -174,9 +174,15 @@ impl RunStore {
         ids
     }
 
-    /// Every run, in id order; unreadable ones are returned as errors.
-    pub(crate) fn list(&self) -> Vec<Result<RunState, StoreError>> {
-        self.run_ids().iter().map(|id| load_run_at(&self.run_dir(id)).map(|loaded| loaded.state)).collect()
+    /// Every run with its id, in id order; unreadable ones are returned as errors.
+    pub(crate) fn list(&self) -> Vec<(String, Result<RunState, StoreError>)> {
+        self.run_ids()
+            .into_iter()
+            .map(|id| {
+                let loaded = load_run_at(&self.run_dir(&id)).map(|loaded| loaded.state);
+                (id, loaded)
+            })
+            .collect()
     }
 }
 
