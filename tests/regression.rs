@@ -143,3 +143,48 @@ fn stdout_closed_by_its_reader_exits_quietly() {
         assert_eq!(output.status.code(), Some(141), "{args:?}");
     }
 }
+
+/// Whether `pid` is still running (a zombie waiting for init to reap it is not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().to_string()))
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+fn pid_from(outcome: &crate::support::Outcome, file: &str) -> i32 {
+    std::fs::read_to_string(outcome.root().join(file)).expect("pid file").trim().parse().expect("a pid")
+}
+
+/// Before: `( exec sleep 31 ) & echo "<result>x</result>"` finished its step after
+/// the output drain, but the `sleep` (same process group) was still alive after
+/// Baton exited. What a script leaves running in its group now ends with it.
+#[test]
+fn script_background_child_does_not_outlive_the_step() {
+    let outcome = Test::new()
+        .file("START.sh", "( exec sleep 31 ) &\necho $! > background.pid\necho '<result>x</result>'\n")
+        .run_workflow(&["-q"]);
+    outcome.status(0).stdout("x\n");
+    let background = pid_from(&outcome, "background.pid");
+    assert!(!running(background), "the background sleep was ended with its step");
+}
+
+/// The documented way out: `# baton: keep-background` in a script keeps what it
+/// starts in the background (a server for later states) running after its step.
+#[test]
+fn keep_background_directive_lets_a_daemon_outlive_its_step() {
+    let outcome = Test::new()
+        .file(
+            "START.sh",
+            "# baton: keep-background\nsleep 31 > /dev/null 2>&1 < /dev/null &\necho $! > daemon.pid\n\
+             echo '<goto>CHECK</goto>'\n",
+        )
+        .file("CHECK.sh", "kill -0 \"$(cat daemon.pid)\" && echo '<result>still running</result>'\n")
+        .run_workflow(&["-q"]);
+    let daemon = pid_from(&outcome, "daemon.pid");
+    let alive = running(daemon);
+    // SAFETY: ending the test's own daemon.
+    unsafe { libc::kill(daemon, libc::SIGKILL) };
+    outcome.status(0).stdout("still running\n");
+    assert!(alive, "the daemon kept running after baton exited");
+}

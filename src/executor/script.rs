@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -23,10 +24,18 @@ use crate::process::executable::find_on_path;
 use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
+use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
 use crate::transition::interpret::{InterpretError, interpret};
 
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
 const STDERR_EXCERPT_BYTES: usize = 4096;
+
+/// The start of the script at `path`, where directives live.
+fn script_head(path: &Path) -> Option<String> {
+    let mut head = Vec::with_capacity(DIRECTIVE_HEAD_BYTES);
+    std::fs::File::open(path).ok()?.take(DIRECTIVE_HEAD_BYTES as u64).read_to_end(&mut head).ok()?;
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
 
 /// `bash`, found on `PATH` once (R7.1).
 static BASH: std::sync::LazyLock<OsString> =
@@ -152,12 +161,14 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         ));
     }
     let env = script_environment(&context.run_id, agent);
+    let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
     let command = ScriptCommand {
         program: BASH.clone(),
         args: vec![script_path.into_os_string()],
         cwd: agent.cwd.clone(),
         env: env.clone(),
         inactivity_timeout: context.timeout.limit,
+        keep_background,
     };
     let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
     let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_deref()).await {

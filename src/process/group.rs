@@ -1,8 +1,17 @@
 //! Child processes run in their own process group so that everything a step
 //! started can be signalled together: on a timeout, a shutdown, or — through the
 //! watchdog — when Baton itself dies. Shared by the script and Claude runners.
+//!
+//! When a step's own process exits, whatever it left running in its group (a
+//! `cmd &` it never waited for) is ended too: SIGTERM at once, SIGKILL after
+//! [`LEFTOVER_GRACE`]. A process meant to outlive its step leaves the group on
+//! purpose (`setsid cmd &`), which also takes it out of the watchdog's reach.
+
+use std::time::Duration;
 
 use tokio::process::Child;
+
+use crate::process::proc_stat::group_has_live_process;
 
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -15,6 +24,39 @@ pub(crate) fn signal_group(child: &Child, signal: libc::c_int) {
         unsafe {
             libc::killpg(pid as libc::pid_t, signal);
         }
+    }
+}
+
+/// How long a step's leftover processes get between SIGTERM and SIGKILL.
+pub(crate) const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
+
+/// Send `signal` to process group `group`; false when no process is left in it.
+fn signal_group_id(group: u32, signal: libc::c_int) -> bool {
+    // Group 0 would be Baton's own group: never signal it.
+    let Ok(group) = libc::pid_t::try_from(group) else { return false };
+    if group <= 0 {
+        return false;
+    }
+    // SAFETY: killpg has no memory-safety preconditions; a gone group fails with ESRCH.
+    unsafe { libc::killpg(group, signal) == 0 }
+}
+
+/// Ask whatever is left in `group` (after its leader exited) to stop: SIGTERM.
+pub(crate) fn terminate_leftovers(group: u32) {
+    signal_group_id(group, libc::SIGTERM);
+}
+
+/// Wait up to `grace` for `group` to empty after [`terminate_leftovers`], then
+/// SIGKILL what remains.
+pub(crate) async fn end_leftovers(group: u32, grace: Duration) {
+    let deadline = tokio::time::Instant::now() + grace;
+    // The cheap check first: usually the group is already empty.
+    while signal_group_id(group, 0) && group_has_live_process(group as i32) {
+        if tokio::time::Instant::now() >= deadline {
+            signal_group_id(group, libc::SIGKILL);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -62,5 +104,44 @@ impl Drop for Watched<'_> {
         if let Some(watchdog) = self.watchdog {
             watchdog.release(self.group);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Stdio;
+
+    use super::*;
+
+    fn alive(pid: u32) -> bool {
+        crate::process::proc_stat::ProcStat::read(pid as i32).is_some_and(|stat| !stat.is_zombie())
+    }
+
+    #[tokio::test]
+    async fn leftovers_that_ignore_sigterm_are_killed_after_the_grace() {
+        // The leader exits at once; its background child ignores SIGTERM.
+        let leader = tokio::process::Command::new("bash")
+            .args(["-c", "trap '' TERM; sleep 30 >/dev/null & echo $!"])
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = leader.id().unwrap();
+        let output = leader.wait_with_output().await.unwrap();
+        let orphan: u32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
+        terminate_leftovers(group);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(alive(orphan), "SIGTERM is ignored");
+        end_leftovers(group, Duration::from_millis(50)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(orphan) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!alive(orphan), "SIGKILL ended it");
+    }
+
+    #[test]
+    fn group_zero_is_never_signalled() {
+        assert!(!signal_group_id(0, 0));
     }
 }

@@ -4,6 +4,7 @@
 pub(crate) mod executable;
 pub(crate) mod group;
 pub(crate) mod limits;
+pub(crate) mod proc_stat;
 pub(crate) mod script;
 pub(crate) mod stop_level;
 pub(crate) mod watchdog;

@@ -19,7 +19,9 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use crate::process::group::{Watched, apply_stop_level, kill_group};
+use crate::process::group::{
+    LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
+};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -33,6 +35,9 @@ pub(crate) struct ScriptCommand {
     /// Variables set on top of the inherited environment (which loses `CLAUDECODE`).
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) inactivity_timeout: Option<Duration>,
+    /// Leave what the script started in the background running after it exits
+    /// (`# baton: keep-background`); otherwise it is ended with the step.
+    pub(crate) keep_background: bool,
 }
 
 /// Which pipe a chunk of output came from.
@@ -112,6 +117,7 @@ pub(crate) async fn run_script(
             source,
         })?;
     let _watched = Watched::new(watchdog, &child);
+    let group = child.id().unwrap_or_default();
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
         return Err(ScriptProcessError::Wait(io::Error::other("the child's pipes were not captured")));
@@ -153,6 +159,11 @@ pub(crate) async fn run_script(
             },
             status = child.wait(), if exit_status.is_none() => {
                 exit_status = Some(status.map_err(ScriptProcessError::Wait)?);
+                // What the script left running in its group ends with it; its pipes
+                // close as those processes die, which ends the drain early.
+                if !command.keep_background {
+                    terminate_leftovers(group);
+                }
                 drain_deadline = tokio::time::Instant::now() + DRAIN_AFTER_EXIT;
             },
             () = tokio::time::sleep_until(deadline), if exit_status.is_none() => {
@@ -173,6 +184,9 @@ pub(crate) async fn run_script(
                 }
             },
         }
+    }
+    if !command.keep_background {
+        end_leftovers(group, LEFTOVER_GRACE).await;
     }
     for (decoder, stream, sink) in
         [(&mut stdout_decoder, Pipe::Stdout, &mut stdout), (&mut stderr_decoder, Pipe::Stderr, &mut stderr)]

@@ -23,6 +23,8 @@ use std::io::{BufRead, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 
+use crate::process::proc_stat::ProcStat;
+
 /// Baton's end of the watchdog.
 pub(crate) struct Watchdog {
     child: Mutex<Option<(Child, ChildStdin)>>,
@@ -92,10 +94,9 @@ fn has_variable(environment: &[u8], variable: &[u8]) -> bool {
     environment.split(|byte| *byte == 0).any(|entry| entry == variable)
 }
 
-/// The parent pid from `/proc/<pid>/stat` (the field after the parenthesised name).
+/// The parent pid of `pid`.
 fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    ProcStat::read(pid).map(|stat| stat.parent)
 }
 
 /// Whether `pid`, a process of the run, has lost the `baton` that started it: walk up

@@ -6,6 +6,7 @@ pub(crate) mod frontmatter;
 pub(crate) mod policy;
 pub(crate) mod print_extractor;
 pub(crate) mod scanner;
+pub(crate) mod script_directive;
 pub(crate) mod tag;
 pub(crate) mod template;
 

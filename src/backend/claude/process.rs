@@ -16,7 +16,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use crate::process::group::{Watched, apply_stop_level, kill_group};
+use crate::process::group::{
+    LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
+};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -72,6 +74,7 @@ pub(crate) async fn run_claude(
         .spawn()
         .map_err(|source| ClaudeProcessError::Spawn { program: process.program.to_path_buf(), source })?;
     let _watched = Watched::new(watchdog, &child);
+    let group = child.id().unwrap_or_default();
     let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -146,6 +149,9 @@ pub(crate) async fn run_claude(
         }
     }
     let status = child.wait().await.map_err(ClaudeProcessError::Read)?;
+    // Anything Claude Code's tools left running in its group ends with the turn.
+    terminate_leftovers(group);
+    end_leftovers(group, LEFTOVER_GRACE).await;
     Ok(ClaudeExit { exit_code: status.code(), stderr: String::from_utf8_lossy(&stderr_tail).into_owned() })
 }
 
