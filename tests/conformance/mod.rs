@@ -1,4 +1,4 @@
-//! Conformance tests named after the spec rules they check (../shared/spec/protocol.md §16).
+//! Conformance tests named after the spec rules they check (docs/format.md §16).
 
 pub(crate) mod common;
 

@@ -1,7 +1,7 @@
 //! Markdown (prompt) states run through the fake Claude CLI
 //! (`fixtures/fake-claude/claude`, driven by `support::fake_claude`): templates,
 //! sessions, policies and reminders, budget, errors and retries, argv
-//! (../shared/spec/protocol.md §16 items 20–23, 31–44, 54–55; A1, A2, A15).
+//! (docs/format.md §16 items 20–23, 31–44, 54–55; A1, A2, A15).
 //!
 //! Each state's body carries a marker such as `[[C]]`, so a rule can answer that
 //! state and a recorded call can be attributed to it.
