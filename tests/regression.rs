@@ -188,3 +188,49 @@ fn keep_background_directive_lets_a_daemon_outlive_its_step() {
     outcome.status(0).stdout("still running\n");
     assert!(alive, "the daemon kept running after baton exited");
 }
+
+/// Before: an input over ~128 KiB made the next script fail with "Argument list too
+/// long" (one environment string is capped by the kernel), and `resume` replayed
+/// the same failure; a 5 MB input also made a 10 MB state file. Large inputs now
+/// reach scripts through `BATON_INPUT_FILE`, and are stored once.
+#[test]
+fn input_larger_than_an_environment_variable_reaches_the_script() {
+    let outcome = Test::new()
+        .file(
+            "START.sh",
+            "big=$(head -c 300000 /dev/zero | tr '\\0' a)\necho \"<goto input=\\\"$big\\\">NEXT</goto>\"\n",
+        )
+        .file(
+            "NEXT.sh",
+            "echo \"<result>${BATON_INPUT-unset} ${RAYMOND_INPUT-unset} $(wc -c < \"$BATON_INPUT_FILE\")</result>\"\n",
+        )
+        .run_workflow(&["-q"]);
+    outcome.status(0).stdout("unset unset 300000\n");
+    let state_bytes = std::fs::metadata(outcome.run_dir("test").join("state.json")).expect("state").len();
+    assert!(state_bytes < 100_000, "the input is not stored twice once consumed: {state_bytes} bytes");
+}
+
+#[test]
+fn a_small_input_is_in_the_variables_and_the_file() {
+    let outcome = Test::new()
+        .file("START.sh", "echo \"<result>$BATON_INPUT $RAYMOND_INPUT $(cat \"$BATON_INPUT_FILE\")</result>\"\n")
+        .run_workflow(&["-q", "--input", "hi"]);
+    outcome.status(0).stdout("hi hi hi\n");
+}
+
+/// A large input waiting for the next state is kept once in the snapshot (the
+/// step summary keeps only its first 4 KiB), and a resume delivers it whole.
+#[test]
+fn a_pending_large_input_is_stored_once_and_survives_resume() {
+    let outcome = Test::new()
+        .file(
+            "START.sh",
+            "big=$(head -c 300000 /dev/zero | tr '\\0' b)\necho \"<goto input=\\\"$big\\\">NEXT</goto>\"\n",
+        )
+        .file("NEXT.sh", "echo \"<result>$(wc -c < \"$BATON_INPUT_FILE\")</result>\"\n")
+        .run_workflow(&["-q", "--max-steps", "1"]);
+    outcome.status(3);
+    let state_bytes = std::fs::metadata(outcome.run_dir("test").join("state.json")).expect("state").len();
+    assert!((300_000..400_000).contains(&state_bytes), "one copy of the input: {state_bytes} bytes");
+    outcome.rerun(["resume", "test", "--max-steps", "10"]).status(0).stdout("300000\n");
+}

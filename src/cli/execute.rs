@@ -180,6 +180,7 @@ pub(crate) async fn execute(
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),
         baton_dir,
+        inputs_dir: run_dir.join("inputs"),
         bus: Arc::clone(&bus),
         timeout,
         stop,

@@ -64,6 +64,8 @@ pub(crate) struct ExecutionContext {
     pub(crate) run_id: RunId,
     /// The `.baton` directory (task folders live under it).
     pub(crate) baton_dir: PathBuf,
+    /// Where a script's input is written for `BATON_INPUT_FILE` (in the run's directory).
+    pub(crate) inputs_dir: PathBuf,
     pub(crate) bus: Arc<EventBus>,
     pub(crate) timeout: StateTimeout,
     /// Raised when running steps must stop (their process groups are signalled).

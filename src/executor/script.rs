@@ -52,19 +52,42 @@ impl StateExecutor for ScriptExecutor {
 /// The variables a script sees on top of Baton's own environment (R7.6): the
 /// `BATON_*` names, the same values under `RAYMOND_*` so existing scripts keep
 /// working, then the worker's fork attributes, which may override both.
-pub(crate) fn script_environment(run_id: &str, agent: &Agent) -> BTreeMap<String, String> {
+pub(crate) fn script_environment(run_id: &str, agent: &Agent, input_file: Option<&Path>) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     let task_folder = agent.task_folder.to_string_lossy().into_owned();
     for prefix in ["BATON", "RAYMOND"] {
         env.insert(format!("{prefix}_WORKFLOW_ID"), run_id.to_string());
         env.insert(format!("{prefix}_AGENT_ID"), agent.id.to_string());
         env.insert(format!("{prefix}_TASK_FOLDER"), task_folder.clone());
-        if let Some(input) = &agent.pending_result {
+        if let Some(input) = agent.pending_result.as_ref().filter(|input| fits_in_a_variable(input)) {
             env.insert(format!("{prefix}_INPUT"), input.clone());
         }
     }
-    env.extend(agent.fork_attributes.iter().map(|(name, value)| (name.clone(), value.clone())));
+    if let Some(path) = input_file {
+        env.insert("BATON_INPUT_FILE".to_string(), path.to_string_lossy().into_owned());
+    }
+    let attributes = agent.fork_attributes.iter().filter(|(_, value)| fits_in_a_variable(value));
+    env.extend(attributes.map(|(name, value)| (name.clone(), value.clone())));
     env
+}
+
+/// Linux refuses to start a program if one environment string (`NAME=value`) is
+/// longer than 128 KiB (`MAX_ARG_STRLEN`); a larger input reaches the script only
+/// through `BATON_INPUT_FILE`.
+fn fits_in_a_variable(value: &str) -> bool {
+    const MAX_ARG_STRLEN: usize = 128 * 1024;
+    const NAME_ROOM: usize = 256;
+    value.len() + NAME_ROOM <= MAX_ARG_STRLEN
+}
+
+/// Write the agent's input where `BATON_INPUT_FILE` points: always when there is
+/// one, so a script can read inputs of any size the same way.
+fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<PathBuf>> {
+    let Some(input) = &agent.pending_result else { return Ok(None) };
+    std::fs::create_dir_all(inputs_dir)?;
+    let path = inputs_dir.join(format!("{}.input", agent.id));
+    std::fs::write(&path, input)?;
+    Ok(Some(path))
 }
 
 /// A signal's conventional name, with its number.
@@ -160,7 +183,13 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             ),
         ));
     }
-    let env = script_environment(&context.run_id, agent);
+    let input_file = write_input_file(&context.inputs_dir, agent).map_err(|error| {
+        StepFailure::fatal(
+            ErrorKind::ScriptError,
+            format!("script `{state}` cannot run: cannot write its input to {}: {error}", context.inputs_dir.display()),
+        )
+    })?;
+    let env = script_environment(&context.run_id, agent, input_file.as_deref());
     let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
     let command = ScriptCommand {
         program: BASH.clone(),

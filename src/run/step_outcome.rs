@@ -11,6 +11,7 @@ use crate::model::agent::{Agent, PauseReason};
 use crate::model::run_state::TerminatedAgent;
 use crate::run::workflow_loop::{FatalError, WorkflowLoop};
 use crate::store::journal::StepSummary;
+use crate::text::excerpt::cut_bytes;
 use crate::transition::Transition;
 use crate::transition::apply::{Applied, TransitionEnv, apply_transition};
 
@@ -129,22 +130,27 @@ pub(crate) fn transition_event(step: &StepSummary, commit: u64, recovered: bool)
     }
 }
 
+/// How much of an input or a payload a step's summary keeps: the whole value is
+/// in the agent (or its result) already, and the summary is journaled, kept in
+/// the snapshot and traced, so a large value must not be stored twice.
+const METADATA_VALUE_BYTES: usize = 4096;
+
 fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<String, String> {
     let mut metadata = BTreeMap::new();
     match transition {
         Transition::Goto { input, .. } | Transition::Reset { input, .. } => {
             if let Some(input) = input {
-                metadata.insert("input".to_string(), input.clone());
+                metadata.insert("input".to_string(), cut_bytes(input, METADATA_VALUE_BYTES));
             }
         }
         Transition::Call { return_state, input, .. } | Transition::Function { return_state, input, .. } => {
             metadata.insert("return".to_string(), return_state.to_string());
             if let Some(input) = input {
-                metadata.insert("input".to_string(), input.clone());
+                metadata.insert("input".to_string(), cut_bytes(input, METADATA_VALUE_BYTES));
             }
         }
         Transition::Result { payload } => {
-            metadata.insert("payload".to_string(), payload.clone());
+            metadata.insert("payload".to_string(), cut_bytes(payload, METADATA_VALUE_BYTES));
         }
         Transition::Fork { .. } | Transition::MultiFork { .. } => {}
     }

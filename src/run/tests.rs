@@ -141,6 +141,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     let context = Arc::new(ExecutionContext {
         run_id: "r".into(),
         baton_dir: dir.path().join(".baton"),
+        inputs_dir: dir.path().join("inputs"),
         bus: Arc::clone(&bus),
         timeout: StateTimeout::from_seconds(0.0, TimeoutSource::Default),
         stop,

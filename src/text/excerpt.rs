@@ -33,6 +33,19 @@ pub(crate) fn head(text: &str, max_chars: usize) -> String {
     if chars.next().is_some() { format!("{kept}…") } else { kept }
 }
 
+/// `text` if it has at most `max_bytes` bytes; else its start, cut on a character
+/// boundary, and a marker saying how long the whole was.
+pub(crate) fn cut_bytes(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} bytes in all]", &text[..end], text.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,6 +54,13 @@ mod tests {
     fn excerpt_escapes_and_cuts_on_characters() {
         assert_eq!(Excerpt { text: "a\nb", max_chars: 10 }.to_string(), "a\\nb");
         assert_eq!(Excerpt { text: "ééé", max_chars: 2 }.to_string(), "éé…");
+    }
+
+    #[test]
+    fn cut_bytes_marks_what_was_cut() {
+        assert_eq!(cut_bytes("short", 10), "short");
+        assert_eq!(cut_bytes("abcdef", 3), "abc… [6 bytes in all]");
+        assert_eq!(cut_bytes("éé", 3), "é… [4 bytes in all]");
     }
 
     #[test]
