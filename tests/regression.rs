@@ -234,3 +234,39 @@ fn a_pending_large_input_is_stored_once_and_survives_resume() {
     assert!((300_000..400_000).contains(&state_bytes), "one copy of the input: {state_bytes} bytes");
     outcome.rerun(["resume", "test", "--max-steps", "10"]).status(0).stdout("300000\n");
 }
+
+/// Before: `baton run wf/run.py` (or `.txt`) sent the file to Claude as a prompt,
+/// and `wf/START.bat` created a run that then failed. Only prompts and this
+/// platform's scripts are states; anything else is refused before a run exists.
+#[test]
+fn a_file_of_no_state_kind_is_refused_before_a_run_exists() {
+    for (file, message) in [
+        (
+            "run.py",
+            "error: `run.py` in workflow `[ROOT]/wf` is not a state file: a state is a prompt (`.md`) or a script \
+             (`.sh`), not `.py`",
+        ),
+        (
+            "notes.txt",
+            "error: `notes.txt` in workflow `[ROOT]/wf` is not a state file: a state is a prompt (`.md`) or a script \
+             (`.sh`), not `.txt`",
+        ),
+        ("START.bat", "error: state `START.bat` cannot run on Unix: `.bat` and `.ps1` scripts run only on Windows"),
+    ] {
+        let outcome = Test::new().file(file, "print(1)\n").args(["run", &format!("wf/{file}")]).run();
+        outcome.status(1);
+        assert_eq!(outcome.error_message(), message);
+        assert!(!outcome.root().join(".baton/runs").exists(), "no run was created for {file}");
+    }
+}
+
+#[test]
+fn a_transition_to_a_file_of_no_state_kind_fails_with_the_kinds() {
+    let outcome =
+        Test::new().file("START.sh", "echo '<goto>notes.txt</goto>'\n").file("notes.txt", "hi\n").run_workflow(&["-q"]);
+    outcome.status(1);
+    outcome.stderr_contains(
+        "script `START.sh`: cannot resolve its transition target: `notes.txt` in workflow `[ROOT]/wf` is not a state \
+         file: a state is a prompt (`.md`) or a script (`.sh`), not `.txt`",
+    );
+}

@@ -67,7 +67,9 @@ pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, Wo
         let initial_state = resolution::entry_point(&path)?;
         return Ok(WorkflowTarget { scope_dir: path, initial_state });
     }
-    Ok(file_target(&path))
+    let target = file_target(&path);
+    resolution::check_state_file(&target.scope_dir, &target.initial_state)?;
+    Ok(target)
 }
 
 /// Arguments whose form this version cannot run, decided without touching the disk.
@@ -107,7 +109,7 @@ fn names_yaml_or_zip(argument: &str) -> bool {
 }
 
 /// The existing-file form: scope = the parent, initial state = the basename,
-/// with no resolution or extension check (R1.18).
+/// with no resolution (R1.18); its kind is checked by the caller.
 fn file_target(path: &Path) -> WorkflowTarget {
     let scope_dir = path.parent().map_or_else(|| path.to_path_buf(), Path::to_path_buf);
     let initial_state = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
@@ -192,16 +194,34 @@ mod tests {
 
     #[test]
     fn r1_18_existing_file_starts_there_without_resolution() {
-        let root = workflow(&["NOTES.txt", "START.md"]);
-        let target = interpret("NOTES.txt", root.path()).expect("interpret");
+        let root = workflow(&["REVIEW.md", "START.md"]);
+        let target = interpret("REVIEW.md", root.path()).expect("interpret");
         assert_eq!(target.scope_dir, root.path());
-        assert_eq!(target.initial_state, "NOTES.txt");
+        assert_eq!(target.initial_state, "REVIEW.md");
     }
 
     #[test]
-    fn r1_18_file_of_the_other_platform_is_not_checked_here() {
+    fn a_file_of_no_state_kind_is_refused_up_front() {
+        let root = workflow(&["NOTES.txt", "run.py"]);
+        for (file, extension) in [("NOTES.txt", ".txt"), ("run.py", ".py")] {
+            assert_eq!(
+                interpret(file, root.path()).unwrap_err().to_string(),
+                format!(
+                    "`{file}` in workflow `{}` is not a state file: a state is a prompt (`.md`) or a script (`.sh`), \
+                     not `{extension}`",
+                    root.path().display()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_of_the_other_platform_is_refused_up_front() {
         let root = workflow(&["P.bat", "Q.sh"]);
-        assert_eq!(interpret("P.bat", root.path()).expect("bat").initial_state, "P.bat");
+        assert_eq!(
+            interpret("P.bat", root.path()).unwrap_err().to_string(),
+            "state `P.bat` cannot run on Unix: `.bat` and `.ps1` scripts run only on Windows"
+        );
         assert_eq!(interpret("Q.sh", root.path()).expect("sh").initial_state, "Q.sh");
     }
 

@@ -36,6 +36,14 @@ pub(crate) enum ResolveError {
     #[error("state `{name}` cannot run on {platform}: {}", .platform.foreign_script_rule())]
     ForeignExtension { scope: String, name: String, platform: Platform },
 
+    /// An explicit name whose extension is no state kind at all (`notes.txt`,
+    /// `run.py`): raymond would send it to the model as a prompt; Baton refuses it.
+    #[error(
+        "`{name}` in workflow `{scope}` is not a state file: a state is {}, not `{extension}`",
+        .platform.state_kinds()
+    )]
+    UnknownKind { scope: String, name: String, extension: String, platform: Platform },
+
     /// The name contains `/` or `\` (R1.9).
     #[error("state name `{name}` contains a path separator; states are bare file names inside the workflow directory")]
     PathSeparator { scope: String, name: String },

@@ -59,7 +59,7 @@ pub(crate) fn resolve_in_listing(
     if state_name::extension(name).is_empty() {
         resolve_abstract(&scope, name, platform)
     } else {
-        resolve_explicit(&scope, name)
+        resolve_explicit(&scope, name, platform)
     }
 }
 
@@ -112,10 +112,30 @@ fn check_name(scope: &str, name: &str, platform: Platform) -> Result<(), Resolve
     if state_name::has_path_separator(name) {
         return Err(ResolveError::PathSeparator { scope: scope.to_string(), name: name.to_string() });
     }
-    if platform.rejects_extension(state_name::extension(name)) {
+    let extension = state_name::extension(name);
+    if platform.rejects_extension(extension) {
         return Err(ResolveError::ForeignExtension { scope: scope.to_string(), name: name.to_string(), platform });
     }
     Ok(())
+}
+
+/// An existing file whose extension is no state kind (`notes.txt`, `run.py`):
+/// raymond would send it to the model as a prompt; Baton refuses it.
+fn check_kind(scope: &str, name: &str, platform: Platform) -> Result<(), ResolveError> {
+    let extension = state_name::extension(name);
+    if extension.is_empty() || state_name::is_state_extension(extension) {
+        return Ok(());
+    }
+    let extension = extension.to_string();
+    Err(ResolveError::UnknownKind { scope: scope.to_string(), name: name.to_string(), extension, platform })
+}
+
+/// Whether `name`, an existing file named directly (`baton run wf/START.md`), is a
+/// state that can run here: a prompt or one of this platform's script kinds.
+pub(crate) fn check_state_file(scope_dir: &Path, name: &str) -> Result<(), ResolveError> {
+    let label = scope_label(scope_dir);
+    check_name(&label, name, Platform::CURRENT)?;
+    check_kind(&label, name, Platform::CURRENT)
 }
 
 /// A scope's file names together with the label used in messages.
@@ -145,8 +165,13 @@ impl Scope<'_> {
 }
 
 /// R1.11: an explicit name must exist as written; it is returned unchanged.
-fn resolve_explicit(scope: &Scope<'_>, name: &str) -> Result<String, ResolveError> {
-    if scope.contains(name) { Ok(name.to_string()) } else { Err(scope.not_found(name, vec![name.to_string()])) }
+/// An explicit name is only checked: it must exist, and be a kind of state.
+fn resolve_explicit(scope: &Scope<'_>, name: &str, platform: Platform) -> Result<String, ResolveError> {
+    if !scope.contains(name) {
+        return Err(scope.not_found(name, vec![name.to_string()]));
+    }
+    check_kind(scope.label, name, platform)?;
+    Ok(name.to_string())
 }
 
 /// Which of the four candidate files exist for an abstract name.
@@ -278,6 +303,7 @@ mod tests {
                 ResolveError::NotFound { .. } => "not_found",
                 ResolveError::Ambiguous { .. } => "ambiguous",
                 ResolveError::Platform { .. } | ResolveError::ForeignExtension { .. } => "platform",
+                ResolveError::UnknownKind { .. } => "unknown_kind",
                 ResolveError::PathSeparator { .. } => "path_separator",
                 ResolveError::Empty { .. } => "empty",
                 ResolveError::NoEntryPoint { .. } | ResolveError::UnusableEntryPoint { .. } => "no_entry_point",
@@ -380,7 +406,11 @@ mod tests {
         let files = ["REVIEW.md", "REVIEW.sh", "NOTES.txt"];
         assert_eq!(resolve(&files, "REVIEW.sh", Platform::Unix).as_deref(), Ok("REVIEW.sh"));
         assert_eq!(resolve(&files, "REVIEW.md", Platform::Windows).as_deref(), Ok("REVIEW.md"));
-        assert_eq!(resolve(&files, "NOTES.txt", Platform::Unix).as_deref(), Ok("NOTES.txt"));
+        assert_eq!(
+            message(resolve(&files, "NOTES.txt", Platform::Unix)),
+            "`NOTES.txt` in workflow `/wf/review` is not a state file: a state is a prompt (`.md`) or a script \
+             (`.sh`), not `.txt`"
+        );
     }
 
     #[test]
@@ -401,7 +431,12 @@ mod tests {
             "state `v1.2` not found in workflow `/wf/review` (looked for v1.2); \
              did you mean `v1.2.md`?"
         );
-        assert_eq!(resolve(&["v1.2"], "v1.2", Platform::Unix).as_deref(), Ok("v1.2"));
+        // A file named `v1.2` exists but is no kind of state (`docs/decisions.md`).
+        assert_eq!(
+            message(resolve(&["v1.2"], "v1.2", Platform::Unix)),
+            "`v1.2` in workflow `/wf/review` is not a state file: a state is a prompt (`.md`) or a script (`.sh`), \
+             not `.2`"
+        );
     }
 
     #[test]

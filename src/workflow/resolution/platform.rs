@@ -32,6 +32,14 @@ impl Platform {
         foreign.iter().any(|known| known.eq_ignore_ascii_case(ext))
     }
 
+    /// The kinds of state file that run here, for messages.
+    pub(super) fn state_kinds(self) -> &'static str {
+        match self {
+            Platform::Unix => "a prompt (`.md`) or a script (`.sh`)",
+            Platform::Windows => "a prompt (`.md`) or a script (`.ps1`, `.bat`)",
+        }
+    }
+
     /// Why an explicit name with a foreign extension is refused.
     pub(super) fn foreign_script_rule(self) -> &'static str {
         match self {
