@@ -280,15 +280,58 @@ pub(crate) struct PromptFile {
     pub(crate) body: String,
 }
 
-/// Why a prompt file could not be loaded. At runtime this is retryable (R5.3, §10).
+/// Why a prompt file could not be loaded. A file that cannot be read may be
+/// mid-edit and is retried; the others would fail the same way again
+/// (`docs/decisions.md`).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PromptFileError {
     #[error("cannot read prompt file `{}`: {source}", .path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset {offset})", .path.display())]
     NotUtf8 { path: PathBuf, offset: usize },
-    #[error("prompt file `{}`: {source}", .path.display())]
+    /// Positions are the file's: the frontmatter's first line is the file's second.
+    #[error("prompt file `{}`{}: {}", .path.display(), file_position(.source), without_block_position(.source))]
     Frontmatter { path: PathBuf, source: FrontmatterError },
+}
+
+impl PromptFileError {
+    /// Whether loading again, unchanged, could succeed.
+    pub(crate) fn is_transient(&self) -> bool {
+        matches!(self, PromptFileError::Read { .. })
+    }
+}
+
+/// The YAML parser's position suffix, counted within the frontmatter block.
+static BLOCK_POSITION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r" at byte \d+ line (\d+) column (\d+)$").expect("the position pattern is valid"));
+
+/// `, line L, column C` in the file for an error inside the frontmatter.
+fn file_position(error: &FrontmatterError) -> String {
+    let block_line = |line: usize| line + 1;
+    match error {
+        FrontmatterError::Syntax { message } => BLOCK_POSITION
+            .captures(message)
+            .and_then(|captures| {
+                let line: usize = captures.get(1)?.as_str().parse().ok()?;
+                Some(format!(", line {}, column {}", block_line(line), captures.get(2)?.as_str()))
+            })
+            .unwrap_or_default(),
+        FrontmatterError::TooDeep { line } => format!(", line {}", block_line(*line)),
+        _ => String::new(),
+    }
+}
+
+/// The error's text without the block-relative position [`file_position`] replaces.
+fn without_block_position(error: &FrontmatterError) -> String {
+    match error {
+        FrontmatterError::Syntax { message } => {
+            format!("Invalid YAML frontmatter: {}", BLOCK_POSITION.replace(message, ""))
+        }
+        FrontmatterError::TooDeep { .. } => {
+            format!("Invalid YAML frontmatter: nested or indented deeper than {MAX_INDENT_COLUMNS} columns")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Reads a markdown state and parses its frontmatter.

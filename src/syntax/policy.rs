@@ -14,9 +14,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 
 use crate::syntax::tag::{Tag, TagKind};
 use crate::text::excerpt::Excerpt;
+use crate::workflow::resolution::{ResolveError, resolve_state};
 use crate::workflow::state_name;
 
 /// The keys of an entry that constrain a transition's targets (R5.8).
@@ -144,7 +146,36 @@ fn payload_excerpt(payload: &str) -> Excerpt<'_> {
     Excerpt { text: payload, max_chars: MAX_PAYLOAD_CHARS }
 }
 
+/// A policy entry naming a state that does not exist: every turn the model obeys
+/// it would fail, so the step is refused before the first one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`allowed_transitions` entry {number} (`{entry}`): its `{key}` {source}")]
+pub(crate) struct UnresolvableEntry {
+    /// Counted from 1, in the frontmatter's order.
+    pub(crate) number: usize,
+    pub(crate) entry: String,
+    pub(crate) key: &'static str,
+    pub(crate) source: ResolveError,
+}
+
 impl Policy {
+    /// The first entry whose state names do not resolve in `scope_dir`. Targets
+    /// with `{{…}}` are rendered per turn and cross-workflow targets name
+    /// workflows, so neither is checked here.
+    pub(crate) fn unresolvable_entry(&self, scope_dir: &Path) -> Option<UnresolvableEntry> {
+        self.entries.iter().enumerate().find_map(|(index, entry)| {
+            let cross_workflow = TagKind::from_name(entry.tag()).is_some_and(TagKind::is_cross_workflow);
+            TARGET_KEYS.iter().find_map(|key| {
+                let value = entry.get(key)?;
+                if (cross_workflow && *key == "target") || value.contains("{{") || entry.tag() == "result" {
+                    return None;
+                }
+                let source = resolve_state(scope_dir, value).err()?;
+                Some(UnresolvableEntry { number: index + 1, entry: entry.to_string(), key, source })
+            })
+        })
+    }
+
     /// No entries: every transition is allowed and no reminder is possible (R5.7, R5.18).
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -35,8 +35,11 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
+/// Regression (deterministic errors are not retried): broken frontmatter used to be
+/// retried three times (~5 s) before the agent paused. It pauses at once, naming the
+/// file's own line and column (R5.3's retry is a documented difference).
 #[test]
-fn r5_3_invalid_frontmatter_is_retried_then_the_agent_pauses_with_prompt_error() {
+fn r5_3_invalid_frontmatter_pauses_at_once_with_its_line_and_column() {
     let test = Test::new().with_fake_claude().file("START.md", &with_frontmatter("model: [unclosed", "[[START]]\n"));
     fake(&test).rule("a", "", Reply::text("<result>never</result>"));
     let outcome = test.run_workflow(&[]);
@@ -45,28 +48,42 @@ fn r5_3_invalid_frontmatter_is_retried_then_the_agent_pauses_with_prompt_error()
         "main",
         "START.md",
         "prompt_error",
-        "prompt file `[ROOT]/wf/START.md`: Invalid YAML frontmatter: while parsing a flow sequence, expected ',' or \
-         ']' at byte 16 line 2 column 1",
+        "prompt file `[ROOT]/wf/START.md`, line 3, column 1: Invalid YAML frontmatter: while parsing a flow \
+         sequence, expected ',' or ']'",
     );
     assert!(calls(&outcome).is_empty(), "Claude is never called");
-    let prompt_error = |retry| ("PromptFileError".to_string(), true, retry);
-    assert_eq!(error_kinds(&outcome), [prompt_error(1), prompt_error(2), prompt_error(3)]);
-    assert_eq!(attempts(&outcome, "START.md"), [1, 2, 3]);
+    assert_eq!(error_kinds(&outcome), [("PromptFileError".to_string(), false, 0)]);
+    assert_eq!(attempts(&outcome, "START.md"), [1]);
     outcome.stdout("");
 }
 
+/// Regression: a policy naming a missing state used to burn three Claude turns
+/// (each refused by the policy) before failing. It is refused before the first.
 #[test]
-fn a13_attempts_flag_sets_the_number_of_attempts() {
-    let test = Test::new().with_fake_claude().file("START.md", &with_frontmatter("- a list", "[[START]]\n"));
-    let outcome = test.run_workflow(&["--attempts", "2"]);
+fn r5_8_a_policy_naming_a_missing_state_pauses_before_any_turn() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter("allowed_transitions:\n  - tag: goto\n    target: REVEIW", "[[START]]\n"))
+        .file("REVIEW.md", "[[REVIEW]]\n");
+    fake(&test).rule("a", "", Reply::text("<goto>REVIEW</goto>"));
+    let outcome = test.run_workflow(&[]);
     assert_paused(
         &outcome,
         "main",
         "START.md",
         "prompt_error",
-        "prompt file `[ROOT]/wf/START.md`: Invalid YAML frontmatter: expected `key: value` fields at the top level, \
-         found a list",
+        "prompt file `[ROOT]/wf/START.md`: `allowed_transitions` entry 1 (`<goto>REVEIW</goto>`): its `target` \
+         state `REVEIW` not found in workflow `[ROOT]/wf` (looked for REVEIW.md, REVEIW.sh); did you mean `REVIEW.md`?",
     );
+    assert!(calls(&outcome).is_empty(), "no turn was spent");
+}
+
+#[test]
+fn a13_attempts_flag_sets_the_number_of_attempts() {
+    let test = Test::new().with_fake_claude().file("START.md", "[[START]]\n");
+    fake(&test).rule("a", "", Reply::api_error("API Error: 529 overloaded"));
+    let outcome = test.run_workflow(&["--attempts", "2"]);
+    outcome.status(3);
     assert_eq!(attempts(&outcome, "START.md"), [1, 2]);
 }
 

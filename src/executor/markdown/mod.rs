@@ -113,10 +113,22 @@ async fn run_markdown_state(
     }
 
     let path = agent.scope_dir.join(&agent.current_state);
+    // A file that cannot be read may be mid-edit: retried. A broken file, or a
+    // policy naming a missing state, would fail the same way on every attempt and
+    // cost a model turn each time: the agent pauses at once, to be fixed and resumed.
     let prompt = load_prompt(&path).map_err(|error| {
-        StepFailure::retryable(PauseReason::PromptError, ErrorKind::PromptFileError, error.to_string())
+        let message = error.to_string();
+        if error.is_transient() {
+            StepFailure::retryable(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+        } else {
+            StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+        }
     })?;
     let frontmatter = prompt.frontmatter;
+    if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(&agent.scope_dir)) {
+        let message = format!("prompt file `{}`: {problem}", path.display());
+        return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
+    }
     if !frontmatter.unknown_fields.is_empty() {
         step.emit(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
