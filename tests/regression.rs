@@ -270,3 +270,19 @@ fn a_transition_to_a_file_of_no_state_kind_fails_with_the_kinds() {
          file: a state is a prompt (`.md`) or a script (`.sh`), not `.txt`",
     );
 }
+
+/// Before: a fork-doubling workflow with `--max-steps 3000` ended at 5,995 steps,
+/// because every ready worker was launched before the bound was checked. A step
+/// now starts only while completed plus running steps are under the bound.
+#[test]
+fn max_steps_is_never_overshot_by_forks() {
+    let outcome = Test::new().file("START.sh", "echo '<fork next=\"START\">START</fork>'\n").run_workflow(&[
+        "-q",
+        "--max-steps",
+        "60",
+        "--no-debug",
+    ]);
+    outcome.status(3);
+    assert_eq!(outcome.state("test")["steps_completed"], 60);
+    outcome.stderr_contains("step limit of 60 reached");
+}

@@ -11,11 +11,23 @@ use crate::run::workflow_loop::{FatalError, StepCompletion, WorkflowLoop};
 impl WorkflowLoop {
     /// Choose the ready agents to start, oldest first, up to `max_agents` running
     /// (R2.5 g); mark the rest `queued`. The choice is committed before any starts.
+    ///
+    /// Under `--max-steps N` a step starts only while completed and running steps
+    /// are fewer than N, so no more than N steps ever complete, however many agents
+    /// a fork spawns (a failed step does not count, and its retry may start).
     pub(super) fn plan_launches(&mut self) -> Vec<(usize, Duration)> {
-        let slots = match self.limits.max_agents {
+        let agent_slots = match self.limits.max_agents {
             Some(max) => (max as usize).saturating_sub(self.running.len()),
             None => usize::MAX,
         };
+        let step_slots = match self.limits.max_steps {
+            Some(max) => {
+                let committed = self.state.steps_completed.saturating_add(self.running.len() as u64);
+                usize::try_from(max.saturating_sub(committed)).unwrap_or(usize::MAX)
+            }
+            None => usize::MAX,
+        };
+        let slots = agent_slots.min(step_slots);
         let mut planned = Vec::new();
         let mut waiting = VecDeque::new();
         while let Some(id) = self.ready.pop_front() {
