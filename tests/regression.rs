@@ -286,3 +286,29 @@ fn max_steps_is_never_overshot_by_forks() {
     assert_eq!(outcome.state("test")["steps_completed"], 60);
     outcome.stderr_contains("step limit of 60 reached");
 }
+
+/// Before: `"version": 99` in `state.json` was accepted and read as if it were this
+/// build's format. A newer format is refused, naming the Baton that wrote it.
+#[test]
+fn a_state_file_from_a_newer_baton_is_refused_with_the_version_needed() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<goto>END</goto>'\n")
+        .file("END.sh", "echo '<result>ok</result>'\n")
+        .run_workflow(&["-q", "--max-steps", "1"]);
+    outcome.status(3);
+    let path = outcome.run_dir("test").join("state.json");
+    let mut state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["version"] = serde_json::json!(99);
+    state["written_by"] = serde_json::json!("7.3.0");
+    std::fs::write(&path, state.to_string()).unwrap();
+    let resumed = outcome.rerun(["resume", "test"]);
+    resumed.status(1);
+    assert_eq!(
+        resumed.error_message(),
+        format!(
+            "error: [ROOT]/.baton/runs/test/state.json is in state format 99, newer than this Baton {} reads (formats \
+             1 to 2); it was written by Baton 7.3.0: resume it with that version or newer",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}

@@ -6,12 +6,15 @@ use super::CliError;
 use super::arguments::ResumeArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
-use crate::model::run_state::RunStatus;
+use crate::model::run_state::{BATON_VERSION, RunStatus, STATE_VERSION};
 use crate::store::runs::RunStore;
 
 pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
+    // From here on this build writes the run, in its own format.
+    state.version = STATE_VERSION;
+    state.written_by = BATON_VERSION.to_string();
     if state.status == RunStatus::Completed {
         return Err(CliError::AlreadyCompleted { run_id: state.run_id.to_string() });
     }

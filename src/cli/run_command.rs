@@ -8,7 +8,7 @@ use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, 
 use crate::cli::config::Config;
 use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::Agent;
-use crate::model::run_state::{LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, STATE_VERSION};
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::target;
@@ -39,6 +39,7 @@ pub(crate) async fn run(
     let now = jiff::Timestamp::now().to_string();
     let state = RunState {
         version: STATE_VERSION,
+        written_by: BATON_VERSION.to_string(),
         run_id,
         scope_dir: target.scope_dir,
         initial_state: target.initial_state.into(),

@@ -20,6 +20,9 @@ use crate::model::bound::Bound;
 /// `paused_by`, the bounds in `launch_params` and `queued` agents.
 pub(crate) const STATE_VERSION: u32 = 2;
 
+/// This build, as `written_by` records it.
+pub(crate) const BATON_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum RunStatus {
@@ -89,6 +92,10 @@ pub(crate) struct LaunchParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RunState {
     pub(crate) version: u32,
+    /// The Baton that last wrote this run (`0.1.0`), so an older one can say which
+    /// version a newer format needs. Absent in files from before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) written_by: String,
     pub(crate) run_id: RunId,
     /// The launch scope, absolute.
     pub(crate) scope_dir: PathBuf,

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::events::bus::{EventBus, HandlerError};
+use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream};
 use crate::ids::{AgentId, RunId};
 use crate::model::bound::Bound;
@@ -148,6 +149,9 @@ impl ConsoleObserver {
                     self.emphasis("error:", "31"),
                     indent_continuation(error)
                 )
+            }
+            Event::ErrorOccurred { agent_id, error_type: ErrorKind::UnknownField, message, .. } => {
+                format!("{} {} {}", self.agent(agent_id), self.emphasis("warning:", "33"), indent_continuation(message))
             }
             Event::ErrorOccurred { agent_id, message, is_retryable, retry_count, max_retries, .. } => {
                 if *is_retryable {
@@ -397,6 +401,25 @@ mod tests {
             console.render(&stopping(Some("SIGTERM"), None)).unwrap(),
             "stopping: SIGTERM: launching no new steps; waiting up to 30.00 s for 2 running steps to finish (press \
              Ctrl-C again to stop them now)\n"
+        );
+    }
+
+    /// Regression: an unknown frontmatter key was printed as `error:` though the
+    /// step goes on.
+    #[test]
+    fn an_unknown_frontmatter_field_is_a_warning() {
+        let event = Event::ErrorOccurred {
+            agent_id: "main".into(),
+            error_type: ErrorKind::UnknownField,
+            message: "START.md: ignoring unrecognized frontmatter field(s): modle".into(),
+            state: "START.md".into(),
+            is_retryable: false,
+            retry_count: 0,
+            max_retries: 0,
+        };
+        assert_eq!(
+            observer(false, Verbosity::Normal).render(&event).unwrap(),
+            "[main] warning: START.md: ignoring unrecognized frontmatter field(s): modle\n"
         );
     }
 }

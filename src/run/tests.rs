@@ -104,6 +104,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     let main = Agent::main("START".into(), PathBuf::from("/wf"), dir.path().to_path_buf(), task_folder);
     let state = RunState {
         version: STATE_VERSION,
+        written_by: String::new(),
         run_id: "r".into(),
         scope_dir: PathBuf::from("/wf"),
         initial_state: "START".into(),

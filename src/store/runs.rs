@@ -13,7 +13,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::model::run_state::RunState;
+use crate::model::run_state::{BATON_VERSION, RunState, STATE_VERSION};
 use crate::store::failpoint;
 use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries};
 
@@ -31,6 +31,12 @@ pub(crate) enum StoreError {
     Read { path: PathBuf, source: io::Error },
     #[error("{path} is not a valid run state file: {source}")]
     Corrupt { path: PathBuf, source: serde_json::Error },
+    #[error(
+        "{path} is in state format {version}, newer than this Baton {BATON_VERSION} reads (formats 1 to \
+         {STATE_VERSION}); {}",
+        upgrade_advice(.written_by)
+    )]
+    TooNew { path: PathBuf, version: u32, written_by: Option<String> },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
     #[error(transparent)]
@@ -198,7 +204,28 @@ pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
 
 pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
     let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    // The format version first: a newer file may not even fit this build's schema.
+    #[derive(serde::Deserialize)]
+    struct Header {
+        version: u32,
+        written_by: Option<String>,
+    }
+    if let Ok(header) = serde_json::from_slice::<Header>(&bytes)
+        && header.version > STATE_VERSION
+    {
+        let path = path.to_path_buf();
+        return Err(StoreError::TooNew { path, version: header.version, written_by: header.written_by });
+    }
     serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt { path: path.to_path_buf(), source })
+}
+
+/// Which Baton to use for a file in a newer format: the one that wrote it, when the
+/// file says.
+fn upgrade_advice(written_by: &Option<String>) -> String {
+    match written_by {
+        Some(version) => format!("it was written by Baton {version}: resume it with that version or newer"),
+        None => "resume it with the newer Baton that wrote it".to_string(),
+    }
 }
 
 /// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
