@@ -77,3 +77,47 @@ fn every_sample_directory_is_covered() {
     covered.dedup();
     assert_eq!(on_disk, covered, "every script-only sample in states/ needs an entry in SAMPLES");
 }
+
+/// 21! and beyond overflowed bash's 64-bit arithmetic: `--input 25` printed
+/// `25! = 7034535277573963776`. MULTIPLY now multiplies decimal digit strings.
+#[test]
+fn factorial_25_is_exact_or_refused_regression() {
+    let outcome = Test::new().args(["run", &sample("factorial"), "--run-id", "f", "--input", "25"]).run();
+    outcome.status(0).stdout("25! = 15511210043330985984000000\n");
+}
+
+/// 0! was reported as `1! = 1`, and a leading zero made bash read the input as octal.
+#[test]
+fn factorial_of_zero_and_leading_zeros_regression() {
+    let outcome = Test::new().args(["run", &sample("factorial"), "--run-id", "f", "--input", "0"]).run();
+    outcome.status(0).stdout("0! = 1\n");
+    let outcome = Test::new().args(["run", &sample("factorial"), "--run-id", "f", "--input", "010"]).run();
+    outcome.status(0).stdout("10! = 3628800\n");
+}
+
+/// One call-stack frame per level: an absurd depth is refused up front, not attempted.
+#[test]
+fn factorial_refuses_absurd_depth_regression() {
+    let outcome = Test::new().args(["run", &sample("factorial"), "--run-id", "f", "--input", "100000"]).run();
+    outcome
+        .status(1)
+        .stdout("")
+        .stderr_contains("input must be at most 1000 (one call-stack frame per level), got 100000");
+}
+
+/// A word went into the fork tag as `word="…"`, which has no escapes: `"quoted"`
+/// ended the attribute early and the sample printed `3 words, 6 letters`.
+#[test]
+fn fanout_counts_words_with_quotes_regression() {
+    let input = r#"it's "quoted" "don't" ok"#;
+    let outcome = Test::new().args(["run", &sample("fanout"), "--run-id", "f", "--input", input]).run();
+    outcome.status(0).stdout("4 words, 21 letters\n");
+}
+
+/// Any word survives: tag-like text (which also ends a tag at `>`), `=`, a glob and a backslash.
+#[test]
+fn fanout_counts_words_with_markup_and_globs_regression() {
+    let input = r"<goto>X</goto> a=b * \ -n";
+    let outcome = Test::new().args(["run", &sample("fanout"), "--run-id", "f", "--input", input]).run();
+    outcome.status(0).stdout("5 words, 21 letters\n");
+}
