@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::support::test_builder::normalize;
 use crate::support::{Outcome, Test};
 
 /// A small xorshift generator: deterministic for a seed, no dependency.
@@ -248,5 +249,66 @@ fn a_damaged_journal_is_reported_not_replayed() {
         ),
         "{message}"
     );
-    assert!(message.ends_with("; the entries before it are intact"), "{message}");
+    assert!(
+        message.ends_with(
+            "; the entries before it are intact: `baton repair test` keeps them (with a backup of the whole \
+             journal) so the run can resume"
+        ),
+        "{message}"
+    );
+}
+
+/// Regression: a damaged journal was reported with no way forward. `baton repair`
+/// keeps the intact entries before the damage (after a backup) and the run resumes.
+#[test]
+fn repair_keeps_the_intact_entries_and_the_run_resumes() {
+    let crashed = loop_workflow().env("BATON_FAILPOINT", "after_step_exit:10").run_workflow(&["-q"]);
+    let journal = crashed.run_dir("test").join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[4] = lines[4].replacen("\"commit\"", "\"c0mmit\"", 1);
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let test = crashed.into_test().env_remove("BATON_FAILPOINT");
+    let repaired = test.args(["repair", "test"]).run();
+    repaired.status(0);
+    let report = normalize(&repaired.stdout, repaired.root());
+    assert!(report.starts_with("cut the journal of run test at line 5: missing field `commit`"), "{report}");
+    assert!(report.contains("\nkept 4 entries after the snapshot; the run now ends at commit "), "{report}");
+    assert!(report.contains("\nthe whole journal was copied to [ROOT]/.baton/runs/test/journal.jsonl.damaged-"));
+    assert!(report.ends_with("\ncontinue with `baton resume test`\n"), "{report}");
+    let backups: Vec<_> = std::fs::read_dir(repaired.run_dir("test"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("journal.jsonl.damaged-"))
+        .collect();
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read_to_string(backups[0].path()).unwrap(), lines.join("\n") + "\n", "the backup is whole");
+    let again = repaired.rerun(["repair", "test"]);
+    again.status(0).stdout("the journal of run test is intact (4 entries after the snapshot); nothing to repair\n");
+    again.rerun(["resume", "test", "-q"]).status(0).stdout("looped 40\n");
+}
+
+/// Regression: a journal with an entry missing in the middle was replayed as if
+/// whole. Entries are numbered, so the gap is found.
+#[test]
+fn a_journal_with_a_missing_entry_is_reported() {
+    let crashed = loop_workflow().env("BATON_FAILPOINT", "after_step_exit:10").run_workflow(&["-q"]);
+    let journal = crashed.run_dir("test").join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let missing: serde_json::Value = serde_json::from_str(lines.remove(4)).unwrap();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test"]).run();
+    outcome.status(1);
+    let commit = missing["commit"].as_u64().unwrap();
+    assert!(
+        outcome.error_message().starts_with(&format!(
+            "error: the journal [ROOT]/.baton/runs/test/journal.jsonl is damaged at line 5: entry {} follows entry {}: \
+             entries are missing;",
+            commit + 1,
+            commit - 1
+        )),
+        "{}",
+        outcome.error_message()
+    );
 }

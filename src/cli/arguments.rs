@@ -25,6 +25,8 @@ pub(crate) enum Command {
     List,
     /// Show a run's agents, their states and stacks, and its totals.
     Status(StatusArguments),
+    /// Cut a damaged journal back to its intact entries (after a backup) so the run can resume.
+    Repair(RepairArguments),
     /// Internal: kills step process groups when the baton that started it dies.
     #[command(name = "__watchdog", hide = true)]
     Watchdog { run_id: Option<String> },
@@ -116,4 +118,10 @@ pub(crate) struct StatusArguments {
     /// Print the run's whole state (snapshot plus journal) as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RepairArguments {
+    /// The run whose journal to repair (`baton list` shows them).
+    pub(crate) run_id: String,
 }

@@ -7,6 +7,7 @@ pub(crate) mod config;
 mod error;
 mod execute;
 mod list_command;
+mod repair_command;
 mod resume_command;
 mod run_command;
 mod status_command;
@@ -58,6 +59,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::Watchdog { run_id } => Ok(crate::process::watchdog::serve(std::io::stdin().lock(), run_id.as_deref())),
         Command::List => list_command::list(&project()?.1),
         Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
+        Command::Repair(repair) => repair_command::repair(&project()?.1, &repair.run_id),
         Command::Run(run) => {
             let (cwd, store) = project()?;
             let config = Config::load(store.baton_dir())?;

@@ -145,25 +145,46 @@ impl Commit {
 pub(crate) enum JournalError {
     #[error("cannot read the journal {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
-    #[error("the journal {path} is damaged at line {line}: {reason}; the entries before it are intact")]
+    #[error(
+        "the journal {path} is damaged at line {line}: {reason}; the entries before it are intact: `baton repair \
+         {}` keeps them (with a backup of the whole journal) so the run can resume",
+        run_of(.path)
+    )]
     Damaged { path: PathBuf, line: usize, reason: String },
     #[error("cannot write the journal {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
 }
 
-/// Entries after `after` from the journal at `path`, and the byte length of the
-/// intact prefix (a torn last line is not part of it). A missing file is empty.
-pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
+/// The run a journal belongs to: the name of its directory.
+fn run_of(journal: &Path) -> String {
+    journal.parent().and_then(Path::file_name).map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// What reading a journal found.
+#[derive(Debug)]
+pub(crate) struct JournalScan {
+    /// The entries after the snapshot's commit, up to the first problem.
+    pub(crate) entries: Vec<Commit>,
+    /// Bytes of the journal before the first problem (a torn last line is not one).
+    pub(crate) intact: u64,
+    /// Lines in the intact prefix.
+    pub(crate) intact_lines: usize,
+    /// The first damaged line, or the first entry out of sequence: its line and why.
+    pub(crate) problem: Option<(usize, String)>,
+}
+
+/// Read the journal at `path` for a snapshot that includes commit `after`. A
+/// missing file is empty; a final line without its newline (or unparsable at the
+/// very end) is a write a crash cut short, not damage. Entries are numbered, so
+/// one missing in the middle is found: those after `after` must count up by one.
+pub(crate) fn scan_journal(path: &Path, after: u64) -> Result<JournalScan, JournalError> {
+    let mut scan = JournalScan { entries: Vec::new(), intact: 0, intact_lines: 0, problem: None };
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(source) => {
-            return Err(JournalError::Read { path: path.to_path_buf(), source });
-        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(scan),
+        Err(source) => return Err(JournalError::Read { path: path.to_path_buf(), source }),
     };
     let mut reader = BufReader::new(file);
-    let mut entries = Vec::new();
-    let mut intact = 0u64;
     let mut line = Vec::new();
     let mut number = 0;
     loop {
@@ -171,36 +192,43 @@ pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64)
         let read = reader
             .read_until(b'\n', &mut line)
             .map_err(|source| JournalError::Read { path: path.to_path_buf(), source })?;
-        if read == 0 {
+        if read == 0 || line.last() != Some(&b'\n') {
             break;
         }
         number += 1;
-        // A final line without its newline is a write that never completed.
-        if line.last() != Some(&b'\n') {
-            break;
-        }
         match serde_json::from_slice::<Commit>(&line) {
             Ok(entry) => {
-                intact += read as u64;
+                let expected = scan.entries.last().map_or(after, |last| last.commit) + 1;
+                if entry.commit > after && entry.commit != expected {
+                    let reason = format!("entry {} follows entry {}: entries are missing", entry.commit, expected - 1);
+                    scan.problem = Some((number, reason));
+                    break;
+                }
+                scan.intact += read as u64;
+                scan.intact_lines = number;
                 if entry.commit > after {
-                    entries.push(entry);
+                    scan.entries.push(entry);
                 }
             }
             Err(error) => {
-                let at_end = reader.fill_buf().map(|rest| rest.is_empty()).unwrap_or(false);
-                if at_end {
-                    // An unparsable last line is a torn write after a power loss.
-                    break;
+                // An unparsable last line is a torn write after a power loss.
+                if !reader.fill_buf().map(|rest| rest.is_empty()).unwrap_or(false) {
+                    scan.problem = Some((number, error.to_string()));
                 }
-                return Err(JournalError::Damaged {
-                    path: path.to_path_buf(),
-                    line: number,
-                    reason: error.to_string(),
-                });
+                break;
             }
         }
     }
-    Ok((entries, intact))
+    Ok(scan)
+}
+
+/// Entries after `after` and the intact length, or the damage that stops a resume.
+pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
+    let scan = scan_journal(path, after)?;
+    match scan.problem {
+        Some((line, reason)) => Err(JournalError::Damaged { path: path.to_path_buf(), line, reason }),
+        None => Ok((scan.entries, scan.intact)),
+    }
 }
 
 /// The open journal of a live run.

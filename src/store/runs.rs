@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::run_state::{BATON_VERSION, RunState, STATE_VERSION};
 use crate::store::failpoint;
-use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries};
+use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries, scan_journal};
 
 pub(crate) const STATE_FILE: &str = "state.json";
 
@@ -41,6 +41,24 @@ pub(crate) enum StoreError {
     Write { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Journal(#[from] JournalError),
+}
+
+/// What `repair_journal` did: entries kept after the snapshot, the last commit
+/// the run now has, and where the journal was cut, if it was.
+#[derive(Debug)]
+pub(crate) struct JournalRepair {
+    pub(crate) kept: usize,
+    pub(crate) last_commit: u64,
+    pub(crate) cut: Option<JournalCut>,
+}
+
+#[derive(Debug)]
+pub(crate) struct JournalCut {
+    /// The first line dropped, and why it could not be kept.
+    pub(crate) line: usize,
+    pub(crate) reason: String,
+    /// A copy of the whole journal as it was.
+    pub(crate) backup: PathBuf,
 }
 
 /// A run read back from disk: the snapshot with the journal replayed onto it.
@@ -152,18 +170,41 @@ impl RunStore {
 
     /// The run's snapshot with its journal replayed, plus what recovery needs.
     pub(crate) fn load_run(&self, run_id: &str) -> Result<LoadedRun, StoreError> {
+        load_run_at(&self.existing_run_dir(run_id)?)
+    }
+
+    /// The directory of run `run_id`, which must exist (else a did-you-mean).
+    pub(crate) fn existing_run_dir(&self, run_id: &str) -> Result<PathBuf, StoreError> {
         if !is_valid_run_id(run_id) {
             return Err(StoreError::InvalidRunId { run_id: run_id.to_string() });
         }
-        let path = self.run_dir(run_id).join(STATE_FILE);
-        if !path.exists() {
+        let run_dir = self.run_dir(run_id);
+        if !run_dir.join(STATE_FILE).exists() {
             let known = self.run_ids();
             let suggestion = crate::workflow::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
                 .map(|id| format!("; did you mean `{id}`?"))
                 .unwrap_or_else(|| String::from("; `baton list` shows the runs there are"));
             return Err(StoreError::NotFound { run_id: run_id.to_string(), runs_dir: self.runs_dir(), suggestion });
         }
-        load_run_at(&self.run_dir(run_id))
+        Ok(run_dir)
+    }
+
+    /// Cut a damaged journal back to its intact entries so the run can resume from
+    /// them, keeping a copy of the whole file first. The caller holds the run's lock.
+    pub(crate) fn repair_journal(&self, run_dir: &Path) -> Result<JournalRepair, StoreError> {
+        let snapshot = read_state(&run_dir.join(STATE_FILE))?;
+        let path = run_dir.join(JOURNAL_FILE);
+        let scan = scan_journal(&path, snapshot.journal_commit)?;
+        let last_commit = scan.entries.last().map_or(snapshot.journal_commit, |entry| entry.commit);
+        let Some((line, reason)) = scan.problem else {
+            return Ok(JournalRepair { kept: scan.entries.len(), last_commit, cut: None });
+        };
+        let backup = run_dir.join(format!("{JOURNAL_FILE}.damaged-{}", jiff::Timestamp::now().as_second()));
+        let write_error = |source| StoreError::Write { path: path.clone(), source };
+        fs::copy(&path, &backup).map_err(|source| StoreError::Write { path: backup.clone(), source })?;
+        let file = fs::OpenOptions::new().write(true).open(&path).map_err(write_error)?;
+        file.set_len(scan.intact).and_then(|()| file.sync_all()).map_err(write_error)?;
+        Ok(JournalRepair { kept: scan.entries.len(), last_commit, cut: Some(JournalCut { line, reason, backup }) })
     }
 
     /// Ids of every run directory that holds a state file, sorted.
