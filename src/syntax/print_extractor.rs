@@ -10,12 +10,23 @@
 const OPEN: &str = "<print>";
 const CLOSE: &str = "</print>";
 
-/// raymond buffers an unclosed `<print>` without limit. We drop one that grows past
-/// this size, so a stream that opens a print and never closes it cannot exhaust
-/// memory. Dropping (rather than emitting a truncated body) means every print that
-/// is reported is exactly what was written; the text after the drop is plain
-/// output again, so a late `</print>` is ignored.
-const MAX_UNCLOSED_PRINT_BYTES: usize = 1024 * 1024;
+/// The longest print body reported whole. raymond buffers a print without limit;
+/// Baton keeps this much of a longer one and reports it, when it closes, cut with
+/// a marker that says how long it was (`… [print cut: N bytes in all]`), so a
+/// stream that opens a print and never closes it cannot exhaust memory, and a
+/// huge print is not lost without a word.
+const MAX_PRINT_BYTES: usize = 1024 * 1024;
+
+/// A print longer than [`MAX_PRINT_BYTES`] that has not closed yet.
+#[derive(Debug, Clone)]
+struct Overflow {
+    /// The first [`MAX_PRINT_BYTES`] of the body (cut on a character boundary).
+    kept: String,
+    /// Body bytes seen so far, not counting `tail`.
+    seen: usize,
+    /// The last few bytes, which may be the start of a `</print>`.
+    tail: String,
+}
 
 /// Incremental `<print>` extraction for one output stream.
 #[derive(Debug, Default, Clone)]
@@ -26,6 +37,8 @@ pub(crate) struct PrintExtractor {
     /// While `pending` is an unclosed print: where the search for `</print>` resumes.
     /// The bytes before it were searched already, which keeps many small chunks linear.
     close_search_from: usize,
+    /// Set while an oversized print is open: then `pending` is empty.
+    overflow: Option<Overflow>,
 }
 
 impl PrintExtractor {
@@ -36,8 +49,23 @@ impl PrintExtractor {
     /// Feed the next chunk; returns the inner text of every complete
     /// `<print>…</print>` pair now available, in order.
     pub(crate) fn push(&mut self, chunk: &str) -> Vec<String> {
-        self.pending.push_str(chunk);
         let mut prints = Vec::new();
+        let mut chunk = chunk;
+        let rest;
+        if let Some(mut overflow) = self.overflow.take() {
+            let text = std::mem::take(&mut overflow.tail) + chunk;
+            let Some(close) = text.find(CLOSE) else {
+                let keep_from = tail_start(&text);
+                overflow.seen += keep_from;
+                overflow.tail = text[keep_from..].to_string();
+                self.overflow = Some(overflow);
+                return prints;
+            };
+            prints.push(cut_marker(&overflow.kept, overflow.seen + close));
+            rest = text[close + CLOSE.len()..].to_string();
+            chunk = &rest;
+        }
+        self.pending.push_str(chunk);
         let mut position = 0;
         loop {
             let Some(open) = self.pending[position..].find(OPEN).map(|i| position + i) else {
@@ -52,7 +80,7 @@ impl PrintExtractor {
                 self.keep_unclosed_print(open);
                 return prints;
             };
-            prints.push(self.pending[body..close].to_owned());
+            prints.push(reported(&self.pending[body..close]));
             position = close + CLOSE.len();
             self.close_search_from = 0;
         }
@@ -60,7 +88,16 @@ impl PrintExtractor {
 
     fn keep_unclosed_print(&mut self, open: usize) {
         self.pending.drain(..open);
-        if self.pending.len() > MAX_UNCLOSED_PRINT_BYTES {
+        if self.pending.len() > OPEN.len() + MAX_PRINT_BYTES {
+            // Keep the head to report and only enough of the end to find `</print>`.
+            let body = &self.pending[OPEN.len()..];
+            let tail_from = tail_start(body);
+            let overflow = Overflow {
+                kept: body[..char_floor(body, MAX_PRINT_BYTES)].to_string(),
+                seen: tail_from,
+                tail: body[tail_from..].to_string(),
+            };
+            self.overflow = Some(overflow);
             self.pending.clear();
             self.close_search_from = 0;
             return;
@@ -78,6 +115,34 @@ impl PrintExtractor {
 #[cfg(test)]
 pub(crate) fn extract_prints(text: &str) -> Vec<String> {
     PrintExtractor::new().push(text)
+}
+
+/// A print body as reported: whole, or cut to [`MAX_PRINT_BYTES`] with a marker.
+fn reported(body: &str) -> String {
+    if body.len() <= MAX_PRINT_BYTES {
+        body.to_owned()
+    } else {
+        cut_marker(&body[..char_floor(body, MAX_PRINT_BYTES)], body.len())
+    }
+}
+
+fn cut_marker(kept: &str, total: usize) -> String {
+    format!("{kept}… [print cut: {total} bytes in all]")
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn char_floor(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Where the last `CLOSE.len() - 1` bytes of `text` start (on a char boundary):
+/// the most of a `</print>` that can end a chunk without being complete.
+fn tail_start(text: &str) -> usize {
+    char_floor(text, text.len().saturating_sub(CLOSE.len() - 1))
 }
 
 /// Where the longest suffix of `text[from..]` that is a proper prefix of `<print>`
@@ -163,20 +228,30 @@ mod tests {
         assert_eq!(extractor.pending, "<prin");
     }
 
+    /// Regression: a `<print>` over 1 MiB was dropped without a word. It is
+    /// reported cut, with a marker, and only its head is ever held in memory.
     #[test]
-    fn oversized_unclosed_print_is_dropped() {
+    fn an_oversized_print_is_reported_cut_with_a_marker() {
         let mut extractor = PrintExtractor::new();
         assert!(extractor.push("<print>").is_empty());
-        assert!(extractor.push(&"a".repeat(MAX_UNCLOSED_PRINT_BYTES)).is_empty());
-        assert!(extractor.pending.is_empty());
-        assert!(extractor.push("</print>").is_empty());
-        assert_eq!(extractor.push("<print>ok</print>"), ["ok"]);
+        assert!(extractor.push(&"a".repeat(MAX_PRINT_BYTES)).is_empty());
+        for _ in 0..2 {
+            assert!(extractor.push(&"a".repeat(MAX_PRINT_BYTES)).is_empty());
+            assert!(extractor.pending.is_empty(), "the body is not buffered");
+        }
+        assert!(extractor.push("</pr").is_empty());
+        let expected = format!("{}… [print cut: {} bytes in all]", "a".repeat(MAX_PRINT_BYTES), 3 * MAX_PRINT_BYTES);
+        assert_eq!(extractor.push("int><print>ok</print>"), [expected, "ok".to_string()]);
     }
 
     #[test]
-    fn complete_print_larger_than_the_cap_is_emitted() {
-        let body = "b".repeat(MAX_UNCLOSED_PRINT_BYTES + 1);
-        assert_eq!(extract_prints(&format!("<print>{body}</print>")), [body]);
+    fn a_complete_oversized_print_is_cut_the_same_way() {
+        let body = "é".repeat(MAX_PRINT_BYTES / 2 + 1);
+        let cut = format!("{}… [print cut: {} bytes in all]", "é".repeat(MAX_PRINT_BYTES / 2), body.len());
+        let text = format!("<print>{body}</print>");
+        assert_eq!(extract_prints(&text), std::slice::from_ref(&cut));
+        let (head, rest) = text.split_at(MAX_PRINT_BYTES + 1);
+        assert_eq!(stream(&[head, rest]), [cut]);
     }
 
     /// Splits `text` at the char boundaries picked by `cuts`.
