@@ -312,3 +312,21 @@ fn a_state_file_from_a_newer_baton_is_refused_with_the_version_needed() {
         )
     );
 }
+
+/// `<goto input=foo>` drops the unquoted input, as raymond does (R4.6), but no
+/// longer silently: the trace and the console record what was ignored.
+#[test]
+fn an_unquoted_attribute_is_ignored_but_reported() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<goto input=foo>NEXT</goto>'\n")
+        .file("NEXT.sh", "echo \"<result>${BATON_INPUT-no input}</result>\"\n")
+        .run_workflow(&[]);
+    outcome.status(0).stdout("no input\n");
+    let message = "state `START.sh`: ignored `input=foo` in <goto>: an attribute is written name=\"value\" or \
+                   name='value', quoted and with no spaces around `=`";
+    outcome.stderr_contains(&format!("[main] warning: {message}"));
+    let warnings = outcome.events_of("test", "ErrorOccurred");
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0]["error_type"], "IgnoredAttribute");
+    assert_eq!(warnings[0]["message"], message);
+}

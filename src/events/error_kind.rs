@@ -28,6 +28,8 @@ pub(crate) enum ErrorKind {
     PromptFileError,
     /// A frontmatter field Baton does not know (a warning, not a failure).
     UnknownField,
+    /// Text in a tag that is no quoted attribute, ignored (a warning, not a failure).
+    IgnoredAttribute,
     ClaudeCodeError,
     ClaudeCodeTimeout,
     ClaudeCodeLimitError,
@@ -35,6 +37,13 @@ pub(crate) enum ErrorKind {
     ClaudeNotAvailable,
     /// A backend turn was stopped by a shutdown.
     Cancelled,
+}
+
+impl ErrorKind {
+    /// Reported, but the step goes on.
+    pub(crate) fn is_warning(self) -> bool {
+        matches!(self, ErrorKind::UnknownField | ErrorKind::IgnoredAttribute)
+    }
 }
 
 #[cfg(test)]

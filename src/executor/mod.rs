@@ -14,9 +14,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::events::Event;
+use crate::events::error_kind::ErrorKind;
 use crate::executor::step_failure::StepFailure;
 use crate::ids::SessionId;
 use crate::model::agent::Agent;
+use crate::syntax::tag::Tag;
 use crate::transition::Transition;
 use crate::workflow::state_name;
 
@@ -47,6 +50,29 @@ pub(crate) type StepFuture<'a> = Pin<Box<dyn Future<Output = Result<ExecutionRes
 
 pub(crate) trait StateExecutor: Send + Sync {
     fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a>;
+}
+
+/// A warning for each tag whose opening held text that is no quoted attribute
+/// (`<goto input=foo>`): raymond ignores it silently (R4.6), so does Baton, but
+/// the trace and the console say so.
+pub(crate) fn warn_ignored_attributes(context: &ExecutionContext, agent: &Agent, tags: &[Tag]) {
+    for tag in tags.iter().filter(|tag| !tag.ignored.is_empty()) {
+        context.bus.emit(Event::ErrorOccurred {
+            agent_id: agent.id.clone(),
+            error_type: ErrorKind::IgnoredAttribute,
+            message: format!(
+                "state `{}`: ignored `{}` in <{}>: an attribute is written name=\"value\" or name='value', quoted and \
+                 with no spaces around `=`",
+                agent.current_state,
+                tag.ignored.join(" "),
+                tag.kind
+            ),
+            state: agent.current_state.clone(),
+            is_retryable: false,
+            retry_count: 0,
+            max_retries: 0,
+        });
+    }
 }
 
 /// The executors of a run, chosen by file extension (R1.7).

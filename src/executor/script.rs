@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
+use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput, warn_ignored_attributes};
 use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
@@ -243,6 +243,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             format!("script `{state}` printed an invalid transition tag: {error}"),
         )
     })?;
+    warn_ignored_attributes(context, agent, &tags);
     let transition = interpret(&tags, &agent.scope_dir).map_err(|error| {
         let message = match &error {
             InterpretError::NoTag => {

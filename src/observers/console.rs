@@ -11,7 +11,6 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::events::bus::{EventBus, HandlerError};
-use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream};
 use crate::ids::{AgentId, RunId};
 use crate::model::bound::Bound;
@@ -150,7 +149,7 @@ impl ConsoleObserver {
                     indent_continuation(error)
                 )
             }
-            Event::ErrorOccurred { agent_id, error_type: ErrorKind::UnknownField, message, .. } => {
+            Event::ErrorOccurred { agent_id, error_type, message, .. } if error_type.is_warning() => {
                 format!("{} {} {}", self.agent(agent_id), self.emphasis("warning:", "33"), indent_continuation(message))
             }
             Event::ErrorOccurred { agent_id, message, is_retryable, retry_count, max_retries, .. } => {
@@ -295,6 +294,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::events::error_kind::ErrorKind;
 
     fn observer(colour: bool, verbosity: Verbosity) -> ConsoleObserver {
         ConsoleObserver::new(Box::new(std::io::sink()), verbosity, colour)

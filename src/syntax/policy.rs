@@ -230,7 +230,13 @@ impl Policy {
         let kind = TagKind::from_name(entry.tag())?;
         if kind == TagKind::Result {
             let payload = entry.get("payload").map(str::to_string);
-            return Some(Tag { kind, target: String::new(), attributes: BTreeMap::new(), payload });
+            return Some(Tag {
+                kind,
+                target: String::new(),
+                attributes: BTreeMap::new(),
+                payload,
+                ignored: Vec::new(),
+            });
         }
         let attributes = entry
             .attributes()
@@ -239,7 +245,13 @@ impl Policy {
                 (key.to_string(), value)
             })
             .collect();
-        Some(Tag { kind, target: entry.get("target").unwrap_or("").to_string(), attributes, payload: None })
+        Some(Tag {
+            kind,
+            target: entry.get("target").unwrap_or("").to_string(),
+            attributes,
+            payload: None,
+            ignored: Vec::new(),
+        })
     }
 
     /// The reminder appended to the base prompt when the model must try again (R5.20).
@@ -299,7 +311,13 @@ mod tests {
     }
 
     fn result(payload: &str) -> Tag {
-        Tag { kind: TagKind::Result, target: String::new(), attributes: BTreeMap::new(), payload: Some(payload.into()) }
+        Tag {
+            kind: TagKind::Result,
+            target: String::new(),
+            attributes: BTreeMap::new(),
+            payload: Some(payload.into()),
+            ignored: Vec::new(),
+        }
     }
 
     fn violation(policy: &Policy, tag: &Tag) -> String {
@@ -530,6 +548,7 @@ mod tests {
             target: String::new(),
             attributes: BTreeMap::new(),
             payload: Some("DONE".into()),
+            ignored: Vec::new(),
         };
         assert_eq!(p.implicit_tag(|_| "rendered".to_string()), Some(expected));
     }

@@ -77,20 +77,32 @@ pub(crate) fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
             continue;
         };
         let content = &output[body_start..body_end];
-        tags.push(build_tag(kind, content, parse_attributes(attribute_text.trim()))?);
+        let (attributes, ignored) = parse_attributes(attribute_text.trim());
+        let mut tag = build_tag(kind, content, attributes)?;
+        tag.ignored = ignored;
+        tags.push(tag);
     }
     Ok(tags)
 }
 
-fn parse_attributes(text: &str) -> BTreeMap<String, String> {
+/// The quoted `name="value"` attributes of an opening tag, and the words of what
+/// is left over (R4.6 ignores them; Baton reports them).
+fn parse_attributes(text: &str) -> (BTreeMap<String, String>, Vec<String>) {
     let mut attributes = BTreeMap::new();
+    let mut leftover = String::new();
+    let mut end_of_last = 0;
     for pair in ATTRIBUTE.captures_iter(text) {
-        let (Some(name), Some(value)) = (pair.get(1), pair.get(2).or_else(|| pair.get(3))) else {
+        let (Some(whole), Some(name), Some(value)) = (pair.get(0), pair.get(1), pair.get(2).or_else(|| pair.get(3)))
+        else {
             continue;
         };
+        leftover.push_str(&text[end_of_last..whole.start()]);
+        leftover.push(' ');
+        end_of_last = whole.end();
         attributes.insert(name.as_str().to_owned(), value.as_str().to_owned());
     }
-    attributes
+    leftover.push_str(&text[end_of_last..]);
+    (attributes, leftover.split_whitespace().map(str::to_owned).collect())
 }
 
 fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>) -> Result<Tag, TagParseError> {
@@ -103,7 +115,7 @@ fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>)
         }
         _ => (content_target(kind, content)?, None),
     };
-    Ok(Tag { kind, target, attributes, payload })
+    Ok(Tag { kind, target, attributes, payload, ignored: Vec::new() })
 }
 
 fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError> {

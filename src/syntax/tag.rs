@@ -92,6 +92,9 @@ pub(crate) struct Tag {
     pub(crate) attributes: BTreeMap<String, String>,
     /// The raw, untrimmed content for `result` and `ask`; `None` for the others.
     pub(crate) payload: Option<String>,
+    /// Text between the name and `>` that is no `name="value"` attribute (an
+    /// unquoted `input=foo`): ignored, as raymond ignores it, but reported.
+    pub(crate) ignored: Vec<String>,
 }
 
 impl Tag {
@@ -107,6 +110,7 @@ impl Tag {
             target: target.to_string(),
             attributes: attributes.into_iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(),
             payload: None,
+            ignored: Vec::new(),
         }
     }
 

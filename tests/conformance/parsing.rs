@@ -138,6 +138,10 @@ fn r4_6_spaces_around_equals_are_ignored() {
         "script `START.sh`: <fork> needs a `next` attribute (the state the parent continues at while the \
          worker runs)",
     );
+    outcome.stderr_contains(
+        "[main] warning: state `START.sh`: ignored `next = \"N\"` in <fork>: an attribute is written name=\"value\" \
+         or name='value', quoted and with no spaces around `=`",
+    );
 }
 
 #[test]

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use turn::{TurnError, interpret_turn};
 
-use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
+use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput, warn_ignored_attributes};
 use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, SessionMode};
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
@@ -31,6 +31,7 @@ use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
 use crate::syntax::frontmatter::load_prompt;
 use crate::syntax::print_extractor::PrintExtractor;
+use crate::syntax::scanner::scan;
 use crate::syntax::template::{TemplateInputs, render, variables};
 use crate::transition::Transition;
 
@@ -218,6 +219,9 @@ async fn run_markdown_state(
 
         if let Some(synthetic) = step.over_budget() {
             return step.done(synthetic);
+        }
+        if let Ok(tags) = scan(&response.text) {
+            warn_ignored_attributes(context, agent, &tags);
         }
         match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, &agent.scope_dir) {
             Ok(transition) => return step.done(transition),
