@@ -29,6 +29,7 @@ use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::shutdown_signals;
 use crate::run::step_outcome::transition_event;
 use crate::run::workflow_loop::WorkflowLoop;
+use crate::store::journal::StepSummary;
 use crate::store::lock::RunLock;
 use crate::store::persistence::RunPersistence;
 use crate::store::runs::RunStore;
@@ -144,6 +145,8 @@ fn retry_policy(attempts: u32) -> RetryPolicy {
 pub(crate) struct RunToExecute {
     pub(crate) state: RunState,
     pub(crate) journal_intact: u64,
+    /// Steps the journal replayed on load (a resume re-publishes them for the trace).
+    pub(crate) replayed_steps: Vec<(u64, StepSummary)>,
     pub(crate) resumed: bool,
 }
 
@@ -155,7 +158,7 @@ pub(crate) async fn execute(
     timeout: StateTimeout,
     limits: RunLimits,
 ) -> Result<i32, CliError> {
-    let RunToExecute { state, journal_intact, resumed } = run;
+    let RunToExecute { state, journal_intact, replayed_steps, resumed } = run;
     let run_dir = store.run_dir(&state.run_id);
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
@@ -205,10 +208,15 @@ pub(crate) async fn execute(
         initial_state: state.agents.first().map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
         resumed,
     });
-    // A crash right after a commit may have kept that step out of the trace; the
-    // trace keeps it only if it is missing (`debug_observer`).
-    if resumed && let Some((commit, step)) = &state.last_step {
-        bus.emit(transition_event(step, *commit, true));
+    // A crash right after a commit, or a trace that could not be written (a full
+    // disk), may have kept committed steps out of the trace: the journal's steps and
+    // the snapshot's last one are published again, and the trace keeps those it
+    // lacks (`observers::trace`).
+    if resumed {
+        let last = state.last_step.iter().filter(|(commit, _)| replayed_steps.last().is_none_or(|(c, _)| c < commit));
+        for (commit, step) in replayed_steps.iter().chain(last) {
+            bus.emit(transition_event(step, *commit, true));
+        }
     }
     let retry = retry_policy(options.attempts);
     let mut workflow =

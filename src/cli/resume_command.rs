@@ -33,6 +33,11 @@ pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeAr
     for agent in &mut state.agents {
         agent.unpause();
     }
-    let run = RunToExecute { state, journal_intact: loaded.journal_intact, resumed: true };
+    let run = RunToExecute {
+        state,
+        journal_intact: loaded.journal_intact,
+        replayed_steps: loaded.replayed_steps,
+        resumed: true,
+    };
     execute(store, run, &arguments.execution, config, timeout, limits).await
 }

@@ -61,6 +61,6 @@ pub(crate) async fn run(
         last_step: None,
     };
     store.create(&state)?;
-    let run = RunToExecute { state, journal_intact: 0, resumed: false };
+    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false };
     execute(store, run, &arguments.execution, config, timeout, limits).await
 }

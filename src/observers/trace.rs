@@ -7,8 +7,9 @@
 //!   step, and `<agent>_<state>_<NNN>.jsonl` for each Claude step's raw stream.
 //! - `transitions.log`: one human-readable line per transition.
 //!
-//! File errors are returned to the bus, which logs them; a full disk degrades the
-//! trace, never the run.
+//! A trace that cannot be written (a full disk) degrades the trace, never the
+//! run: the first failure is reported once, and the trace stops for the rest of
+//! this invocation; a resume re-publishes the committed steps it lacks.
 //!
 //! `events.jsonl` and `transitions.log` are appended synchronously: they are what a
 //! crash must not lose. The per-step files repeat what `ScriptOutput` events already
@@ -19,6 +20,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use crate::events::Event;
@@ -44,6 +46,8 @@ type StepFile = (PathBuf, Vec<u8>);
 
 pub(crate) struct DebugObserver {
     run_dir: PathBuf,
+    /// Set by the first write that failed: nothing more is written, nothing more said.
+    broken: Arc<AtomicBool>,
     files: Mutex<Files>,
     step_files: Mutex<Option<mpsc::Sender<StepFile>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -51,6 +55,18 @@ pub(crate) struct DebugObserver {
 
 fn append(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// The one message a broken trace gets (`broken` makes it the only one).
+fn report_broken(broken: &AtomicBool, run_dir: &Path, path: &Path, error: &dyn std::fmt::Display) {
+    if !broken.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "warning: the trace in {} stopped: cannot write {}: {error}; the run goes on without it, and `baton \
+             resume` restores the transitions it misses",
+            run_dir.display(),
+            path.display()
+        );
+    }
 }
 
 /// Where an existing `events.jsonl` left off: the `seq` of its last line and the
@@ -109,15 +125,22 @@ impl DebugObserver {
             streams: HashMap::new(),
         };
         let (sender, receiver) = mpsc::channel::<StepFile>();
+        let broken = Arc::new(AtomicBool::new(false));
+        let writer_broken = Arc::clone(&broken);
+        let writer_dir = run_dir.to_path_buf();
         let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
             for (path, contents) in receiver {
+                if writer_broken.load(Ordering::Relaxed) {
+                    continue;
+                }
                 if let Err(error) = std::fs::write(&path, contents) {
-                    tracing::error!(path = %path.display(), %error, "cannot write a trace file");
+                    report_broken(&writer_broken, &writer_dir, &path, &error);
                 }
             }
         })?;
         Ok(DebugObserver {
             run_dir: run_dir.to_path_buf(),
+            broken,
             files: Mutex::new(files),
             step_files: Mutex::new(Some(sender)),
             writer: Mutex::new(Some(writer)),
@@ -156,7 +179,18 @@ impl DebugObserver {
         self.run_dir.join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
     }
 
+    /// Write `event`; after a failure, report it once and write no more.
     pub(crate) fn record(&self, event: &Event) -> Result<(), HandlerError> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Err(error) = self.write_event(event) {
+            report_broken(&self.broken, &self.run_dir, &self.run_dir.join("events.jsonl"), &error);
+        }
+        Ok(())
+    }
+
+    fn write_event(&self, event: &Event) -> Result<(), HandlerError> {
         let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Event::TransitionOccurred { commit, recovered, .. } = event {
             // A recovered step that the trace already holds is not written twice.

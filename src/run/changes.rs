@@ -39,8 +39,11 @@ impl Changes {
 
 impl WorkflowLoop {
     /// Journal everything that changed since the last commit (O(changed agents)).
+    /// When the journal cannot take it, nothing is lost from memory: the changes,
+    /// the step and the commit number are restored, so a later commit (the final
+    /// save) carries them, and the journal never skips a number.
     pub(super) fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
-        let changes = std::mem::take(&mut self.changes);
+        let mut changes = std::mem::take(&mut self.changes);
         self.dirty = false;
         let upsert: Vec<AgentUpsert> = self
             .state
@@ -58,20 +61,30 @@ impl WorkflowLoop {
             .collect();
         self.state.elapsed_ms = self.elapsed_at_start + self.started.elapsed().as_millis() as u64;
         self.state.updated_at = jiff::Timestamp::now().to_string();
+        let previous_last_step = self.state.last_step.clone();
         self.state.journal_commit += 1;
         if let Some(step) = &step {
             self.state.last_step = Some((self.state.journal_commit, step.clone()));
         }
-        let entry = Commit {
+        let mut entry = Commit {
             commit: self.state.journal_commit,
             run: RunFields::of(&self.state),
             upsert,
             remove,
-            terminated: changes.terminated,
+            terminated: std::mem::take(&mut changes.terminated),
             fork_counters,
             step,
         };
-        self.persistence.commit(&entry)
+        let committed = self.persistence.commit(&entry);
+        if committed.is_err() {
+            self.state.journal_commit -= 1;
+            self.state.last_step = previous_last_step;
+            self.pending_step = entry.step.take();
+            changes.terminated = std::mem::take(&mut entry.terminated);
+            self.changes = changes;
+            self.dirty = true;
+        }
+        committed
     }
 
     /// A change that cannot be made durable is fatal (§10.1): continuing would run

@@ -300,7 +300,15 @@ impl WorkflowLoop {
         self.publish();
         match saved {
             Ok(()) => outcome,
-            Err(error) => RunOutcome::Failed { error: error.to_string() },
+            Err(error) => {
+                // The run's end could not be saved: say why where `status` will look.
+                let message = match outcome {
+                    RunOutcome::Failed { error: first } => first,
+                    _ => error.to_string(),
+                };
+                self.persistence.note_failure(&self.state, &message);
+                RunOutcome::Failed { error: message }
+            }
         }
     }
 

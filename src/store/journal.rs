@@ -21,6 +21,7 @@ use crate::ids::{AgentId, StateName};
 use crate::model::agent::Agent;
 use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
+use crate::store::disk_full::DiskFull;
 
 pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
 
@@ -153,6 +154,8 @@ pub(crate) enum JournalError {
     Damaged { path: PathBuf, line: usize, reason: String },
     #[error("cannot write the journal {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot write the journal {path}: {full}")]
+    DiskFull { path: PathBuf, full: DiskFull },
 }
 
 /// The run a journal belongs to: the name of its directory.
@@ -236,6 +239,8 @@ pub(crate) struct Journal {
     path: PathBuf,
     file: File,
     entries: u64,
+    /// Bytes of complete entries: where a failed append is cut back to.
+    length: u64,
 }
 
 impl Journal {
@@ -246,17 +251,24 @@ impl Journal {
         if file.metadata().map_err(write_error)?.len() > intact_length {
             file.set_len(intact_length).map_err(write_error)?;
         }
-        Ok(Journal { path: path.to_path_buf(), file, entries: 0 })
+        Ok(Journal { path: path.to_path_buf(), file, entries: 0, length: intact_length })
     }
 
     /// Append `entry` and make it durable before returning; returns the bytes written.
     pub(crate) fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
-        let write_error = |source| JournalError::Write { path: self.path.clone(), source };
-        let mut line = serde_json::to_vec(entry).map_err(|error| write_error(io::Error::other(error)))?;
+        let mut line = serde_json::to_vec(entry)
+            .map_err(|error| JournalError::Write { path: self.path.clone(), source: io::Error::other(error) })?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(write_error)?;
-        self.file.sync_data().map_err(write_error)?;
+        if let Err(source) = self.file.write_all(&line).and_then(|()| self.file.sync_data()) {
+            // Leave no partial line behind for a later append to run into.
+            let _ = self.file.set_len(self.length);
+            return Err(match DiskFull::of(&source, &self.path, line.len() as u64) {
+                Some(full) => JournalError::DiskFull { path: self.path.clone(), full },
+                None => JournalError::Write { path: self.path.clone(), source },
+            });
+        }
         self.entries += 1;
+        self.length += line.len() as u64;
         Ok(line.len() as u64)
     }
 
@@ -271,6 +283,7 @@ impl Journal {
         self.file.set_len(0).map_err(write_error)?;
         self.file.sync_data().map_err(write_error)?;
         self.entries = 0;
+        self.length = 0;
         Ok(())
     }
 }

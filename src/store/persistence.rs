@@ -13,6 +13,7 @@ use std::time::Instant;
 use crate::events::metrics::PersistenceCounters;
 use crate::model::run_state::RunState;
 use crate::store::failpoint;
+use crate::store::failure_note::{self, FailureNote};
 use crate::store::journal::{Commit, Journal};
 use crate::store::runs::{RunStore, StoreError};
 
@@ -31,6 +32,7 @@ impl RunPersistence {
     /// into a fresh snapshot and start an empty journal.
     pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
+        failure_note::reserve(&store.run_dir(&state.run_id));
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
             .ok()
             .and_then(|value| value.parse().ok())
@@ -40,6 +42,15 @@ impl RunPersistence {
             RunPersistence { store, journal, compact_every, counters: PersistenceCounters::default() };
         persistence.compact(state)?;
         Ok(persistence)
+    }
+
+    /// Leave word that the run failed with `error` when its state cannot be saved
+    /// (`store::failure_note`); best effort, as nothing else can be written.
+    pub(crate) fn note_failure(&self, state: &RunState, error: &str) {
+        let note = FailureNote { commit: state.journal_commit, error: error.to_string() };
+        if let Err(write_error) = failure_note::record(&self.store.run_dir(&state.run_id), &note) {
+            tracing::warn!(%write_error, "cannot leave the run's failure note");
+        }
     }
 
     /// Make `entry` durable. `entry.commit` must be `state.journal_commit` after the change.

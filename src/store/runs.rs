@@ -13,9 +13,11 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::model::run_state::{BATON_VERSION, RunState, STATE_VERSION};
+use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION};
+use crate::store::disk_full::DiskFull;
 use crate::store::failpoint;
-use crate::store::journal::{JOURNAL_FILE, JournalError, read_entries, scan_journal};
+use crate::store::failure_note;
+use crate::store::journal::{JOURNAL_FILE, JournalError, StepSummary, read_entries, scan_journal};
 
 pub(crate) const STATE_FILE: &str = "state.json";
 
@@ -39,6 +41,8 @@ pub(crate) enum StoreError {
     TooNew { path: PathBuf, version: u32, written_by: Option<String> },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot write {path}: {full}")]
+    DiskFull { path: PathBuf, full: DiskFull },
     #[error(transparent)]
     Journal(#[from] JournalError),
 }
@@ -67,6 +71,9 @@ pub(crate) struct LoadedRun {
     pub(crate) state: RunState,
     /// Bytes of the journal that are intact (a torn tail after them is dropped on resume).
     pub(crate) journal_intact: u64,
+    /// The steps the journal replayed, with their commits: a resume re-publishes
+    /// those the trace lacks (a crash or a full disk may have kept them out of it).
+    pub(crate) replayed_steps: Vec<(u64, StepSummary)>,
 }
 
 /// Find (or choose) the `.baton` directory for `cwd` (R8.1).
@@ -237,10 +244,21 @@ impl RunStore {
 pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     let mut state = read_state(&run_dir.join(STATE_FILE))?;
     let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
+    let mut replayed_steps = Vec::new();
     for entry in entries {
+        if let Some(step) = &entry.step {
+            replayed_steps.push((entry.commit, step.clone()));
+        }
         entry.apply(&mut state);
     }
-    Ok(LoadedRun { state, journal_intact })
+    // A failure that could not be saved left a note; no later commit outdates it.
+    if let Some(note) = failure_note::read(run_dir)
+        && note.commit >= state.journal_commit
+    {
+        state.status = RunStatus::Failed;
+        state.error = Some(note.error);
+    }
+    Ok(LoadedRun { state, journal_intact, replayed_steps })
 }
 
 pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
@@ -271,7 +289,10 @@ fn upgrade_advice(written_by: &Option<String>) -> String {
 
 /// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let write_error = |source| StoreError::Write { path: path.to_path_buf(), source };
+    let write_error = |source: io::Error| match DiskFull::of(&source, path, bytes.len() as u64) {
+        Some(full) => StoreError::DiskFull { path: path.to_path_buf(), full },
+        None => StoreError::Write { path: path.to_path_buf(), source },
+    };
     let directory = path.parent().unwrap_or(Path::new("."));
     let mut temp =
         tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
