@@ -403,3 +403,30 @@ cp .baton/runs/full/transitions.log .baton/runs/full/events.jsonl .baton/runs/fu
     commits.dedup();
     assert_eq!((traced as u64, commits.len() as u64), (steps, steps), "every committed step traced once");
 }
+
+/// Before: with a low open-file limit the run failed once live scripts used up the
+/// descriptors ("Too many open files"; `ulimit -n 256` failed at 85 workers). Baton
+/// now budgets descriptors per running step and queues the rest, saying so once.
+#[test]
+fn a_wide_fan_out_under_a_low_open_file_limit_completes() {
+    let forks: String = (0..600).map(|_| "<fork next=\"DONE\">W</fork>").collect();
+    let test = Test::new()
+        .file("START.sh", &format!("echo '{forks}'\n"))
+        .file("W.sh", "sleep 0.05\necho '<result>w</result>'\n")
+        .file("DONE.sh", "echo '<result>main</result>'\n");
+    let mut command = test.command(&["run".into(), "wf".into(), "--run-id".into(), "wide".into(), "-q".into()]);
+    // SAFETY: setrlimit touches only the child, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 256, rlim_max: 256 };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let output = command.output().expect("run baton");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "main\n");
+    assert_eq!(stderr.matches("under the open-file limit of 256").count(), 1, "said once: {stderr}");
+    assert!(!stderr.contains("Too many open files"), "{stderr}");
+}

@@ -22,9 +22,10 @@ use crate::exit_code;
 use crate::model::run_state::{LaunchParams, RunState};
 use crate::observers::console::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
+use crate::process::limits::{raise_open_file_limit, steps_within};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
-use crate::run::outcome::{RunLimits, RunOutcome};
+use crate::run::outcome::{OpenFiles, RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::shutdown_signals;
 use crate::run::step_outcome::transition_event;
@@ -129,6 +130,7 @@ pub(crate) fn limits(
         no_wait: params.no_wait || config.no_wait.unwrap_or(false),
         limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
+        open_files: raise_open_file_limit().map(|limit| OpenFiles { limit, max_running: steps_within(limit) }),
     })
 }
 

@@ -175,6 +175,13 @@ pub(crate) enum Event {
     WorkflowResuming {
         run_id: RunId,
     },
+    /// Steps wait for room: at most `max_running_steps` run at once under the
+    /// open-file limit `open_file_limit`. Published once per invocation.
+    WorkflowThrottled {
+        run_id: RunId,
+        max_running_steps: usize,
+        open_file_limit: u64,
+    },
     ProgressMessage {
         agent_id: AgentId,
         message: String,
@@ -218,6 +225,7 @@ pub(crate) enum EventKind {
     PromptRendered,
     WorkflowWaiting,
     WorkflowResuming,
+    WorkflowThrottled,
     ProgressMessage,
     PrintOutput,
     ErrorOccurred,
@@ -246,6 +254,7 @@ impl Event {
             Event::PromptRendered { .. } => EventKind::PromptRendered,
             Event::WorkflowWaiting { .. } => EventKind::WorkflowWaiting,
             Event::WorkflowResuming { .. } => EventKind::WorkflowResuming,
+            Event::WorkflowThrottled { .. } => EventKind::WorkflowThrottled,
             Event::ProgressMessage { .. } => EventKind::ProgressMessage,
             Event::PrintOutput { .. } => EventKind::PrintOutput,
             Event::ErrorOccurred { .. } => EventKind::ErrorOccurred,

@@ -90,6 +90,11 @@ fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<
     Ok(Some(path))
 }
 
+/// Too many open files or processes: the machine is busy, not the script wrong.
+fn is_out_of_resources(error: &std::io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM))
+}
+
 /// A signal's conventional name, with its number.
 fn signal_name(signal: i32) -> String {
     let name = match signal {
@@ -184,6 +189,12 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         ));
     }
     let input_file = write_input_file(&context.inputs_dir, agent).map_err(|error| {
+        if is_out_of_resources(&error) {
+            return StepFailure::throttled(
+                ErrorKind::ScriptError,
+                format!("script `{state}` could not start yet: {error}"),
+            );
+        }
         StepFailure::fatal(
             ErrorKind::ScriptError,
             format!("script `{state}` cannot run: cannot write its input to {}: {error}", context.inputs_dir.display()),
@@ -217,6 +228,12 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             return Err(StepFailure::fatal(
                 ErrorKind::Cancelled,
                 format!("script `{state}` was stopped before it finished"),
+            ));
+        }
+        Err(ScriptProcessError::Spawn { source, .. }) if is_out_of_resources(&source) => {
+            return Err(StepFailure::throttled(
+                ErrorKind::ScriptError,
+                format!("script `{state}` could not start yet: {source}"),
             ));
         }
         Err(error) => return Err(StepFailure::fatal(ErrorKind::ScriptError, format!("script `{state}` {error}"))),

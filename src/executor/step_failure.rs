@@ -18,6 +18,10 @@ pub(crate) enum FailureClass {
     UsageLimit { resets_at: Option<i64> },
     /// Pause the agent at once, no retry (R3.44 multi-fork validation).
     Pause(PauseReason),
+    /// The step could not start for lack of a resource (too many open files or
+    /// processes): not the step's fault. It waits for a running step to finish
+    /// and starts again; attempts do not count.
+    Throttled,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +54,10 @@ impl StepFailure {
             InterpretError::InvalidMultiFork(_) => StepFailure::pause(PauseReason::ValidationError, kind, message),
             _ => StepFailure::fatal(kind, message),
         }
+    }
+
+    pub(crate) fn throttled(kind: ErrorKind, message: impl Into<String>) -> StepFailure {
+        StepFailure { class: FailureClass::Throttled, kind, message: message.into(), cost_usd: 0.0 }
     }
 
     /// The same failure, having cost `cost_usd`.

@@ -133,6 +133,12 @@ impl ConsoleObserver {
                 format_duration(std::time::Duration::from_secs(*wait_seconds))
             ),
             Event::WorkflowResuming { run_id } => format!("{} run {run_id}", self.emphasis("resuming:", "32")),
+            Event::WorkflowThrottled { run_id, max_running_steps, open_file_limit } => format!(
+                "{} run {run_id}: at most {max_running_steps} {} run at once under the open-file limit of \
+                 {open_file_limit} (raise it with `ulimit -n`); the others wait their turn",
+                self.emphasis("note:", "33"),
+                plural(*max_running_steps as u64, "step"),
+            ),
             Event::WorkflowInterrupted { run_id, signal } => format!(
                 "{} run {run_id} stopped by {signal}; continue with `baton resume {run_id}`",
                 self.emphasis("interrupted:", "33")

@@ -5,8 +5,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::Event;
 use crate::executor::StepInput;
 use crate::run::workflow_loop::{FatalError, StepCompletion, WorkflowLoop};
+
+/// How long a step that could not start for lack of resources waits before it
+/// tries again (a running step has finished by then, or soon will).
+const THROTTLED_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 impl WorkflowLoop {
     /// Choose the ready agents to start, oldest first, up to `max_agents` running
@@ -27,24 +32,47 @@ impl WorkflowLoop {
             }
             None => usize::MAX,
         };
-        let slots = agent_slots.min(step_slots);
+        let file_slots = match self.limits.open_files {
+            Some(files) => files.max_running.saturating_sub(self.running.len()),
+            None => usize::MAX,
+        };
+        let slots = agent_slots.min(step_slots).min(file_slots);
         let mut planned = Vec::new();
         let mut waiting = VecDeque::new();
         while let Some(id) = self.ready.pop_front() {
+            // Once the slots are taken, an agent already marked `queued` just keeps
+            // its place: no lookup, so a long queue costs nothing per step.
+            if planned.len() >= slots && self.queued_ids.contains(&id) {
+                waiting.push_back(id);
+                continue;
+            }
             let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else { continue };
-            let agent = &mut self.state.agents[index];
+            let agent = &self.state.agents[index];
             if !agent.is_active() || self.running.contains(&id) {
                 continue;
             }
             if planned.len() >= slots {
+                if planned.len() >= file_slots && !self.throttle_announced {
+                    self.throttle_announced = true;
+                    if let Some(files) = self.limits.open_files {
+                        self.outbox.push(Event::WorkflowThrottled {
+                            run_id: self.state.run_id.clone(),
+                            max_running_steps: files.max_running,
+                            open_file_limit: files.limit,
+                        });
+                    }
+                }
+                let agent = &mut self.state.agents[index];
                 if !agent.queued {
                     agent.queued = true;
                     self.changes.touch(agent);
                     self.dirty = true;
                 }
+                self.queued_ids.insert(id.clone());
                 waiting.push_back(id);
                 continue;
             }
+            let agent = &mut self.state.agents[index];
             if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
                 let fatal = FatalError {
                     agent: Some((agent.id.clone(), agent.current_state.clone())),
@@ -56,8 +84,14 @@ impl WorkflowLoop {
             }
             agent.steps_started += 1;
             agent.queued = false;
-            planned.push((index, self.retry.delay_before_retry(agent.retry_count)));
+            let delay = if self.throttled.remove(&id) {
+                THROTTLED_RETRY_DELAY
+            } else {
+                self.retry.delay_before_retry(agent.retry_count)
+            };
+            planned.push((index, delay));
             self.changes.touch(agent);
+            self.queued_ids.remove(&id);
             self.running.insert(id);
             self.dirty = true;
         }

@@ -34,6 +34,16 @@ pub(crate) struct RunLimits {
     pub(crate) limit_buffer: Duration,
     /// The first wait when a limit's reset time is unknown; doubles up to an hour.
     pub(crate) limit_poll: Duration,
+    /// Steps that fit in the open-file limit at once, and that limit
+    /// (`process::limits`); further ready agents wait, as under `max_agents`.
+    pub(crate) open_files: Option<OpenFiles>,
+}
+
+/// The open-file budget of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OpenFiles {
+    pub(crate) limit: u64,
+    pub(crate) max_running: usize,
 }
 
 impl Default for RunLimits {
@@ -46,6 +56,7 @@ impl Default for RunLimits {
             no_wait: false,
             limit_buffer: Duration::from_secs(300),
             limit_poll: Duration::from_secs(300),
+            open_files: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::executor::ExecutionResult;
 use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::model::agent::{Agent, PauseReason};
 use crate::model::run_state::TerminatedAgent;
+use crate::run::outcome::OpenFiles;
 use crate::run::workflow_loop::{FatalError, WorkflowLoop};
 use crate::store::journal::StepSummary;
 use crate::text::excerpt::cut_bytes;
@@ -71,6 +72,9 @@ impl WorkflowLoop {
     }
 
     pub(super) fn apply_failure(&mut self, index: usize, failure: StepFailure) {
+        if failure.class == FailureClass::Throttled {
+            return self.throttle(index, failure);
+        }
         let max_attempts = self.retry.max_attempts;
         self.state.total_cost_usd += failure.cost_usd;
         let agent = &mut self.state.agents[index];
@@ -106,6 +110,7 @@ impl WorkflowLoop {
                 PauseReason::UsageLimit
             }
             FailureClass::Pause(reason) => reason,
+            FailureClass::Throttled => return,
         };
         agent.pause(pause, failure.message.clone());
         self.outbox.push(Event::AgentPaused {
@@ -114,6 +119,31 @@ impl WorkflowLoop {
             reason: pause.to_string(),
             message: failure.message,
         });
+    }
+}
+
+impl WorkflowLoop {
+    /// A step that could not start for lack of resources (too many open files):
+    /// it waits for a running step to finish and tries again, and at most as many
+    /// steps as are running now run from here on. With nothing running, waiting
+    /// cannot help: that is fatal.
+    fn throttle(&mut self, index: usize, failure: StepFailure) {
+        let agent = &self.state.agents[index];
+        if self.running.is_empty() {
+            let fatal = FatalError {
+                agent: Some((agent.id.clone(), agent.current_state.clone())),
+                message: format!("{} (and no other step is running to make room)", failure.message),
+            };
+            return self.record_fatal(fatal);
+        }
+        let limit = self.limits.open_files.map_or(0, |files| files.limit);
+        let max_running = self.running.len();
+        if self.limits.open_files.is_none_or(|files| max_running < files.max_running) {
+            self.limits.open_files = Some(OpenFiles { limit, max_running });
+            self.throttle_announced = false;
+        }
+        self.throttled.insert(agent.id.clone());
+        self.ready.push_front(agent.id.clone());
     }
 }
 

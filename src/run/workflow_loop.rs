@@ -89,6 +89,12 @@ pub(crate) struct WorkflowLoop {
     /// with paused time see the time they advanced).
     pub(super) started: Instant,
     pub(super) elapsed_at_start: u64,
+    /// Agents known to be marked `queued` (so a long queue is not searched per step).
+    pub(super) queued_ids: HashSet<AgentId>,
+    /// Agents whose step could not start for lack of resources; they retry soon.
+    pub(super) throttled: HashSet<AgentId>,
+    /// The open-file throttle was announced (once per invocation).
+    pub(super) throttle_announced: bool,
     /// Usage-limit waits without a known reset time so far (for the backoff).
     pub(super) limit_polls: u32,
 }
@@ -126,6 +132,9 @@ impl WorkflowLoop {
             outbox: Vec::new(),
             started: Instant::now(),
             elapsed_at_start,
+            queued_ids: HashSet::new(),
+            throttled: HashSet::new(),
+            throttle_announced: false,
             limit_polls: 0,
         }
     }
