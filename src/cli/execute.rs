@@ -17,6 +17,7 @@ use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::metrics::RunMetrics;
 use crate::executor::context::{StateTimeout, TimeoutSource};
+use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
 use crate::model::run_state::{LaunchParams, RunState};
@@ -182,10 +183,11 @@ pub(crate) async fn execute(
     let persistence = RunPersistence::begin(store, &state, journal_intact)?;
     let watchdog = Arc::new(Watchdog::spawn(&state.run_id));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
+    let inputs_dir = input_files_dir(&run_dir, &state.run_id);
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),
         baton_dir,
-        inputs_dir: run_dir.join("inputs"),
+        inputs_dir: inputs_dir.clone(),
         bus: Arc::clone(&bus),
         timeout,
         stop,
@@ -225,6 +227,8 @@ pub(crate) async fn execute(
         WorkflowLoop::new(state, persistence, context, Executors::standard(backend), retry, limits, stop_sender);
     let outcome = workflow.run(shutdown_signals()).await;
     watchdog.disarm();
+    // The input files are rewritten before every step that needs one.
+    let _ = std::fs::remove_dir_all(&inputs_dir);
     if let Some(trace) = trace {
         trace.close();
     }

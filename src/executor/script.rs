@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -80,13 +81,34 @@ fn fits_in_a_variable(value: &str) -> bool {
     value.len() + NAME_ROOM <= MAX_ARG_STRLEN
 }
 
+/// Where a run's scripts find their input files: in memory when the machine has a
+/// tmpfs at `/dev/shm` (`/dev/shm/baton-<uid>/<run>`), else `<run_dir>/inputs`. They
+/// are rewritten before each step and need no durability; on a disk, rewriting one
+/// per step made the next journal sync also flush it (about 1 ms per step on ext4).
+pub(crate) fn input_files_dir(run_dir: &Path, run_id: &str) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        let dir = shm.join(format!("baton-{uid}")).join(run_id);
+        if std::fs::create_dir_all(&dir).is_ok() {
+            return dir;
+        }
+    }
+    run_dir.join("inputs")
+}
+
 /// Write the agent's input where `BATON_INPUT_FILE` points: always when there is
 /// one, so a script can read inputs of any size the same way.
 fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<PathBuf>> {
     let Some(input) = &agent.pending_result else { return Ok(None) };
     std::fs::create_dir_all(inputs_dir)?;
     let path = inputs_dir.join(format!("{}.input", agent.id));
-    std::fs::write(&path, input)?;
+    // Rewritten in place, not truncated to zero first: on ext4 a truncate-and-rewrite
+    // makes `close` start writeback (auto_da_alloc).
+    let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path)?;
+    file.write_all_at(input.as_bytes(), 0)?;
+    file.set_len(input.len() as u64)?;
     Ok(Some(path))
 }
 
