@@ -45,15 +45,22 @@ impl WorkflowLoop {
     pub(super) fn commit(&mut self, step: Option<StepSummary>) -> Result<(), StoreError> {
         let mut changes = std::mem::take(&mut self.changes);
         self.dirty = false;
-        let upsert: Vec<AgentUpsert> = self
-            .state
-            .agents
-            .iter()
-            .filter(|agent| changes.agents.contains(&agent.id))
+        // Changed agents in run order (replay appends new ones in this order); those
+        // no longer in the run are removed. O(changed agents), not O(agents).
+        let mut present: Vec<usize> = Vec::with_capacity(changes.agents.len());
+        let mut remove = Vec::new();
+        for id in &changes.agents {
+            match self.positions.get(id) {
+                Some(&index) => present.push(index),
+                None => remove.push(id.clone()),
+            }
+        }
+        present.sort_unstable();
+        let upsert: Vec<AgentUpsert> = present
+            .into_iter()
+            .map(|index| &self.state.agents[index])
             .map(|agent| AgentUpsert::new(agent, changes.stack_keep.get(&agent.id).copied()))
             .collect();
-        let remove =
-            changes.agents.iter().filter(|id| !upsert.iter().any(|entry| &entry.agent.id == *id)).cloned().collect();
         let fork_counters: BTreeMap<AgentId, u64> = changes
             .counters
             .iter()

@@ -46,7 +46,7 @@ impl WorkflowLoop {
                 waiting.push_back(id);
                 continue;
             }
-            let Some(index) = self.state.agents.iter().position(|agent| agent.id == id) else { continue };
+            let Some(index) = self.position(&id) else { continue };
             let agent = &self.state.agents[index];
             if !agent.is_active() || self.running.contains(&id) {
                 continue;

@@ -53,7 +53,7 @@ impl WorkflowLoop {
                 self.state.agents[index] = next;
             }
             None => {
-                self.state.agents.remove(index);
+                self.remove_agent(index);
             }
         }
         if let Some(result) = terminated_with {
@@ -66,7 +66,7 @@ impl WorkflowLoop {
             self.changes.agents.insert(worker.id.clone());
             self.ready.push_back(worker.id.clone());
         }
-        self.state.agents.extend(workers);
+        self.append_agents(workers);
         self.state.steps_completed += 1;
         summary
     }

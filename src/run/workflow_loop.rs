@@ -15,7 +15,7 @@
 //! groups get SIGTERM, and SIGKILL a few seconds later. A second signal skips to
 //! SIGKILL. Steps stopped this way are not failures: they run again on resume.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -89,6 +89,8 @@ pub(crate) struct WorkflowLoop {
     /// with paused time see the time they advanced).
     pub(super) started: Instant,
     pub(super) elapsed_at_start: u64,
+    /// Where each agent is in `state.agents`, so no step scans them all.
+    pub(super) positions: HashMap<AgentId, usize>,
     /// Agents known to be marked `queued` (so a long queue is not searched per step).
     pub(super) queued_ids: HashSet<AgentId>,
     /// Agents whose step could not start for lack of resources; they retry soon.
@@ -111,6 +113,7 @@ impl WorkflowLoop {
     ) -> WorkflowLoop {
         let task_folders = TaskFolders::new(&context.baton_dir, &state.run_id);
         let ready = state.agents.iter().filter(|agent| agent.is_active()).map(|agent| agent.id.clone()).collect();
+        let positions = state.agents.iter().enumerate().map(|(index, agent)| (agent.id.clone(), index)).collect();
         let elapsed_at_start = state.elapsed_ms;
         WorkflowLoop {
             state,
@@ -132,6 +135,7 @@ impl WorkflowLoop {
             outbox: Vec::new(),
             started: Instant::now(),
             elapsed_at_start,
+            positions,
             queued_ids: HashSet::new(),
             throttled: HashSet::new(),
             throttle_announced: false,
@@ -324,7 +328,7 @@ impl WorkflowLoop {
     fn handle(&mut self, completion: StepCompletion) {
         failpoint::hit("after_step_exit");
         self.running.remove(&completion.agent_id);
-        let Some(index) = self.state.agents.iter().position(|agent| agent.id == completion.agent_id) else {
+        let Some(index) = self.position(&completion.agent_id) else {
             return;
         };
         self.dirty = true;
@@ -333,6 +337,29 @@ impl WorkflowLoop {
             // A step stopped by the shutdown is not a failure: it runs again on resume.
             Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}
             Err(failure) => self.apply_failure(index, failure),
+        }
+    }
+
+    /// The index of agent `id` in `state.agents`.
+    pub(super) fn position(&self, id: &AgentId) -> Option<usize> {
+        self.positions.get(id).copied()
+    }
+
+    /// Remove the agent at `index` in O(1): the last agent takes its place (the
+    /// journal's replay removes the same way, `store::journal::Commit::apply`).
+    pub(super) fn remove_agent(&mut self, index: usize) {
+        let removed = self.state.agents.swap_remove(index);
+        self.positions.remove(&removed.id);
+        if let Some(moved) = self.state.agents.get(index) {
+            self.positions.insert(moved.id.clone(), index);
+        }
+    }
+
+    /// Append new agents (fork workers) at the end.
+    pub(super) fn append_agents(&mut self, agents: Vec<crate::model::agent::Agent>) {
+        for agent in agents {
+            self.positions.insert(agent.id.clone(), self.state.agents.len());
+            self.state.agents.push(agent);
         }
     }
 

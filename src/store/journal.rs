@@ -117,7 +117,13 @@ pub(crate) struct Commit {
 impl Commit {
     /// Apply this entry to `state` (removals first, then replacements and additions).
     pub(crate) fn apply(self, state: &mut RunState) {
-        state.agents.retain(|agent| !self.remove.contains(&agent.id));
+        // The loop removes an agent by moving the last one into its place; so does
+        // the replay, so both keep the agents in the same order.
+        for id in &self.remove {
+            if let Some(index) = state.agents.iter().position(|agent| &agent.id == id) {
+                state.agents.swap_remove(index);
+            }
+        }
         for AgentUpsert { mut agent, stack_keep } in self.upsert {
             match state.agents.iter_mut().find(|existing| existing.id == agent.id) {
                 Some(existing) => {
