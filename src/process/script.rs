@@ -25,6 +25,11 @@ use crate::process::group::{
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
+/// One read from a script's pipe. Every live script holds two such buffers, so
+/// they are small: 10,000 live agents must fit in well under 100 MB, and a pipe
+/// rarely holds more than a few KiB at a time anyway.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
+
 /// How long pipes are drained after the script itself has exited.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(3);
 
@@ -125,7 +130,7 @@ pub(crate) async fn run_script(
 
     let (mut stdout, mut stderr) = (String::new(), String::new());
     let (mut stdout_decoder, mut stderr_decoder) = (Utf8Decoder::default(), Utf8Decoder::default());
-    let (mut stdout_buffer, mut stderr_buffer) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+    let (mut stdout_buffer, mut stderr_buffer) = (vec![0u8; READ_BUFFER_BYTES], vec![0u8; READ_BUFFER_BYTES]);
     let (mut stdout_open, mut stderr_open) = (true, true);
     let far_future = tokio::time::Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
     let idle_deadline = |now: tokio::time::Instant| command.inactivity_timeout.map_or(far_future, |limit| now + limit);
