@@ -312,3 +312,16 @@ fn a_journal_with_a_missing_entry_is_reported() {
         outcome.error_message()
     );
 }
+
+/// A new run no longer rewrites the snapshot it has just created before its first
+/// commit: a crash at that first commit (the launch plan) resumes from the
+/// created snapshot, and a crash right after the first step from its journal entry.
+#[test]
+fn a_crash_at_the_first_commits_of_a_new_run_resumes() {
+    for failpoint in ["after_journal_append:1", "after_journal_append:2", "after_step_exit:1"] {
+        let outcome = crash_at(failpoint);
+        assert_every_step_traced_once(&outcome, "test", failpoint);
+        let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+        assert!(effects.lines().count() <= 41, "{failpoint}: at most the crashed step ran again");
+    }
+}

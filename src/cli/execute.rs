@@ -180,7 +180,8 @@ pub(crate) async fn execute(
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
 
     let baton_dir = store.baton_dir().to_path_buf();
-    let persistence = RunPersistence::begin(store, &state, journal_intact)?;
+    // A run just created has its snapshot written and no journal yet.
+    let persistence = RunPersistence::begin(store, &state, journal_intact, !resumed)?;
     let watchdog = Arc::new(Watchdog::spawn(&state.run_id));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let inputs_dir = input_files_dir(&run_dir, &state.run_id);

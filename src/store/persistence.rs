@@ -29,8 +29,14 @@ pub(crate) struct RunPersistence {
 
 impl RunPersistence {
     /// Take over the run's files: fold the journal (already replayed into `state`)
-    /// into a fresh snapshot and start an empty journal.
-    pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
+    /// into a fresh snapshot and start an empty journal. `snapshot_is_current`
+    /// (a run just created from `state`, with no journal) skips that rewrite.
+    pub(crate) fn begin(
+        store: RunStore,
+        state: &RunState,
+        journal_intact: u64,
+        snapshot_is_current: bool,
+    ) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
         failure_note::reserve(&store.run_dir(&state.run_id));
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
@@ -40,7 +46,9 @@ impl RunPersistence {
             .unwrap_or(DEFAULT_COMPACT_EVERY);
         let mut persistence =
             RunPersistence { store, journal, compact_every, counters: PersistenceCounters::default() };
-        persistence.compact(state)?;
+        if !snapshot_is_current {
+            persistence.compact(state)?;
+        }
         Ok(persistence)
     }
 
