@@ -146,7 +146,10 @@ pub(crate) enum Event {
         stderr: String,
         exit_code: Option<i32>,
         execution_time_ms: u64,
-        /// Only the variables Baton set, never the inherited environment.
+        /// Only the variables Baton set, never the inherited environment. Written to
+        /// the step's `.meta.json`, not to `events.jsonl`: the same long paths on
+        /// every line were most of the trace's size.
+        #[serde(skip)]
         env_vars: BTreeMap<String, String>,
     },
     ToolInvocation {
