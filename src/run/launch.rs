@@ -41,7 +41,7 @@ impl WorkflowLoop {
         let mut waiting = VecDeque::new();
         while let Some(id) = self.ready.pop_front() {
             // Once the slots are taken, an agent already marked `queued` just keeps
-            // its place: no lookup, so a long queue costs nothing per step.
+            // its place without a search of the agents (a set lookup per queued agent).
             if planned.len() >= slots && self.queued_ids.contains(&id) {
                 waiting.push_back(id);
                 continue;
