@@ -82,27 +82,42 @@ fn fits_in_a_variable(value: &str) -> bool {
 }
 
 /// Where a run's scripts find their input files: in memory when the machine has a
-/// tmpfs at `/dev/shm` (`/dev/shm/baton-<uid>/<run>`), else `<run_dir>/inputs`. They
+/// tmpfs at `/dev/shm` (`/dev/shm/baton-<uid>/<run>`, private to the user), else
+/// `<run_dir>/inputs`. They
 /// are rewritten before each step and need no durability; on a disk, rewriting one
 /// per step made the next journal sync also flush it (about 1 ms per step on ext4).
 pub(crate) fn input_files_dir(run_dir: &Path, run_id: &str) -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        // SAFETY: getuid has no preconditions.
-        let uid = unsafe { libc::getuid() };
-        let dir = shm.join(format!("baton-{uid}")).join(run_id);
-        if std::fs::create_dir_all(&dir).is_ok() {
-            return dir;
-        }
+    private_dir_in(Path::new("/dev/shm")).map_or_else(|| run_dir.join("inputs"), |dir| dir.join(run_id))
+}
+
+/// `<shared>/baton-<uid>`, only if it is a real directory of this user that no one
+/// else can enter: inputs may be secrets, and `/dev/shm` is shared by every user.
+fn private_dir_in(shared: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let dir = shared.join(format!("baton-{uid}"));
+    if let Err(error) = std::fs::DirBuilder::new().mode(0o700).create(&dir)
+        && error.kind() != std::io::ErrorKind::AlreadyExists
+    {
+        return None;
     }
-    run_dir.join("inputs")
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.is_dir() || meta.uid() != uid {
+        return None;
+    }
+    // Ours, but others may enter it (made by an older Baton): close it first.
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).ok()?;
+    }
+    Some(dir)
 }
 
 /// Write the agent's input where `BATON_INPUT_FILE` points: always when there is
 /// one, so a script can read inputs of any size the same way.
 fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<PathBuf>> {
     let Some(input) = &agent.pending_result else { return Ok(None) };
-    std::fs::create_dir_all(inputs_dir)?;
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(inputs_dir)?;
     let path = inputs_dir.join(format!("{}.input", agent.id));
     // Rewritten in place, not truncated to zero first: on ext4 a truncate-and-rewrite
     // makes `close` start writeback (auto_da_alloc).
@@ -343,6 +358,20 @@ fn emit_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_files_go_only_to_a_private_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let shared = tempfile::tempdir().unwrap();
+        let private = private_dir_in(shared.path()).expect("created");
+        assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(private_dir_in(shared.path()).as_ref(), Some(&private), "our own directory is closed again");
+        assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::remove_dir(&private).unwrap();
+        std::os::unix::fs::symlink(shared.path(), &private).unwrap();
+        assert_eq!(private_dir_in(shared.path()), None, "a link planted by someone else");
+    }
 
     #[test]
     fn tail_cuts_on_a_character_boundary() {
