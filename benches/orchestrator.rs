@@ -23,6 +23,9 @@ struct Scenario {
     floor: Vec<(&'static str, String)>,
     /// Whether steps run one after another (the floor then adds up).
     sequential: bool,
+    /// For the scaling rows: the series the row belongs to and its number of agents;
+    /// each series prints how its CPU per step grows from the smallest to the largest.
+    scaling: Option<(&'static str, u64)>,
 }
 
 struct Sample {
@@ -133,7 +136,7 @@ fn scenarios() -> Vec<Scenario> {
         floor.push(("REPORT.sh", depth.to_string()));
         floor
     };
-    vec![
+    let mut scenarios = vec![
         Scenario {
             name: "loop (1,000 gotos)",
             workflow: "loop",
@@ -141,6 +144,7 @@ fn scenarios() -> Vec<Scenario> {
             args: vec![],
             floor: loop_floor(1000),
             sequential: true,
+            scaling: None,
         },
         Scenario {
             name: "loop, --no-debug",
@@ -149,6 +153,7 @@ fn scenarios() -> Vec<Scenario> {
             args: vec!["--no-debug"],
             floor: loop_floor(1000),
             sequential: true,
+            scaling: None,
         },
         Scenario {
             name: "callstack (depth 100)",
@@ -157,6 +162,7 @@ fn scenarios() -> Vec<Scenario> {
             args: vec![],
             floor: callstack_floor(100),
             sequential: true,
+            scaling: None,
         },
         Scenario {
             name: "fanout (10 live agents: 10 workers x 500)",
@@ -165,6 +171,7 @@ fn scenarios() -> Vec<Scenario> {
             args: vec![],
             floor: fanout_floor(10, 500),
             sequential: false,
+            scaling: None,
         },
         Scenario {
             name: "fanout (1,000 live agents: 1,000 workers x 5)",
@@ -173,8 +180,25 @@ fn scenarios() -> Vec<Scenario> {
             args: vec![],
             floor: fanout_floor(1000, 5),
             sequential: false,
+            scaling: None,
         },
-    ]
+    ];
+    // Cost per step against the number of agents: N workers of one step each, all
+    // forked in one output, with and without `--max-agents 100`.
+    for (series, args) in [("no cap", vec![]), ("--max-agents 100", vec!["--max-agents", "100"])] {
+        for (workers, name) in [(100, "100"), (1_000, "1,000"), (10_000, "10,000")] {
+            scenarios.push(Scenario {
+                name: Box::leak(format!("scaling: {name} workers x 1, {series}").into_boxed_str()),
+                workflow: "fanout",
+                env: vec![("BENCH_WORKERS", workers.to_string()), ("BENCH_WORKER_STEPS", "1".into())],
+                args: [vec!["--no-debug"], args.clone()].concat(),
+                floor: fanout_floor(workers, 1),
+                sequential: false,
+                scaling: Some((series, workers)),
+            });
+        }
+    }
+    scenarios
 }
 
 fn main() {
@@ -197,6 +221,8 @@ fn main() {
         "| scenario | steps | wall | bash floor | overhead / transition | baton CPU / transition | peak RSS | persistence / step | state bytes / step | trace bytes / step |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    // (series, agents, wall per step in ms, CPU per step in ms) of the scaling rows.
+    let mut scaling: Vec<(&str, u64, f64, f64)> = Vec::new();
     for scenario in scenarios() {
         if only.as_deref().is_some_and(|only| !scenario.workflow.contains(only) && !scenario.name.contains(only)) {
             continue;
@@ -219,6 +245,9 @@ fn main() {
         let persistence = median(samples.iter().map(|s| per_step(metric(s, "persistence_us"))).collect());
         let state_bytes = median(samples.iter().map(|s| per_step(metric(s, "persisted_bytes"))).collect());
         let trace_bytes = median(samples.iter().map(|s| per_step(s.trace_bytes as f64)).collect());
+        if let Some((series, agents)) = scenario.scaling {
+            scaling.push((series, agents, per_step(wall.as_secs_f64() * 1000.0), cpu));
+        }
         println!(
             "| {} | {steps} | {:.2} s | {:.2} s | {overhead} | {:.3} ms | {:.1} MB | {:.0} µs | {:.0} | {:.0} |",
             scenario.name,
@@ -229,6 +258,32 @@ fn main() {
             persistence,
             state_bytes,
             trace_bytes,
+        );
+    }
+    print_growth(&scaling);
+}
+
+/// For each scaling series: wall and CPU per step at its largest size divided by
+/// those at its smallest (1.0 means flat in the number of agents).
+fn print_growth(rows: &[(&str, u64, f64, f64)]) {
+    let mut series: Vec<&str> = rows.iter().map(|row| row.0).collect();
+    series.dedup();
+    for name in series {
+        let of_series: Vec<_> = rows.iter().filter(|row| row.0 == name).collect();
+        let (Some(smallest), Some(largest)) =
+            (of_series.iter().min_by_key(|row| row.1), of_series.iter().max_by_key(|row| row.1))
+        else {
+            continue;
+        };
+        if smallest.1 == largest.1 {
+            continue;
+        }
+        println!(
+            "growth, {name}: {} -> {} agents: wall per step x{:.2}, CPU per step x{:.2}",
+            smallest.1,
+            largest.1,
+            largest.2 / smallest.2,
+            largest.3 / smallest.3
         );
     }
 }
