@@ -1,7 +1,6 @@
 //! Launching steps: which ready agents start (FIFO under `--max-agents`, R2.5 g)
 //! and how a planned step becomes a task in the loop's `JoinSet`.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,49 +37,23 @@ impl WorkflowLoop {
         };
         let slots = agent_slots.min(step_slots).min(file_slots);
         let mut planned = Vec::new();
-        let mut waiting = VecDeque::new();
-        while let Some(id) = self.ready.pop_front() {
-            // Once the slots are taken, an agent already marked `queued` just keeps
-            // its place without a search of the agents (a set lookup per queued agent).
-            if planned.len() >= slots && self.queued_ids.contains(&id) {
-                waiting.push_back(id);
-                continue;
-            }
+        // Agents that already waited for a slot go first, in the order they became
+        // ready; then the newly ready ones.
+        while planned.len() < slots {
+            let Some(id) = self.queue.pop_front().or_else(|| self.ready.pop_front()) else { break };
             let Some(index) = self.position(&id) else { continue };
-            let agent = &self.state.agents[index];
+            let agent = &mut self.state.agents[index];
             if !agent.is_active() || self.running.contains(&id) {
                 continue;
             }
-            if planned.len() >= slots {
-                if planned.len() >= file_slots && !self.throttle_announced {
-                    self.throttle_announced = true;
-                    if let Some(files) = self.limits.open_files {
-                        self.outbox.push(Event::WorkflowThrottled {
-                            run_id: self.state.run_id.clone(),
-                            max_running_steps: files.max_running,
-                            open_file_limit: files.limit,
-                        });
-                    }
-                }
-                let agent = &mut self.state.agents[index];
-                if !agent.queued {
-                    agent.queued = true;
-                    self.changes.touch(agent);
-                    self.dirty = true;
-                }
-                self.queued_ids.insert(id.clone());
-                waiting.push_back(id);
-                continue;
-            }
-            let agent = &mut self.state.agents[index];
             if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
                 let fatal = FatalError {
                     agent: Some((agent.id.clone(), agent.current_state.clone())),
                     message: format!("cannot create task folder {}: {error}", agent.task_folder.display()),
                 };
+                self.queue.push_front(id);
                 self.record_fatal(fatal);
-                waiting.push_back(id);
-                break;
+                return planned;
             }
             agent.steps_started += 1;
             agent.queued = false;
@@ -91,12 +64,35 @@ impl WorkflowLoop {
             };
             planned.push((index, delay));
             self.changes.touch(agent);
-            self.queued_ids.remove(&id);
             self.running.insert(id);
             self.dirty = true;
         }
-        waiting.append(&mut self.ready);
-        self.ready = waiting;
+        if planned.len() >= file_slots
+            && !(self.queue.is_empty() && self.ready.is_empty())
+            && !std::mem::replace(&mut self.throttle_announced, true)
+            && let Some(files) = self.limits.open_files
+        {
+            self.outbox.push(Event::WorkflowThrottled {
+                run_id: self.state.run_id.clone(),
+                max_running_steps: files.max_running,
+                open_file_limit: files.limit,
+            });
+        }
+        // The newly ready that found no slot wait in the queue, marked once: a long
+        // queue costs nothing per step after that.
+        while let Some(id) = self.ready.pop_front() {
+            let Some(index) = self.position(&id) else { continue };
+            let agent = &mut self.state.agents[index];
+            if !agent.is_active() || self.running.contains(&id) {
+                continue;
+            }
+            if !agent.queued {
+                agent.queued = true;
+                self.changes.touch(agent);
+                self.dirty = true;
+            }
+            self.queue.push_back(id);
+        }
         planned
     }
 

@@ -143,7 +143,7 @@ impl WorkflowLoop {
             self.throttle_announced = false;
         }
         self.throttled.insert(agent.id.clone());
-        self.ready.push_front(agent.id.clone());
+        self.queue.push_front(agent.id.clone());
     }
 }
 

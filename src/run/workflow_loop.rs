@@ -91,8 +91,9 @@ pub(crate) struct WorkflowLoop {
     pub(super) elapsed_at_start: u64,
     /// Where each agent is in `state.agents`, so no step scans them all.
     pub(super) positions: HashMap<AgentId, usize>,
-    /// Agents known to be marked `queued` (so a long queue is not searched per step).
-    pub(super) queued_ids: HashSet<AgentId>,
+    /// Agents marked `queued`, waiting for a slot, in the order they became ready;
+    /// they launch before anything in `ready`.
+    pub(super) queue: VecDeque<AgentId>,
     /// Agents whose step could not start for lack of resources; they retry soon.
     pub(super) throttled: HashSet<AgentId>,
     /// The open-file throttle was announced (once per invocation).
@@ -136,7 +137,7 @@ impl WorkflowLoop {
             started: Instant::now(),
             elapsed_at_start,
             positions,
-            queued_ids: HashSet::new(),
+            queue: VecDeque::new(),
             throttled: HashSet::new(),
             throttle_announced: false,
             limit_polls: 0,
