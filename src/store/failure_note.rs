@@ -13,6 +13,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::char_floor;
+
 pub(crate) const FAILURE_FILE: &str = "failure.json";
 
 /// Space held for the note; its message is cut to fit.
@@ -42,11 +44,7 @@ pub(crate) fn record(run_dir: &Path, note: &FailureNote) -> io::Result<()> {
     let mut bytes = serde_json::to_vec(note).map_err(io::Error::other)?;
     if bytes.len() > RESERVED_BYTES {
         let mut shorter = note.clone();
-        let mut end = RESERVED_BYTES / 2;
-        while !shorter.error.is_char_boundary(end) {
-            end -= 1;
-        }
-        shorter.error.truncate(end);
+        shorter.error.truncate(char_floor(&shorter.error, RESERVED_BYTES / 2));
         shorter.error.push('…');
         bytes = serde_json::to_vec(&shorter).map_err(io::Error::other)?;
     }

@@ -7,6 +7,8 @@
 //! and there is no nesting. Prints are only reported here; they stay in the text
 //! that the tag scanner reads (R3.50).
 
+use crate::text::char_floor;
+
 const OPEN: &str = "<print>";
 const CLOSE: &str = "</print>";
 
@@ -103,11 +105,7 @@ impl PrintExtractor {
             return;
         }
         // A `</print>` may begin in the last few bytes and end in the next chunk.
-        let mut resume = self.pending.len().saturating_sub(CLOSE.len() - 1);
-        while !self.pending.is_char_boundary(resume) {
-            resume -= 1;
-        }
-        self.close_search_from = resume;
+        self.close_search_from = tail_start(&self.pending);
     }
 }
 
@@ -128,15 +126,6 @@ fn reported(body: &str) -> String {
 
 fn cut_marker(kept: &str, total: usize) -> String {
     format!("{kept}… [print cut: {total} bytes in all]")
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn char_floor(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// Where the last `CLOSE.len() - 1` bytes of `text` start (on a char boundary):

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::text::char_floor;
+
 /// `text` cut to `max_chars` characters, with control characters escaped.
 pub(crate) struct Excerpt<'a> {
     pub(crate) text: &'a str,
@@ -39,11 +41,7 @@ pub(crate) fn cut_bytes(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
         return text.to_string();
     }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} bytes in all]", &text[..end], text.len())
+    format!("{}… [{} bytes in all]", &text[..char_floor(text, max_bytes)], text.len())
 }
 
 #[cfg(test)]

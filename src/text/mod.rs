@@ -2,3 +2,13 @@
 
 pub(crate) mod duration;
 pub(crate) mod excerpt;
+
+/// The largest character boundary of `text` at or below byte `at`: where to cut
+/// `text` to at most `at` bytes without splitting a character.
+pub(crate) fn char_floor(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}

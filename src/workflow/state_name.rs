@@ -3,6 +3,8 @@
 //! file naming and policy matching must all agree on what "extension" and "stem"
 //! mean (R1.11, R3.22, R5.9).
 
+use crate::text::char_floor;
+
 /// The extensions that name a state kind. Comparison is case-insensitive (R1.6).
 pub(crate) const STATE_EXTENSIONS: [&str; 4] = [".md", ".sh", ".bat", ".ps1"];
 
@@ -50,11 +52,7 @@ pub(crate) fn has_path_separator(name: &str) -> bool {
 /// character: a multi-byte character that would straddle the cut is dropped.
 pub(crate) fn abbreviation(name: &str) -> String {
     let lower = strip_state_extension(name).to_lowercase();
-    let mut end = lower.len().min(6);
-    while !lower.is_char_boundary(end) {
-        end -= 1;
-    }
-    lower[..end].to_string()
+    lower[..char_floor(&lower, 6)].to_string()
 }
 
 /// The name used for debug files: the state name with `.md/.sh/.bat/.ps1` removed.
