@@ -325,3 +325,29 @@ fn a_crash_at_the_first_commits_of_a_new_run_resumes() {
         assert!(effects.lines().count() <= 41, "{failpoint}: at most the crashed step ran again");
     }
 }
+
+/// 1,000 live agents (one multi-fork), SIGKILLed at random moments and resumed:
+/// the run reaches the clean result, every committed step is traced once, and
+/// every worker did its work (a step in flight at a kill runs again, so a worker's
+/// effect may appear twice).
+#[test]
+fn kill_anywhere_during_a_fan_out_of_1000_live_agents() {
+    let seed = seed();
+    let mut random = Random(seed);
+    let workflow = || {
+        Test::new()
+            .file("START.sh", "for i in $(seq 1000); do echo \"<fork next=\\\"DONE\\\" i=\\\"$i\\\">W</fork>\"; done\n")
+            .file("W.sh", "echo \"worker $i\" >> effects.log\necho \"<result>$i</result>\"\n")
+            .file("DONE.sh", "echo '<result>fanned out</result>'\n")
+    };
+    let (outcome, landed) = run_with_kills(workflow(), "wide", 8, &mut random, seed);
+    let context = format!("seed {seed}, after {landed} kills");
+    let state = outcome.state("wide");
+    assert_eq!(state["status"], "completed", "{context}");
+    assert_eq!(state["steps_completed"], 1002, "{context}");
+    assert_every_step_traced_once(&outcome, "wide", &context);
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap_or_default();
+    let workers: std::collections::BTreeSet<&str> = effects.lines().collect();
+    assert_eq!(workers.len(), 1000, "{context}: every worker ran");
+    assert!(landed > 0, "{context}: no kill landed");
+}
