@@ -26,9 +26,9 @@ use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// One read from a script's pipe. Every live script holds two such buffers, so
-/// they are small: 10,000 live agents must fit in well under 100 MB, and a pipe
-/// rarely holds more than a few KiB at a time anyway.
-const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// they are small: a live script costs Baton about 10 KB in all, and a script's
+/// output rarely arrives in larger pieces than this anyway.
+const READ_BUFFER_BYTES: usize = 1024;
 
 /// How long pipes are drained after the script itself has exited.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(3);
