@@ -430,3 +430,25 @@ fn a_wide_fan_out_under_a_low_open_file_limit_completes() {
     assert_eq!(stderr.matches("under the open-file limit of 256").count(), 1, "said once: {stderr}");
     assert!(!stderr.contains("Too many open files"), "{stderr}");
 }
+
+/// Found while hardening: two projects running a run of the same id at once shared
+/// one input directory in /dev/shm, so one script could read the other's input.
+#[test]
+fn runs_of_the_same_id_in_two_projects_keep_their_inputs_apart() {
+    let project = |word: &str| {
+        let test = Test::new().file("START.sh", "sleep 0.3\necho \"<result>$(cat \"$BATON_INPUT_FILE\")</result>\"\n");
+        let child = test.spawn(&["run", "wf", "--run-id", "same", "-q", "--input", word]);
+        (test, child)
+    };
+    let (_first, alpha) = project("alpha");
+    let (_second, beta) = project("beta");
+    for (child, word) in [(alpha, "alpha"), (beta, "beta")] {
+        let output = child.wait_with_output().expect("baton exits");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            format!("{word}\n"),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -82,12 +82,17 @@ fn fits_in_a_variable(value: &str) -> bool {
 }
 
 /// Where a run's scripts find their input files: in memory when the machine has a
-/// tmpfs at `/dev/shm` (`/dev/shm/baton-<uid>/<run>`, private to the user), else
-/// `<run_dir>/inputs`. They
+/// tmpfs at `/dev/shm` (`/dev/shm/baton-<uid>/<run>-XXXXXX`, private to the user),
+/// else `<run_dir>/inputs`. They
 /// are rewritten before each step and need no durability; on a disk, rewriting one
 /// per step made the next journal sync also flush it (about 1 ms per step on ext4).
+///
+/// The directory in `/dev/shm` is new for each invocation (`<run>-XXXXXX`): two
+/// projects may hold runs of the same id, and must not share input files.
 pub(crate) fn input_files_dir(run_dir: &Path, run_id: &str) -> PathBuf {
-    private_dir_in(Path::new("/dev/shm")).map_or_else(|| run_dir.join("inputs"), |dir| dir.join(run_id))
+    private_dir_in(Path::new("/dev/shm"))
+        .and_then(|private| tempfile::Builder::new().prefix(&format!("{run_id}-")).tempdir_in(private).ok())
+        .map_or_else(|| run_dir.join("inputs"), tempfile::TempDir::keep)
 }
 
 /// `<shared>/baton-<uid>`, only if it is a real directory of this user that no one
