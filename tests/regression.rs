@@ -452,3 +452,36 @@ fn runs_of_the_same_id_in_two_projects_keep_their_inputs_apart() {
         );
     }
 }
+
+/// A SIGKILLed run's input files in /dev/shm do not outlive it: the watchdog
+/// removes the invocation's input directory.
+#[test]
+fn a_killed_runs_input_files_are_removed() {
+    let test = Test::new().file("START.sh", "echo \"$BATON_INPUT_FILE\" > input-file.path\nsleep 30\n");
+    let mut child = test.spawn(&["run", "wf", "--run-id", "killed", "-q", "--input", "secret"]);
+    assert!(test.wait_for_file("input-file.path"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let path = loop {
+        let text = std::fs::read_to_string(test.root().join("input-file.path")).unwrap_or_default();
+        if text.ends_with('\n') || std::time::Instant::now() > deadline {
+            break std::path::PathBuf::from(text.trim());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    if !path.starts_with("/dev/shm") {
+        let _ = child.kill();
+        let _ = child.wait();
+        eprintln!("skipped: no /dev/shm here, so the inputs stay in the run directory");
+        return;
+    }
+    assert!(path.exists(), "{}", path.display());
+    // SAFETY: signal delivery to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let directory = path.parent().expect("input directory").to_path_buf();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while directory.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!directory.exists(), "{} is gone", directory.display());
+}

@@ -29,7 +29,7 @@ pub(crate) enum Command {
     Repair(RepairArguments),
     /// Internal: kills step process groups when the baton that started it dies.
     #[command(name = "__watchdog", hide = true)]
-    Watchdog { run_id: Option<String> },
+    Watchdog { run_id: Option<String>, inputs_dir: Option<PathBuf> },
 }
 
 /// Options shared by `run` and `resume`.

@@ -182,9 +182,9 @@ pub(crate) async fn execute(
     let baton_dir = store.baton_dir().to_path_buf();
     // A run just created has its snapshot written and no journal yet.
     let persistence = RunPersistence::begin(store, &state, journal_intact, !resumed)?;
-    let watchdog = Arc::new(Watchdog::spawn(&state.run_id));
-    let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let inputs_dir = input_files_dir(&run_dir, &state.run_id);
+    let watchdog = Arc::new(Watchdog::spawn(&state.run_id, &inputs_dir));
+    let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),
         baton_dir,

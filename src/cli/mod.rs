@@ -56,7 +56,9 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Ok((cwd, store))
     };
     match arguments.command {
-        Command::Watchdog { run_id } => Ok(crate::process::watchdog::serve(std::io::stdin().lock(), run_id.as_deref())),
+        Command::Watchdog { run_id, inputs_dir } => {
+            Ok(crate::process::watchdog::serve(std::io::stdin().lock(), run_id.as_deref(), inputs_dir.as_deref()))
+        }
         Command::List => list_command::list(&project()?.1),
         Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
         Command::Repair(repair) => repair_command::repair(&project()?.1, &repair.run_id),

@@ -33,12 +33,14 @@ pub(crate) struct Watchdog {
 impl Watchdog {
     /// Start `baton __watchdog`. Failure to start it is logged and tolerated: the run
     /// still works, it only loses the guarantee for the SIGKILL case.
-    pub(crate) fn spawn(run_id: &str) -> Watchdog {
+    /// `inputs_dir`: the run's input files, removed if Baton dies (`executor::script`).
+    pub(crate) fn spawn(run_id: &str, inputs_dir: &std::path::Path) -> Watchdog {
         let spawned = std::env::current_exe().and_then(|exe| {
             use std::os::unix::process::CommandExt;
             Command::new(exe)
                 .arg("__watchdog")
                 .arg(run_id)
+                .arg(inputs_dir)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -144,7 +146,7 @@ fn sweep(run_id: &str) {
 }
 
 /// The watchdog process itself: read commands until the pipe closes.
-pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>) -> i32 {
+pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>, inputs_dir: Option<&std::path::Path>) -> i32 {
     let mut groups = BTreeSet::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -174,6 +176,11 @@ pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>) -> i32 {
         std::thread::sleep(std::time::Duration::from_millis(100));
         sweep(run_id);
     }
+    // A killed run's input files (in memory under /dev/shm) are its alone: each
+    // invocation makes its own directory. Only such a directory is removed.
+    if let Some(dir) = inputs_dir.filter(|dir| dir.starts_with("/dev/shm")) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     0
 }
 
@@ -199,7 +206,7 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\n", child.id());
-        serve(input.as_bytes(), None);
+        serve(input.as_bytes(), None, None);
         assert!(exited(&mut child), "the registered group was killed");
     }
 
@@ -208,7 +215,7 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\nexit\n", child.id());
-        serve(input.as_bytes(), None);
+        serve(input.as_bytes(), None, None);
         assert!(!exited_within(&mut child, Duration::from_millis(200)));
         let _ = child.kill();
         let _ = child.wait();
@@ -250,7 +257,7 @@ mod tests {
         // A live process of the run (its parent, this test, is alive): left alone.
         let mut live = Command::new("sleep").arg("30").env("BATON_WORKFLOW_ID", &run_id).spawn().expect("sleep");
         // Never registered: only the sweep can find the orphan.
-        serve(&b""[..], Some(&run_id));
+        serve(&b""[..], Some(&run_id), None);
         assert!(gone(ours), "the run's orphaned group was killed");
         // SAFETY: signal 0 only checks that the process exists.
         assert_eq!(unsafe { libc::kill(other, 0) }, 0, "another run's orphan was left alone");
