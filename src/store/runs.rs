@@ -263,19 +263,28 @@ pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
 
 pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
     let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
-    // The format version first: a newer file may not even fit this build's schema.
-    #[derive(serde::Deserialize)]
-    struct Header {
-        version: u32,
-        written_by: Option<String>,
+    let too_new = |version: u32, written_by: Option<String>| StoreError::TooNew {
+        path: path.to_path_buf(),
+        version,
+        written_by: written_by.filter(|writer| !writer.is_empty()),
+    };
+    match serde_json::from_slice::<RunState>(&bytes) {
+        Ok(state) if state.version <= STATE_VERSION => Ok(state),
+        Ok(state) => Err(too_new(state.version, Some(state.written_by))),
+        Err(source) => {
+            // A newer format need not fit this build's schema: say so rather than
+            // call the file corrupt.
+            #[derive(serde::Deserialize)]
+            struct Header {
+                version: u32,
+                written_by: Option<String>,
+            }
+            match serde_json::from_slice::<Header>(&bytes) {
+                Ok(header) if header.version > STATE_VERSION => Err(too_new(header.version, header.written_by)),
+                _ => Err(StoreError::Corrupt { path: path.to_path_buf(), source }),
+            }
+        }
     }
-    if let Ok(header) = serde_json::from_slice::<Header>(&bytes)
-        && header.version > STATE_VERSION
-    {
-        let path = path.to_path_buf();
-        return Err(StoreError::TooNew { path, version: header.version, written_by: header.written_by });
-    }
-    serde_json::from_slice(&bytes).map_err(|source| StoreError::Corrupt { path: path.to_path_buf(), source })
 }
 
 /// Which Baton to use for a file in a newer format: the one that wrote it, when the
