@@ -35,7 +35,6 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     init_tracing();
-    crate::process::limits::raise_open_file_limit();
     match dispatch(arguments) {
         Ok(code) => code,
         // A reader that went away (`baton list | head`) is not an error worth a
