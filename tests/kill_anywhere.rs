@@ -204,6 +204,29 @@ fn failpoint_after_journal_append_keeps_the_step_and_restores_its_trace() {
     assert_eq!(recovered, 1, "the crash kept one step out of the trace; the resume restored it");
 }
 
+/// The next step starts before the entry's sync: a crash there keeps the written
+/// step (a killed process loses nothing `write` handed to the kernel), restores its
+/// trace line (its events waited for the sync), and runs at most the step that had
+/// started again.
+#[test]
+fn failpoint_before_journal_sync_keeps_the_written_step_and_restores_its_trace() {
+    let outcome = crash_at("before_journal_sync:6");
+    assert_every_step_traced_once(&outcome, "test", "before_journal_sync");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert!(effects.lines().count() <= 41, "at most the step in flight ran again:\n{effects}");
+    let recovered =
+        outcome.events_of("test", "TransitionOccurred").into_iter().filter(|e| e["recovered"] == true).count();
+    assert!(recovered >= 1, "the step awaiting its sync was kept out of the trace, and restored");
+}
+
+#[test]
+fn failpoint_after_journal_sync_loses_nothing() {
+    let outcome = crash_at("after_journal_sync:6");
+    assert_every_step_traced_once(&outcome, "test", "after_journal_sync");
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+    assert!(effects.lines().count() <= 41, "at most the step in flight ran again:\n{effects}");
+}
+
 #[test]
 fn failpoint_before_snapshot_loses_nothing() {
     let outcome = crash_at("before_snapshot:3");
@@ -318,7 +341,8 @@ fn a_journal_with_a_missing_entry_is_reported() {
 /// created snapshot, and a crash right after the first step from its journal entry.
 #[test]
 fn a_crash_at_the_first_commits_of_a_new_run_resumes() {
-    for failpoint in ["after_journal_append:1", "after_journal_append:2", "after_step_exit:1"] {
+    for failpoint in ["after_journal_append:1", "after_journal_append:2", "before_journal_sync:1", "after_step_exit:1"]
+    {
         let outcome = crash_at(failpoint);
         assert_every_step_traced_once(&outcome, "test", failpoint);
         let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();

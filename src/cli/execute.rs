@@ -180,8 +180,7 @@ pub(crate) async fn execute(
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
 
     let baton_dir = store.baton_dir().to_path_buf();
-    // A run just created has its snapshot written and no journal yet.
-    let persistence = RunPersistence::begin(store, &state, journal_intact, !resumed)?;
+    let mut persistence = RunPersistence::begin(store, &state, journal_intact)?;
     let inputs_dir = input_files_dir(&run_dir, &state.run_id);
     let watchdog = Arc::new(Watchdog::spawn(&state.run_id, &inputs_dir));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
@@ -222,6 +221,8 @@ pub(crate) async fn execute(
         for (commit, step) in replayed_steps.iter().chain(last) {
             bus.emit(transition_event(step, *commit, true));
         }
+        // Only now: a crash after this keeps just the snapshot's last step to re-publish.
+        persistence.fold(&state)?;
     }
     let retry = retry_policy(options.attempts);
     let mut workflow =

@@ -1,6 +1,7 @@
 //! What changed since the last commit, and making it durable: each loop turn
 //! journals only the agents, stack tops and counters it touched (O(changed
-//! agents), `docs/state-format.md`), and publishes its events only after that.
+//! agents), `docs/state-format.md`), and publishes its events only after that;
+//! the bus holds them until the entry's sync is done (`store::syncer`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -10,6 +11,7 @@ use crate::model::run_state::TerminatedAgent;
 use crate::run::workflow_loop::{FatalError, WorkflowLoop};
 use crate::store::journal::{AgentUpsert, Commit, RunFields, StepSummary};
 use crate::store::runs::StoreError;
+use crate::store::syncer::Synced;
 
 /// What changed since the last commit.
 #[derive(Default)]
@@ -82,7 +84,10 @@ impl WorkflowLoop {
             fork_counters,
             step,
         };
-        let committed = self.persistence.commit(&entry);
+        let committed = self.persistence.commit(&entry).map(|seq| {
+            // What is published from here on is about this entry: it waits for its sync.
+            self.context.bus.hold_until(seq);
+        });
         if committed.is_err() {
             self.state.journal_commit -= 1;
             self.state.last_step = previous_last_step;
@@ -103,8 +108,32 @@ impl WorkflowLoop {
     }
 
     pub(super) fn record_store_failure(&mut self, error: StoreError) {
+        // Nothing will be known durable any more; what is held must still be seen.
+        self.context.bus.open();
         let fatal = FatalError { agent: None, message: error.to_string() };
         self.record_fatal(fatal);
+    }
+
+    /// The journal's syncer moved on: release the events that waited for it.
+    pub(super) fn synced(&mut self) {
+        let synced = *self.synced.borrow_and_update();
+        match synced {
+            Synced::UpTo(seq) => self.context.bus.reached(seq),
+            Synced::Failed => {
+                if let Err(error) = self.persistence.settle() {
+                    self.record_store_failure(error);
+                }
+            }
+        }
+    }
+
+    /// Wait until every commit is durable and release every held event (before
+    /// the loop waits a long time, so nothing stays unseen meanwhile).
+    pub(super) fn settle(&mut self) {
+        match self.persistence.settle() {
+            Ok(seq) => self.context.bus.reached(seq),
+            Err(error) => self.record_store_failure(error),
+        }
     }
 
     pub(super) fn publish(&mut self) {

@@ -126,7 +126,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         last_step: None,
     };
     store.create(&state).unwrap();
-    let persistence = RunPersistence::begin(store.clone(), &state, 0, true).unwrap();
+    let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
     let executor = ScriptedExecutor::new(replies);
     let executors = Executors { script: executor.clone(), markdown: executor.clone() };
     let bus = Arc::new(EventBus::new());

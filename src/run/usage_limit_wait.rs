@@ -48,6 +48,7 @@ impl WorkflowLoop {
         });
         self.commit_or_fail(None);
         self.publish();
+        self.settle();
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
             Some(signal) = signals.recv() => {

@@ -38,6 +38,7 @@ use crate::run::shutdown::ShutdownSignal;
 use crate::store::failpoint;
 use crate::store::journal::StepSummary;
 use crate::store::persistence::RunPersistence;
+use crate::store::syncer::Synced;
 use crate::transition::task_folder::TaskFolders;
 
 /// How long process groups get between SIGTERM and SIGKILL.
@@ -100,6 +101,10 @@ pub(crate) struct WorkflowLoop {
     pub(super) throttle_announced: bool,
     /// Usage-limit waits without a known reset time so far (for the backoff).
     pub(super) limit_polls: u32,
+    /// How far the journal is durable (`store::syncer`).
+    pub(super) synced: watch::Receiver<Synced>,
+    /// False once the syncer thread ended (after a failed sync): stop watching it.
+    pub(super) syncer_alive: bool,
 }
 
 impl WorkflowLoop {
@@ -116,6 +121,7 @@ impl WorkflowLoop {
         let ready = state.agents.iter().filter(|agent| agent.is_active()).map(|agent| agent.id.clone()).collect();
         let positions = state.agents.iter().enumerate().map(|(index, agent)| (agent.id.clone(), index)).collect();
         let elapsed_at_start = state.elapsed_ms;
+        let synced = persistence.updates();
         WorkflowLoop {
             state,
             persistence,
@@ -141,6 +147,8 @@ impl WorkflowLoop {
             throttled: HashSet::new(),
             throttle_announced: false,
             limit_polls: 0,
+            synced,
+            syncer_alive: true,
         }
     }
 
@@ -160,7 +168,8 @@ impl WorkflowLoop {
         self.state.status = RunStatus::Running;
         self.state.error = None;
         self.state.paused_by = None;
-        self.commit_or_fail(None);
+        // Committed with the first launches.
+        self.dirty = true;
         let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
             Some(limit) => {
@@ -183,8 +192,10 @@ impl WorkflowLoop {
                 let step = self.pending_step.take();
                 self.commit_or_fail(step);
                 self.publish();
-                if let Err(error) = self.persistence.compact_if_due(&self.state) {
-                    self.record_store_failure(error);
+                match self.persistence.compact_if_due(&self.state) {
+                    Ok(Some(seq)) => self.context.bus.reached(seq),
+                    Ok(None) => {}
+                    Err(error) => self.record_store_failure(error),
                 }
             }
             if self.fatal.is_none() {
@@ -207,6 +218,10 @@ impl WorkflowLoop {
                         message: format!("internal error: a step task failed: {join_error}"),
                     }),
                     None => break,
+                },
+                changed = self.synced.changed(), if self.syncer_alive => match changed {
+                    Ok(()) => self.synced(),
+                    Err(_) => self.syncer_alive = false,
                 },
                 signal = signals.recv(), if signals_open => match signal {
                     None => signals_open = false,
@@ -301,7 +316,11 @@ impl WorkflowLoop {
             RunOutcome::Paused
         };
         let step = self.pending_step.take();
-        let saved = self.commit(step).and_then(|()| self.persistence.compact(&self.state));
+        let saved = self.commit(step).and_then(|()| self.persistence.close(&self.state));
+        match &saved {
+            Ok(seq) => self.context.bus.reached(*seq),
+            Err(_) => self.context.bus.open(),
+        }
         if outcome == RunOutcome::Completed {
             self.outbox.push(Event::WorkflowCompleted {
                 run_id: self.state.run_id.clone(),
@@ -313,7 +332,7 @@ impl WorkflowLoop {
         }
         self.publish();
         match saved {
-            Ok(()) => outcome,
+            Ok(_) => outcome,
             Err(error) => {
                 // The run's end could not be saved: say why where `status` will look.
                 let message = match outcome {

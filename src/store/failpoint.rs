@@ -3,7 +3,9 @@
 //! `<name>`. The crash-recovery tests use it to hit each persistence window exactly
 //! instead of hoping a random kill lands there. Without the variable, a failpoint
 //! costs one relaxed atomic load. The points, in the order a step reaches them:
-//! `after_step_exit`, `after_journal_append`, `before_snapshot`, `after_snapshot`.
+//! `after_step_exit`, `after_journal_append` (written, not yet synced; the next
+//! steps may already run), `before_journal_sync` and `after_journal_sync` (on the
+//! syncer thread), `before_snapshot`, `after_snapshot`.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};

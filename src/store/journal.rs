@@ -1,4 +1,4 @@
-//! The run journal: an append-only, fsync'd log of what each step changed.
+//! The run journal: an append-only, fdatasync'd log of what each step changed.
 //!
 //! A full snapshot per step costs time proportional to the number of live agents
 //! (hundreds of agents → hundreds of kilobytes rewritten per step). A journal entry
@@ -9,11 +9,13 @@
 //!
 //! Entries are written with one `write` each, so a killed process never leaves a
 //! torn line; after a power loss the last line may be torn, and replay drops it.
+//! The `fdatasync` runs on its own thread (`store::syncer`), beside the next steps.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +24,7 @@ use crate::model::agent::Agent;
 use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 use crate::store::disk_full::DiskFull;
+use crate::store::syncer::{Synced, Syncer};
 
 pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
 
@@ -37,6 +40,9 @@ pub(crate) struct RunFields {
     pub(crate) error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) paused_by: Option<Bound>,
+    /// When the commit was made (absent from older entries).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) updated_at: String,
 }
 
 impl RunFields {
@@ -48,6 +54,7 @@ impl RunFields {
             elapsed_ms: state.elapsed_ms,
             error: state.error.clone(),
             paused_by: state.paused_by,
+            updated_at: state.updated_at.clone(),
         }
     }
 
@@ -58,6 +65,9 @@ impl RunFields {
         state.elapsed_ms = self.elapsed_ms;
         state.error = self.error;
         state.paused_by = self.paused_by;
+        if !self.updated_at.is_empty() {
+            state.updated_at = self.updated_at;
+        }
     }
 }
 
@@ -243,8 +253,11 @@ pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64)
 /// The open journal of a live run.
 pub(crate) struct Journal {
     path: PathBuf,
-    file: File,
+    file: Arc<File>,
+    syncer: Syncer,
     entries: u64,
+    /// Entries written by this invocation, compactions included: the syncer's count.
+    written: u64,
     /// Bytes of complete entries: where a failed append is cut back to.
     length: u64,
 }
@@ -257,15 +270,22 @@ impl Journal {
         if file.metadata().map_err(write_error)?.len() > intact_length {
             file.set_len(intact_length).map_err(write_error)?;
         }
-        Ok(Journal { path: path.to_path_buf(), file, entries: 0, length: intact_length })
+        let file = Arc::new(file);
+        let syncer = Syncer::start(Arc::clone(&file)).map_err(write_error)?;
+        Ok(Journal { path: path.to_path_buf(), file, syncer, entries: 0, written: 0, length: intact_length })
     }
 
-    /// Append `entry` and make it durable before returning; returns the bytes written.
-    pub(crate) fn append(&mut self, entry: &Commit) -> Result<u64, JournalError> {
+    /// Append `entry` with one `write` and start making it durable; returns the bytes
+    /// written and the entry's sequence number (`Journal::updates` says when it is
+    /// durable). A killed process cannot lose it once this returns.
+    pub(crate) fn append(&mut self, entry: &Commit) -> Result<(u64, u64), JournalError> {
+        if let Some(source) = self.syncer.failure() {
+            return Err(JournalError::Write { path: self.path.clone(), source });
+        }
         let mut line = serde_json::to_vec(entry)
             .map_err(|error| JournalError::Write { path: self.path.clone(), source: io::Error::other(error) })?;
         line.push(b'\n');
-        if let Err(source) = self.file.write_all(&line).and_then(|()| self.file.sync_data()) {
+        if let Err(source) = (&*self.file).write_all(&line) {
             // Leave no partial line behind for a later append to run into.
             let _ = self.file.set_len(self.length);
             return Err(match DiskFull::of(&source, &self.path, line.len() as u64) {
@@ -274,8 +294,25 @@ impl Journal {
             });
         }
         self.entries += 1;
+        self.written += 1;
         self.length += line.len() as u64;
-        Ok(line.len() as u64)
+        self.syncer.written(self.written);
+        Ok((line.len() as u64, self.written))
+    }
+
+    /// Block until every entry appended so far is durable.
+    pub(crate) fn sync(&self) -> Result<(), JournalError> {
+        self.syncer.wait().map_err(|source| JournalError::Write { path: self.path.clone(), source })
+    }
+
+    /// Follow how far the appended entries are durable.
+    pub(crate) fn updates(&self) -> tokio::sync::watch::Receiver<Synced> {
+        self.syncer.updates()
+    }
+
+    /// The sequence number of the last entry appended.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
     }
 
     /// Entries appended since the journal was last emptied.

@@ -8,3 +8,4 @@ pub(crate) mod journal;
 pub(crate) mod lock;
 pub(crate) mod persistence;
 pub(crate) mod runs;
+pub(crate) mod syncer;

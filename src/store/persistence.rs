@@ -1,14 +1,18 @@
-//! Persistence of a live run: every state change is a journal commit, made durable
-//! before anything depends on it; the snapshot is compacted from the journal every
-//! `compact_every` commits and at the start and end of every invocation.
+//! Persistence of a live run: every state change is a journal commit, written
+//! before anything depends on it and synced before anyone is told about it
+//! (`store::syncer`); the snapshot is compacted from the journal every
+//! `compact_every` commits, when a resumed invocation starts, and when an invocation
+//! ends with more than `FINAL_COMPACT_AFTER` entries in the journal.
 //!
-//! The cost per commit is one small `write` and one `fdatasync`, whatever the
-//! number of agents; compaction rewrites the whole state, but only once per
+//! The cost per commit is one small `write` and at most one `fdatasync`, whatever
+//! the number of agents; compaction rewrites the whole state, but only once per
 //! `compact_every` steps. Order within a compaction: write the new snapshot (it
 //! records the last commit it includes), then empty the journal. A crash between
 //! the two leaves journal entries the snapshot already holds, which replay skips.
 
 use std::time::Instant;
+
+use tokio::sync::watch;
 
 use crate::events::metrics::PersistenceCounters;
 use crate::model::run_state::RunState;
@@ -16,9 +20,14 @@ use crate::store::failpoint;
 use crate::store::failure_note::{self, FailureNote};
 use crate::store::journal::{Commit, Journal};
 use crate::store::runs::{RunStore, StoreError};
+use crate::store::syncer::Synced;
 
 /// Commits between snapshots unless `BATON_COMPACT_EVERY` says otherwise.
 pub(crate) const DEFAULT_COMPACT_EVERY: u64 = 1000;
+
+/// An invocation that leaves fewer entries than this ends with a sync of the journal
+/// instead of a compaction (three syncs): loading replays them in microseconds.
+const FINAL_COMPACT_AFTER: u64 = 100;
 
 pub(crate) struct RunPersistence {
     store: RunStore,
@@ -28,15 +37,9 @@ pub(crate) struct RunPersistence {
 }
 
 impl RunPersistence {
-    /// Take over the run's files: fold the journal (already replayed into `state`)
-    /// into a fresh snapshot and start an empty journal. `snapshot_is_current`
-    /// (a run just created from `state`, with no journal) skips that rewrite.
-    pub(crate) fn begin(
-        store: RunStore,
-        state: &RunState,
-        journal_intact: u64,
-        snapshot_is_current: bool,
-    ) -> Result<RunPersistence, StoreError> {
+    /// Take over the run's files and start appending to the journal (whose entries
+    /// are already replayed into the caller's state); `fold` then compacts them.
+    pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
         failure_note::reserve(&store.run_dir(&state.run_id));
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
@@ -44,12 +47,14 @@ impl RunPersistence {
             .and_then(|value| value.parse().ok())
             .filter(|every| *every > 0)
             .unwrap_or(DEFAULT_COMPACT_EVERY);
-        let mut persistence =
-            RunPersistence { store, journal, compact_every, counters: PersistenceCounters::default() };
-        if !snapshot_is_current {
-            persistence.compact(state)?;
-        }
-        Ok(persistence)
+        Ok(RunPersistence { store, journal, compact_every, counters: PersistenceCounters::default() })
+    }
+
+    /// Fold the journal of earlier invocations into a fresh snapshot. A resume does
+    /// this once the replayed steps are in the trace: after it, only the snapshot's
+    /// last step is known.
+    pub(crate) fn fold(&mut self, state: &RunState) -> Result<(), StoreError> {
+        self.compact(state)
     }
 
     /// Leave word that the run failed with `error` when its state cannot be saved
@@ -61,14 +66,41 @@ impl RunPersistence {
         }
     }
 
-    /// Make `entry` durable. `entry.commit` must be `state.journal_commit` after the change.
-    pub(crate) fn commit(&mut self, entry: &Commit) -> Result<(), StoreError> {
+    /// Write `entry` (safe from a killed process once this returns) and start its
+    /// sync; returns its sequence number for `updates`. `entry.commit` must be
+    /// `state.journal_commit` after the change.
+    pub(crate) fn commit(&mut self, entry: &Commit) -> Result<u64, StoreError> {
         let started = Instant::now();
-        self.counters.bytes += self.journal.append(entry)?;
+        let (bytes, seq) = self.journal.append(entry)?;
+        self.counters.bytes += bytes;
         self.counters.commits += 1;
         self.counters.time += started.elapsed();
         failpoint::hit("after_journal_append");
-        Ok(())
+        Ok(seq)
+    }
+
+    /// Follow how far the commits are durable (sequence numbers from `commit`).
+    pub(crate) fn updates(&self) -> watch::Receiver<Synced> {
+        self.journal.updates()
+    }
+
+    /// Block until every commit so far is durable; returns the last one's sequence number.
+    pub(crate) fn settle(&mut self) -> Result<u64, StoreError> {
+        let started = Instant::now();
+        self.journal.sync()?;
+        self.counters.time += started.elapsed();
+        Ok(self.journal.written())
+    }
+
+    /// Make the invocation's end durable: a compaction if the journal is long, else
+    /// a sync. Returns the sequence number everything is durable up to.
+    pub(crate) fn close(&mut self, state: &RunState) -> Result<u64, StoreError> {
+        if self.journal.len() > FINAL_COMPACT_AFTER {
+            self.compact(state)?;
+            Ok(self.journal.written())
+        } else {
+            self.settle()
+        }
     }
 
     /// What persistence has cost so far.
@@ -76,13 +108,19 @@ impl RunPersistence {
         &self.counters
     }
 
-    /// Compact if enough commits have accumulated.
-    pub(crate) fn compact_if_due(&mut self, state: &RunState) -> Result<(), StoreError> {
-        if self.journal.len() >= self.compact_every { self.compact(state) } else { Ok(()) }
+    /// Compact if enough commits have accumulated; returns the sequence number
+    /// everything is durable up to when it did.
+    pub(crate) fn compact_if_due(&mut self, state: &RunState) -> Result<Option<u64>, StoreError> {
+        if self.journal.len() < self.compact_every {
+            return Ok(None);
+        }
+        self.compact(state)?;
+        Ok(Some(self.journal.written()))
     }
 
-    /// Write `state` (which includes every commit) as the snapshot and empty the journal.
-    pub(crate) fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
+    /// Write `state` (which includes every commit) as the snapshot and empty the
+    /// journal; every commit so far is durable after it.
+    fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
         let started = Instant::now();
         self.counters.bytes += self.store.write_snapshot(state)?;
         self.journal.clear()?;
