@@ -27,9 +27,6 @@ pub(crate) enum Command {
     Status(StatusArguments),
     /// Cut a damaged journal back to its intact entries (after a backup) so the run can resume.
     Repair(RepairArguments),
-    /// Internal: kills step process groups when the baton that started it dies.
-    #[command(name = "__watchdog", hide = true)]
-    Watchdog { run_id: Option<String>, inputs_dir: Option<PathBuf> },
 }
 
 /// Options shared by `run` and `resume`.

@@ -3,6 +3,7 @@
 //! the outcome (A7, A8).
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -151,6 +152,8 @@ pub(crate) struct RunToExecute {
     /// Steps the journal replayed on load (a resume re-publishes them for the trace).
     pub(crate) replayed_steps: Vec<(u64, StepSummary)>,
     pub(crate) resumed: bool,
+    /// Files of a new run still to be synced (`RunStore::create`).
+    pub(crate) unsynced: Vec<PathBuf>,
 }
 
 pub(crate) async fn execute(
@@ -160,8 +163,9 @@ pub(crate) async fn execute(
     config: &Config,
     timeout: StateTimeout,
     limits: RunLimits,
+    watchdog: Watchdog,
 ) -> Result<i32, CliError> {
-    let RunToExecute { state, journal_intact, replayed_steps, resumed } = run;
+    let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced } = run;
     let run_dir = store.run_dir(&state.run_id);
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
@@ -181,8 +185,13 @@ pub(crate) async fn execute(
 
     let baton_dir = store.baton_dir().to_path_buf();
     let mut persistence = RunPersistence::begin(store, &state, journal_intact)?;
+    if !unsynced.is_empty() {
+        // Nothing is said about the run (not even that it started) before it is durable.
+        bus.hold_until(persistence.sync_files(unsynced));
+    }
     let inputs_dir = input_files_dir(&run_dir, &state.run_id);
-    let watchdog = Arc::new(Watchdog::spawn(&state.run_id, &inputs_dir));
+    watchdog.guard(&state.run_id, &inputs_dir);
+    let watchdog = Arc::new(watchdog);
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
         run_id: state.run_id.clone(),

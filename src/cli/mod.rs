@@ -23,6 +23,7 @@ pub(crate) use error::CliError;
 
 use crate::cli::config::Config;
 use crate::exit_code;
+use crate::process::watchdog::Watchdog;
 use crate::store::runs::{RunStore, discover_baton_dir};
 
 /// Run the command line `args` (including the program name) and return the exit code.
@@ -48,28 +49,27 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
-    // Every command but the watchdog works on the project's `.baton` directory.
+    // Every command works on the project's `.baton` directory.
     let project = || -> Result<(PathBuf, RunStore), CliError> {
         let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
         let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
         Ok((cwd, store))
     };
     match arguments.command {
-        Command::Watchdog { run_id, inputs_dir } => {
-            Ok(crate::process::watchdog::serve(std::io::stdin().lock(), run_id.as_deref(), inputs_dir.as_deref()))
-        }
         Command::List => list_command::list(&project()?.1),
         Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
         Command::Repair(repair) => repair_command::repair(&project()?.1, &repair.run_id),
         Command::Run(run) => {
             let (cwd, store) = project()?;
             let config = Config::load(store.baton_dir())?;
-            runtime()?.block_on(run_command::run(store, &config, run, cwd))
+            let watchdog = Watchdog::fork();
+            runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
         }
         Command::Resume(resume) => {
             let store = project()?.1;
             let config = Config::load(store.baton_dir())?;
-            runtime()?.block_on(resume_command::resume(store, &config, resume))
+            let watchdog = Watchdog::fork();
+            runtime()?.block_on(resume_command::resume(store, &config, resume, watchdog))
         }
     }
 }

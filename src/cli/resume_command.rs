@@ -7,9 +7,15 @@ use super::arguments::ResumeArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
 use crate::model::run_state::{BATON_VERSION, RunStatus, STATE_VERSION};
+use crate::process::watchdog::Watchdog;
 use crate::store::runs::RunStore;
 
-pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeArguments) -> Result<i32, CliError> {
+pub(crate) async fn resume(
+    store: RunStore,
+    config: &Config,
+    arguments: ResumeArguments,
+    watchdog: Watchdog,
+) -> Result<i32, CliError> {
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
     // From here on this build writes the run, in its own format.
@@ -38,6 +44,7 @@ pub(crate) async fn resume(store: RunStore, config: &Config, arguments: ResumeAr
         journal_intact: loaded.journal_intact,
         replayed_steps: loaded.replayed_steps,
         resumed: true,
+        unsynced: Vec::new(),
     };
-    execute(store, run, &arguments.execution, config, timeout, limits).await
+    execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }

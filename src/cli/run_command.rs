@@ -9,6 +9,7 @@ use crate::cli::config::Config;
 use crate::ids::{AgentId, RunId, StateName};
 use crate::model::agent::Agent;
 use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::process::watchdog::Watchdog;
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::target;
@@ -18,6 +19,7 @@ pub(crate) async fn run(
     config: &Config,
     arguments: RunArguments,
     cwd: PathBuf,
+    watchdog: Watchdog,
 ) -> Result<i32, CliError> {
     let target = target::interpret(&arguments.workflow, &cwd)?;
     let budget_usd = check_budget(arguments.budget)?.or(config.budget).unwrap_or(0.0);
@@ -60,7 +62,7 @@ pub(crate) async fn run(
         journal_commit: 0,
         last_step: None,
     };
-    store.create(&state)?;
-    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false };
-    execute(store, run, &arguments.execution, config, timeout, limits).await
+    let unsynced = store.create(&state)?;
+    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
+    execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }

@@ -1,12 +1,14 @@
 //! Child process groups never outlive Baton, even when Baton is SIGKILLed.
 //!
 //! A killed process cannot clean up after itself, so cleanup lives in a second,
-//! tiny process: `baton __watchdog`, started once per run in its own process group
-//! with a pipe as its stdin. Baton writes `+PGID` when a step's process group
-//! starts and `-PGID` when it is done. When the pipe closes — which the kernel does
-//! when Baton exits for any reason — the watchdog kills every group still listed,
-//! unless Baton said `exit` first because it already stopped them. The cost per
-//! step is two short pipe writes.
+//! tiny process: a fork of Baton made before its first thread starts (no `exec`,
+//! so it costs a tenth of starting a program: no loading, no relocations), in its
+//! own process group, reading a pipe. Baton writes `run ID` and `inputs DIR` once
+//! it knows them, `+PGID` when a step's process group starts and `-PGID` when it is
+//! done. When the pipe closes — which the kernel does when Baton exits for any
+//! reason — the watchdog kills every group still listed, unless Baton said `exit`
+//! first because it already stopped them. The cost per step is two short pipe
+//! writes.
 //!
 //! Registration happens just after the spawn returns, so a Baton killed in that
 //! instant would leave a group the watchdog never heard of. To close that window
@@ -19,42 +21,75 @@
 //! sweeps twice, 100 ms apart, to catch a child that was still between fork and exec.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::FromRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::process::proc_stat::ProcStat;
 
 /// Baton's end of the watchdog.
 pub(crate) struct Watchdog {
-    child: Mutex<Option<(Child, ChildStdin)>>,
+    child: Mutex<Option<(libc::pid_t, File)>>,
 }
 
 impl Watchdog {
-    /// Start `baton __watchdog`. Failure to start it is logged and tolerated: the run
-    /// still works, it only loses the guarantee for the SIGKILL case.
-    /// `inputs_dir`: the run's input files, removed if Baton dies (`executor::script`).
-    pub(crate) fn spawn(run_id: &str, inputs_dir: &std::path::Path) -> Watchdog {
-        let spawned = std::env::current_exe().and_then(|exe| {
-            use std::os::unix::process::CommandExt;
-            Command::new(exe)
-                .arg("__watchdog")
-                .arg(run_id)
-                .arg(inputs_dir)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .spawn()
-        });
-        let child = match spawned {
-            Ok(mut child) => child.stdin.take().map(|stdin| (child, stdin)),
-            Err(error) => {
-                tracing::warn!(%error, "cannot start the process watchdog; scripts may outlive a killed baton");
-                None
+    /// Fork the watchdog. Must be called while Baton has one thread (the child of a
+    /// multi-threaded fork may only make async-signal-safe calls, and the watchdog
+    /// allocates): `cli` calls it before it builds the runtime. Failure is logged and
+    /// tolerated: the run still works, it only loses the guarantee for the SIGKILL case.
+    pub(crate) fn fork() -> Watchdog {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            tracing::warn!(error = %std::io::Error::last_os_error(), "cannot start the process watchdog");
+            return Watchdog { child: Mutex::new(None) };
+        }
+        let [reader, writer] = fds;
+        // SAFETY: Baton is single-threaded here (see above), so the child may do anything.
+        match unsafe { libc::fork() } {
+            0 => {
+                // SAFETY: the child owns its copies of the descriptors; it leaves the
+                // terminal's process group (a Ctrl-C is Baton's to handle) and lets go of
+                // Baton's stdio, so nothing waiting for Baton's output waits for it too.
+                unsafe {
+                    libc::setpgid(0, 0);
+                    libc::close(writer);
+                    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                    if null >= 0 {
+                        for stdio in 0..3 {
+                            libc::dup2(null, stdio);
+                        }
+                    }
+                    let code = serve(BufReader::new(File::from_raw_fd(reader)));
+                    libc::_exit(code)
+                }
             }
-        };
-        Watchdog { child: Mutex::new(child) }
+            -1 => {
+                tracing::warn!(error = %std::io::Error::last_os_error(), "cannot start the process watchdog");
+                // SAFETY: closing the pipe this function just made.
+                unsafe {
+                    libc::close(reader);
+                    libc::close(writer);
+                }
+                Watchdog { child: Mutex::new(None) }
+            }
+            pid => {
+                // SAFETY: the parent's read end is unused; the write end is ours alone.
+                let writer = unsafe {
+                    libc::close(reader);
+                    File::from_raw_fd(writer)
+                };
+                Watchdog { child: Mutex::new(Some((pid, writer))) }
+            }
+        }
+    }
+
+    /// The run the watchdog guards: its id (for the `/proc` sweep) and its input
+    /// files' directory (removed if Baton dies, `executor::script`).
+    pub(crate) fn guard(&self, run_id: &str, inputs_dir: &Path) {
+        self.send(&format!("run {run_id}\ninputs {}\n", inputs_dir.display()));
     }
 
     fn send(&self, line: &str) {
@@ -78,14 +113,17 @@ impl Watchdog {
     }
 
     /// Baton is exiting normally: tell the watchdog not to kill anything. It reads
-    /// `exit` before the pipe's end, so nobody needs to wait for it: a thread reaps
-    /// it (about 1.4 ms that a short run used to spend waiting at exit).
+    /// `exit` before the pipe's end, so nobody needs to wait for it (Baton exits
+    /// next, and init reaps it).
     pub(crate) fn disarm(&self) {
         self.send("exit\n");
         let mut guard = self.child.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((mut child, stdin)) = guard.take() {
-            drop(stdin);
-            let _ = std::thread::Builder::new().name("baton-watchdog-reaper".into()).spawn(move || child.wait());
+        if let Some((pid, writer)) = guard.take() {
+            drop(writer);
+            // SAFETY: reaping our own child if it is already done; never blocks.
+            unsafe {
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
         }
     }
 }
@@ -106,7 +144,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 /// Whether `pid`, a process of the run, has lost the `baton` that started it: walk up
 /// through the run's processes to the first ancestor outside the run, and check
 /// whether that is a `baton` (same executable as this watchdog).
-fn is_orphan(pid: i32, marker: &[u8], own_exe: &std::path::Path) -> bool {
+fn is_orphan(pid: i32, marker: &[u8], own_exe: &Path) -> bool {
     let mut current = pid;
     for _ in 0..64 {
         let Some(parent) = parent_of(current) else { return false };
@@ -146,12 +184,22 @@ fn sweep(run_id: &str) {
 }
 
 /// The watchdog process itself: read commands until the pipe closes.
-pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>, inputs_dir: Option<&std::path::Path>) -> i32 {
+fn serve(input: impl BufRead) -> i32 {
     let mut groups = BTreeSet::new();
+    let mut run_id: Option<String> = None;
+    let mut inputs_dir: Option<PathBuf> = None;
     for line in input.lines() {
         let Ok(line) = line else { break };
         if line == "exit" {
             return 0;
+        }
+        if let Some(id) = line.strip_prefix("run ") {
+            run_id = Some(id.to_string());
+            continue;
+        }
+        if let Some(dir) = line.strip_prefix("inputs ") {
+            inputs_dir = Some(PathBuf::from(dir));
+            continue;
         }
         let (sign, number) = line.split_at(line.len().min(1));
         let Ok(group) = number.parse::<i32>() else { continue };
@@ -171,7 +219,7 @@ pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>, inputs_dir: Optio
             libc::killpg(group, libc::SIGKILL);
         }
     }
-    if let Some(run_id) = run_id {
+    if let Some(run_id) = run_id.as_deref() {
         sweep(run_id);
         std::thread::sleep(std::time::Duration::from_millis(100));
         sweep(run_id);
@@ -186,6 +234,7 @@ pub(crate) fn serve(input: impl BufRead, run_id: Option<&str>, inputs_dir: Optio
 
 #[cfg(test)]
 mod tests {
+    use std::process::{Child, Command};
     use std::time::{Duration, Instant};
 
     use super::*;
@@ -206,7 +255,7 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\n", child.id());
-        serve(input.as_bytes(), None, None);
+        serve(input.as_bytes());
         assert!(exited(&mut child), "the registered group was killed");
     }
 
@@ -215,7 +264,7 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\nexit\n", child.id());
-        serve(input.as_bytes(), None, None);
+        serve(input.as_bytes());
         assert!(!exited_within(&mut child, Duration::from_millis(200)));
         let _ = child.kill();
         let _ = child.wait();
@@ -257,7 +306,7 @@ mod tests {
         // A live process of the run (its parent, this test, is alive): left alone.
         let mut live = Command::new("sleep").arg("30").env("BATON_WORKFLOW_ID", &run_id).spawn().expect("sleep");
         // Never registered: only the sweep can find the orphan.
-        serve(&b""[..], Some(&run_id), None);
+        serve(format!("run {run_id}\n").as_bytes());
         assert!(gone(ours), "the run's orphaned group was killed");
         // SAFETY: signal 0 only checks that the process exists.
         assert_eq!(unsafe { libc::kill(other, 0) }, 0, "another run's orphan was left alone");

@@ -300,6 +300,14 @@ impl Journal {
         Ok((line.len() as u64, self.written))
     }
 
+    /// Have `files` synced in the background like an entry; returns the sequence
+    /// number that says when they are durable.
+    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> u64 {
+        self.written += 1;
+        self.syncer.written_with(self.written, files);
+        self.written
+    }
+
     /// Block until every entry appended so far is durable.
     pub(crate) fn sync(&self) -> Result<(), JournalError> {
         self.syncer.wait().map_err(|source| JournalError::Write { path: self.path.clone(), source })

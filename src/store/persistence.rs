@@ -10,6 +10,7 @@
 //! records the last commit it includes), then empty the journal. A crash between
 //! the two leaves journal entries the snapshot already holds, which replay skips.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use tokio::sync::watch;
@@ -77,6 +78,12 @@ impl RunPersistence {
         self.counters.time += started.elapsed();
         failpoint::hit("after_journal_append");
         Ok(seq)
+    }
+
+    /// Sync `files` in the background (a new run's first snapshot, `RunStore::create`);
+    /// returns the sequence number for `updates` that says when they are durable.
+    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> u64 {
+        self.journal.sync_files(files)
     }
 
     /// Follow how far the commits are durable (sequence numbers from `commit`).

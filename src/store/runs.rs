@@ -125,8 +125,7 @@ impl RunStore {
 
     /// A fresh id from the local time (R8.7), made unique with `_1`, `_2`, ….
     pub(crate) fn new_run_id(&self) -> String {
-        let now = jiff::Zoned::now();
-        let base = format!("workflow_{}", now.strftime("%Y-%m-%d_%H-%M-%S-%6f"));
+        let base = format!("workflow_{}", local_now().strftime("%Y-%m-%d_%H-%M-%S-%6f"));
         let mut candidate = base.clone();
         let mut suffix = 0;
         while self.run_dir(&candidate).exists() {
@@ -137,7 +136,10 @@ impl RunStore {
     }
 
     /// Create the run directory and write the first snapshot; refuses an existing run.
-    pub(crate) fn create(&self, state: &RunState) -> Result<(), StoreError> {
+    /// Returns what still needs an `fsync` (the snapshot and the directories holding
+    /// it): the run's journal syncer does that beside its first step
+    /// (`RunPersistence::sync_files`), and nothing about the run is reported before.
+    pub(crate) fn create(&self, state: &RunState) -> Result<Vec<PathBuf>, StoreError> {
         if !is_valid_run_id(&state.run_id) {
             return Err(StoreError::InvalidRunId { run_id: state.run_id.to_string() });
         }
@@ -146,23 +148,24 @@ impl RunStore {
         }
         let run_dir = self.run_dir(&state.run_id);
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
-        self.save(state).map(|_| ())
+        self.save(state, false)?;
+        Ok(vec![run_dir.join(STATE_FILE), run_dir, self.runs_dir()])
     }
 
     /// Atomically replace the run's snapshot; returns the bytes written.
     pub(crate) fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
         failpoint::hit("before_snapshot");
-        let written = self.save(state)?;
+        let written = self.save(state, true)?;
         failpoint::hit("after_snapshot");
         Ok(written)
     }
 
-    fn save(&self, state: &RunState) -> Result<u64, StoreError> {
+    fn save(&self, state: &RunState, sync: bool) -> Result<u64, StoreError> {
         let run_dir = self.run_dir(&state.run_id);
         let mut json = serde_json::to_vec_pretty(state)
             .map_err(|source| StoreError::Write { path: run_dir.join(STATE_FILE), source: io::Error::other(source) })?;
         json.push(b'\n');
-        write_atomically(&run_dir.join(STATE_FILE), &json)?;
+        write_atomically(&run_dir.join(STATE_FILE), &json, sync)?;
         Ok(json.len() as u64)
     }
 
@@ -241,6 +244,22 @@ impl RunStore {
 }
 
 /// Snapshot + journal replay for the run directory `run_dir`.
+/// The local time now. `jiff::Zoned::now()` would do, but finding the system's zone
+/// makes jiff list `/usr/share/zoneinfo` (about a millisecond of every start);
+/// `localtime_r` only reads `/etc/localtime` (or `TZ`).
+fn local_now() -> jiff::Zoned {
+    let now = jiff::Timestamp::now();
+    let seconds = now.as_second() as libc::time_t;
+    // SAFETY: `tm` is plain data, valid when zeroed; both pointers are valid for the
+    // call, and `localtime_r` is the thread-safe form.
+    let offset = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&seconds, &mut tm).is_null() { 0 } else { tm.tm_gmtoff }
+    };
+    let offset = jiff::tz::Offset::from_seconds(i32::try_from(offset).unwrap_or(0)).unwrap_or(jiff::tz::Offset::UTC);
+    now.to_zoned(jiff::tz::TimeZone::fixed(offset))
+}
+
 pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     let mut state = read_state(&run_dir.join(STATE_FILE))?;
     let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
@@ -296,8 +315,10 @@ fn upgrade_advice(written_by: &Option<String>) -> String {
     }
 }
 
-/// Write `bytes` to `path` so that readers see the old or the new content, never a mix.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// Replace `path` with `bytes` through a temporary file and a rename, so a crash
+/// leaves the old contents or the new. With `sync`, also durable on return (file,
+/// then directory); without, the caller syncs both later.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
     let write_error = |source: io::Error| match DiskFull::of(&source, path, bytes.len() as u64) {
         Some(full) => StoreError::DiskFull { path: path.to_path_buf(), full },
         None => StoreError::Write { path: path.to_path_buf(), source },
@@ -306,15 +327,26 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreErr
     let mut temp =
         tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
     temp.write_all(bytes).map_err(write_error)?;
-    temp.as_file().sync_all().map_err(write_error)?;
+    if sync {
+        temp.as_file().sync_all().map_err(write_error)?;
+    }
     temp.persist(path).map_err(|error| write_error(error.error))?;
-    fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
+    if sync {
+        fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_now_has_the_system_zones_offset() {
+        let ours = local_now();
+        assert_eq!(ours.offset(), jiff::Zoned::now().offset());
+        assert!((jiff::Timestamp::now() - ours.timestamp()).get_seconds().abs() < 5);
+    }
 
     #[test]
     fn r8_1_discovery_stops_at_the_git_root() {
@@ -339,8 +371,8 @@ mod tests {
     fn atomic_write_replaces_content_and_leaves_no_temp_files() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("state.json");
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
+        write_atomically(&path, b"one", true).unwrap();
+        write_atomically(&path, b"two", true).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1);
     }

@@ -12,10 +12,13 @@
 //! fewer under load (group commit).
 //!
 //! Entries are counted by a sequence number that only grows (it survives the
-//! journal being emptied by a compaction).
+//! journal being emptied by a compaction). Other files can join a round: a new
+//! run's first snapshot and directories are synced here too, so the first step
+//! does not wait for them either (`Syncer::written_with`).
 
 use std::fs::File;
 use std::io;
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -40,6 +43,8 @@ struct Progress {
     synced: u64,
     /// The first sync error; once set, nothing is synced any more.
     failed: Option<(io::ErrorKind, String)>,
+    /// Files (or directories) to `fsync` in the next round, before the journal.
+    files: Vec<PathBuf>,
     closing: bool,
 }
 
@@ -79,8 +84,14 @@ impl Syncer {
 
     /// Entry `seq` (and every one before it) has been written.
     pub(crate) fn written(&self, seq: u64) {
+        self.written_with(seq, Vec::new());
+    }
+
+    /// Like `written`, and `files` must be synced too before `seq` counts as durable.
+    pub(crate) fn written_with(&self, seq: u64, files: Vec<PathBuf>) {
         let mut progress = self.shared.lock();
         progress.written = progress.written.max(seq);
+        progress.files.extend(files);
         self.shared.changed.notify_all();
     }
 
@@ -124,10 +135,14 @@ fn sync_loop(shared: &Shared, file: &File, updates: &watch::Sender<Synced>) {
             if progress.failed.is_some() || progress.synced >= progress.written {
                 return;
             }
-            progress.written
+            (progress.written, std::mem::take(&mut progress.files))
         };
+        let (target, files) = target;
         failpoint::hit("before_journal_sync");
-        let synced = file.sync_data();
+        let synced = files
+            .iter()
+            .try_for_each(|path| File::open(path).and_then(|opened| opened.sync_all()))
+            .and_then(|()| file.sync_data());
         updates.send_replace(if synced.is_ok() { Synced::UpTo(target) } else { Synced::Failed });
         failpoint::hit("after_journal_sync");
         let mut progress = shared.lock();
@@ -158,6 +173,18 @@ mod tests {
         syncer.wait().expect("synced");
         assert_eq!(*updates.borrow(), Synced::UpTo(3));
         assert!(syncer.failure().is_none());
+    }
+
+    #[test]
+    fn files_joining_a_round_are_synced_and_a_missing_one_fails_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let syncer = Syncer::start(file).expect("thread");
+        syncer.written_with(1, vec![dir.path().to_path_buf(), dir.path().join("j")]);
+        syncer.wait().expect("the directory and the file synced");
+        syncer.written_with(2, vec![dir.path().join("missing")]);
+        assert!(syncer.wait().is_err());
+        assert_eq!(*syncer.updates().borrow(), Synced::Failed);
     }
 
     #[test]
