@@ -486,3 +486,22 @@ fn a_killed_runs_input_files_are_removed() {
     }
     assert!(!directory.exists(), "{} is gone", directory.display());
 }
+
+/// Before: the last step's events waited for its journal sync while the run's
+/// end was written, so a kill right after that left a run marked completed whose
+/// trace lacked its last step; a completed run is never resumed, so nothing
+/// restored it. Commits here: 1 launches START, 2 records START, 3 records DONE,
+/// 4 marks the run completed.
+#[test]
+fn a_run_killed_right_after_its_end_was_written_has_every_step_in_its_trace() {
+    let crashed = Test::new()
+        .file("START.sh", "echo '<goto>DONE</goto>'\n")
+        .file("DONE.sh", "echo '<result>done</result>'\n")
+        .env("BATON_FAILPOINT", "after_journal_append:4")
+        .run_workflow(&["-q"]);
+    assert_eq!(crashed.status, -1, "baton crashed itself\n{}", crashed.stderr);
+    assert_eq!(crashed.state("test")["status"], "completed");
+    let commits: Vec<u64> =
+        crashed.events_of("test", "TransitionOccurred").iter().filter_map(|event| event["commit"].as_u64()).collect();
+    assert_eq!(commits, [2, 3]);
+}

@@ -127,8 +127,19 @@ impl WorkflowLoop {
         }
     }
 
+    /// Fold the journal into a snapshot. Its steps' events are delivered first: after
+    /// the fold only the snapshot's last step could be published again.
+    pub(super) fn compact(&mut self) {
+        self.settle();
+        match self.persistence.compact(&self.state) {
+            Ok(()) => self.context.bus.reached(self.persistence.written()),
+            Err(error) => self.record_store_failure(error),
+        }
+    }
+
     /// Wait until every commit is durable and release every held event (before
-    /// the loop waits a long time, so nothing stays unseen meanwhile).
+    /// the loop waits a long time, or the journal is folded or closed, so nothing
+    /// stays unseen meanwhile).
     pub(super) fn settle(&mut self) {
         match self.persistence.settle() {
             Ok(seq) => self.context.bus.reached(seq),

@@ -192,10 +192,8 @@ impl WorkflowLoop {
                 let step = self.pending_step.take();
                 self.commit_or_fail(step);
                 self.publish();
-                match self.persistence.compact_if_due(&self.state) {
-                    Ok(Some(seq)) => self.context.bus.reached(seq),
-                    Ok(None) => {}
-                    Err(error) => self.record_store_failure(error),
+                if self.persistence.compaction_due() {
+                    self.compact();
                 }
             }
             if self.fatal.is_none() {
@@ -315,6 +313,9 @@ impl WorkflowLoop {
             });
             RunOutcome::Paused
         };
+        // Every step's events reach the trace before the run's end is written: a
+        // run whose end is on disk is never resumed, so nothing could restore them.
+        self.settle();
         let step = self.pending_step.take();
         let saved = self.commit(step).and_then(|()| self.persistence.close(&self.state));
         match &saved {

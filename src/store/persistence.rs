@@ -91,6 +91,11 @@ impl RunPersistence {
         self.journal.updates()
     }
 
+    /// The sequence number of the last commit (or file sync) so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.journal.written()
+    }
+
     /// Block until every commit so far is durable; returns the last one's sequence number.
     pub(crate) fn settle(&mut self) -> Result<u64, StoreError> {
         let started = Instant::now();
@@ -104,7 +109,7 @@ impl RunPersistence {
     pub(crate) fn close(&mut self, state: &RunState) -> Result<u64, StoreError> {
         if self.journal.len() > FINAL_COMPACT_AFTER {
             self.compact(state)?;
-            Ok(self.journal.written())
+            Ok(self.written())
         } else {
             self.settle()
         }
@@ -115,19 +120,14 @@ impl RunPersistence {
         &self.counters
     }
 
-    /// Compact if enough commits have accumulated; returns the sequence number
-    /// everything is durable up to when it did.
-    pub(crate) fn compact_if_due(&mut self, state: &RunState) -> Result<Option<u64>, StoreError> {
-        if self.journal.len() < self.compact_every {
-            return Ok(None);
-        }
-        self.compact(state)?;
-        Ok(Some(self.journal.written()))
+    /// Enough commits have accumulated for a compaction.
+    pub(crate) fn compaction_due(&self) -> bool {
+        self.journal.len() >= self.compact_every
     }
 
     /// Write `state` (which includes every commit) as the snapshot and empty the
     /// journal; every commit so far is durable after it.
-    fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
+    pub(crate) fn compact(&mut self, state: &RunState) -> Result<(), StoreError> {
         let started = Instant::now();
         self.counters.bytes += self.store.write_snapshot(state)?;
         self.journal.clear()?;
