@@ -298,6 +298,6 @@ fn missing_working_directory_is_named_in_the_error() {
         .run_workflow(&["-q"]);
     outcome.status(1);
     outcome.stderr_contains(
-        "error: run test failed: agent main at NEXT.sh: script `NEXT.sh` cannot run: its working directory [ROOT]/nowhere does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
+        "error: run test failed: agent main at NEXT.sh: script `NEXT.sh` cannot run: its working directory [ROOT]/nowhere does not exist (an agent's directory comes from a tag's `cd=`; create it first)",
     );
 }

@@ -65,6 +65,20 @@ fn callstack_workflow() -> Test {
         .file("REPORT.sh", "echo \"<result>depth $BATON_INPUT</result>\"\n")
 }
 
+/// Into another workflow and back: a `<call-workflow>` whose callee recurses with
+/// plain calls inside its own workflow, then returns into the caller's.
+fn cross_workflow_workflow() -> Test {
+    Test::new()
+        .file("START.sh", "echo '<call-workflow return=\"REPORT\" input=\"20\">../down/</call-workflow>'\n")
+        .write(
+            "down/START.sh",
+            "n=$BATON_INPUT\nif [ \"$n\" -le 0 ]; then echo '<result>0</result>'; \
+             else echo \"<call return=\\\"UP\\\" input=\\\"$((n - 1))\\\">START</call>\"; fi\n",
+        )
+        .write("down/UP.sh", "echo \"<result>$((BATON_INPUT + 1))</result>\"\n")
+        .file("REPORT.sh", "echo \"<result>crossed $BATON_INPUT</result>\"\n")
+}
+
 /// The trace's committed steps: each commit must appear once, and there must be as
 /// many as the run completed.
 fn assert_every_step_traced_once(outcome: &Outcome, run_id: &str, context: &str) {
@@ -147,10 +161,11 @@ fn kill_anywhere_then_resume_gives_the_clean_result_and_an_exact_trace() {
     let seed = seed();
     let mut random = Random(seed);
     let mut total_kills = 0;
-    let cases: [Case; 3] = [
+    let cases: [Case; 4] = [
         ("loop", loop_workflow, "looped 40"),
         ("fanout", fanout_workflow, "fanned out"),
         ("callstack", callstack_workflow, "depth 25"),
+        ("crossing", cross_workflow_workflow, "crossed 20"),
     ];
     for (name, workflow, expected) in cases {
         // Keep killing until at least 12 kills landed on this workflow, across attempts.

@@ -20,6 +20,9 @@ pub(crate) enum ErrorKind {
     TransitionError,
     /// A multi-fork broke R3.44; the agent pauses.
     InvalidMultiFork,
+    /// A cross-workflow tag names no workflow, breaks an attribute rule, or would
+    /// nest too deep (R3.30, R3.34, R3.37); the agent pauses.
+    CrossWorkflowError,
     /// A tag the state's policy does not allow (R5.8).
     PolicyViolation,
     /// A policy whose single entry cannot be used implicitly.

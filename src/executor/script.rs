@@ -26,6 +26,7 @@ use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
+use crate::syntax::template::{TemplateInputs, render, variables};
 use crate::transition::interpret::{InterpretError, interpret};
 
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
@@ -225,7 +226,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         return Err(StepFailure::fatal(
             ErrorKind::ScriptError,
             format!(
-                "script `{state}` cannot run: its working directory {} does not exist (an agent's directory comes from `cd=` on <reset> or <fork>; create it first)",
+                "script `{state}` cannot run: its working directory {} does not exist (an agent's directory comes from a tag's `cd=`; create it first)",
                 agent.cwd.display()
             ),
         ));
@@ -303,7 +304,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         )
     })?;
     warn_ignored_attributes(context, agent, &tags);
-    let transition = interpret(&tags, &agent.scope_dir).map_err(|error| {
+    let mut transition = interpret(&tags, &agent.scope_dir).map_err(|error| {
         let message = match &error {
             InterpretError::NoTag => {
                 let hint = if scan(&run.stderr).is_ok_and(|tags| !tags.is_empty()) {
@@ -323,9 +324,21 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             InterpretError::InvalidMultiFork(reason) => {
                 format!("script `{state}` produced an invalid multi-fork: {reason}")
             }
+            InterpretError::CrossWorkflow { .. } => format!("script `{state}`: {error}"),
         };
         StepFailure::of_interpretation(&error, message)
     })?;
+    // R3.41: a cross-workflow tag's input is a template, as in a prompt state.
+    let task_folder = agent.task_folder.to_string_lossy();
+    let template_variables = variables(&TemplateInputs {
+        input: agent.pending_result.as_deref(),
+        ask_id: None,
+        fork_attributes: &agent.fork_attributes,
+        workflow_id: &context.run_id,
+        agent_id: &agent.id,
+        task_folder: &task_folder,
+    });
+    transition.render_workflow_input(|input| render(input, &template_variables));
 
     context.bus.emit(Event::StateCompleted {
         agent_id: agent.id.clone(),

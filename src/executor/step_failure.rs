@@ -51,7 +51,9 @@ impl StepFailure {
     pub(crate) fn of_interpretation(error: &InterpretError, message: String) -> StepFailure {
         let kind = interpretation_kind(error);
         match error {
-            InterpretError::InvalidMultiFork(_) => StepFailure::pause(PauseReason::ValidationError, kind, message),
+            InterpretError::InvalidMultiFork(_) | InterpretError::CrossWorkflow { .. } => {
+                StepFailure::pause(PauseReason::ValidationError, kind, message)
+            }
             _ => StepFailure::fatal(kind, message),
         }
     }
@@ -79,6 +81,7 @@ pub(crate) fn interpretation_kind(error: &InterpretError) -> ErrorKind {
         InterpretError::Resolve(_) => ErrorKind::TargetResolutionError,
         InterpretError::Transition(_) => ErrorKind::TransitionError,
         InterpretError::InvalidMultiFork(_) => ErrorKind::InvalidMultiFork,
+        InterpretError::CrossWorkflow { .. } => ErrorKind::CrossWorkflowError,
     }
 }
 

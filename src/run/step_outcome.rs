@@ -182,6 +182,19 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
         Transition::Result { payload } => {
             metadata.insert("payload".to_string(), cut_bytes(payload, METADATA_VALUE_BYTES));
         }
+        Transition::CallWorkflow { callee: entry, return_state, input, .. } => {
+            metadata.insert("return".to_string(), return_state.to_string());
+            metadata.insert("workflow".to_string(), entry.scope_dir.display().to_string());
+            if let Some(input) = input {
+                metadata.insert("input".to_string(), cut_bytes(input, METADATA_VALUE_BYTES));
+            }
+        }
+        Transition::ResetWorkflow { entry, input, .. } => {
+            metadata.insert("workflow".to_string(), entry.scope_dir.display().to_string());
+            if let Some(input) = input {
+                metadata.insert("input".to_string(), cut_bytes(input, METADATA_VALUE_BYTES));
+            }
+        }
         Transition::Fork { .. } | Transition::MultiFork { .. } => {}
     }
     if !workers.is_empty() {

@@ -217,6 +217,7 @@ async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
             input: None,
             task: crate::transition::TaskMode::New,
             attributes: BTreeMap::new(),
+            workflow: None,
         }],
         continuation: "FAIL".into(),
     };
@@ -277,6 +278,7 @@ async fn max_agents_queues_forks_in_fifo_order() {
         input: None,
         task: crate::transition::TaskMode::New,
         attributes: BTreeMap::new(),
+        workflow: None,
     };
     let mut harness = harness(vec![
         (

@@ -24,10 +24,12 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::events::Event;
+use crate::events::error_kind::ErrorKind;
 use crate::events::metrics::RunMetrics;
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors};
 use crate::ids::{AgentId, StateName};
+use crate::model::agent::PauseReason;
 use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
@@ -39,6 +41,7 @@ use crate::store::failpoint;
 use crate::store::journal::StepSummary;
 use crate::store::persistence::RunPersistence;
 use crate::store::syncer::Synced;
+use crate::transition::apply::refusal;
 use crate::transition::task_folder::TaskFolders;
 
 /// How long process groups get between SIGTERM and SIGKILL.
@@ -354,7 +357,15 @@ impl WorkflowLoop {
         };
         self.dirty = true;
         match completion.result {
-            Ok(result) => self.pending_step = Some(self.apply_success(index, result)),
+            Ok(result) => match refusal(&self.state.agents[index], &result.transition) {
+                // R3.30: the agent pauses at the state that asked for too deep a call.
+                Some(reason) => self.apply_failure(
+                    index,
+                    StepFailure::pause(PauseReason::ValidationError, ErrorKind::CrossWorkflowError, reason)
+                        .with_cost(result.cost_usd),
+                ),
+                None => self.pending_step = Some(self.apply_success(index, result)),
+            },
             // A step stopped by the shutdown is not a failure: it runs again on resume.
             Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}
             Err(failure) => self.apply_failure(index, failure),

@@ -72,13 +72,44 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
         }
         Transition::Fork { worker, next: continuation } => {
             workers.push(spawn_worker(&next, worker, env));
-            next.current_state = continuation.clone();
+            if let Some(continuation) = continuation {
+                next.current_state = continuation.clone();
+            }
         }
         Transition::MultiFork { workers: specs, continuation } => {
             for spec in specs {
                 workers.push(spawn_worker(&next, spec, env));
             }
             next.current_state = continuation.clone();
+        }
+        Transition::CallWorkflow { callee, return_state, input, fork_session, cd } => {
+            next.stack.push(frame_for(&next, return_state));
+            next.nesting_depth += 1;
+            if *fork_session {
+                next.fork_session_id = next.session_id.clone();
+            }
+            next.session_id = None;
+            if let Some(cd) = cd {
+                next.cwd = resolve_cd(cd, &next.cwd);
+            }
+            next.scope_dir = callee.scope_dir.clone();
+            next.current_state = callee.state.clone();
+            next.pending_result = input.clone();
+        }
+        Transition::ResetWorkflow { entry, cd, input, new_task } => {
+            next.current_state = entry.state.clone();
+            next.session_id = None;
+            next.stack.clear();
+            next.nesting_depth = 0;
+            next.scope_dir = entry.scope_dir.clone();
+            if let Some(cd) = cd {
+                next.cwd = resolve_cd(cd, &next.cwd);
+            }
+            if *new_task {
+                next.task_count += 1;
+                next.task_folder = env.task_folders.folder_for(&next.id, next.task_count);
+            }
+            next.pending_result = input.clone();
         }
         Transition::Result { payload } => match next.stack.pop() {
             None => {
@@ -98,6 +129,22 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
     Applied { agent: Some(next), workers, terminated_with: None }
 }
 
+/// The deepest cross-workflow nesting a `<call-workflow>`/`<function-workflow>` may
+/// start from (R13.13).
+pub(crate) const MAX_NESTING_DEPTH: u32 = 4;
+
+/// Why `transition` cannot be applied to `agent`, which then pauses instead
+/// (R3.30: a call into a fifth nested workflow).
+pub(crate) fn refusal(agent: &Agent, transition: &Transition) -> Option<String> {
+    match transition {
+        Transition::CallWorkflow { .. } if agent.nesting_depth >= MAX_NESTING_DEPTH => Some(format!(
+            "{}: maximum cross-workflow nesting depth ({MAX_NESTING_DEPTH}) exceeded",
+            transition.kind_name()
+        )),
+        _ => None,
+    }
+}
+
 /// The return frame for `<call>`/`<function>` (R3.11). The session recorded is the
 /// one that includes the calling turn (R2.6), because the loop updates the session
 /// before applying the transition.
@@ -112,20 +159,28 @@ fn frame_for(caller: &Agent, return_state: &StateName) -> Frame {
     }
 }
 
-/// A new agent for one fork (R3.21–R3.22, with A3: no `cd` means the parent's cwd).
+/// A new agent for one fork (R3.21–R3.22, with A3: no `cd` means the parent's cwd),
+/// or for one `<fork-workflow>` (R3.35: the workflow's scope and abbreviation, the
+/// parent's depth, no attributes; A6: the same counter as plain forks).
 fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) -> Agent {
     let counter = env.fork_counters.entry(parent.id.clone()).or_insert(0);
     *counter += 1;
-    let id = AgentId::from(format!("{}_{}{}", parent.id, abbreviation(&spec.target), counter));
+    let abbrev = spec.workflow.as_ref().map_or_else(|| abbreviation(&spec.target), |entry| entry.abbrev.clone());
+    let id = AgentId::from(format!("{}_{abbrev}{counter}", parent.id));
     let task_folder = match spec.task {
         TaskMode::Inherit => parent.task_folder.clone(),
         TaskMode::New => env.task_folders.folder_for(&id, 0),
     };
     let cwd = spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd));
+    let (scope_dir, nesting_depth) = match &spec.workflow {
+        Some(entry) => (entry.scope_dir.clone(), parent.nesting_depth),
+        None => (parent.scope_dir.clone(), 0),
+    };
     Agent {
         pending_result: spec.input.clone(),
         fork_attributes: spec.attributes.clone(),
-        ..Agent::new(id, spec.target.clone(), parent.scope_dir.clone(), cwd, task_folder)
+        nesting_depth,
+        ..Agent::new(id, spec.target.clone(), scope_dir, cwd, task_folder)
     }
 }
 
@@ -153,7 +208,14 @@ mod tests {
     }
 
     fn fork_of(target: &str) -> ForkSpec {
-        ForkSpec { target: target.into(), cd: None, input: None, task: TaskMode::New, attributes: BTreeMap::new() }
+        ForkSpec {
+            target: target.into(),
+            cd: None,
+            input: None,
+            task: TaskMode::New,
+            attributes: BTreeMap::new(),
+            workflow: None,
+        }
     }
 
     #[test]
@@ -259,8 +321,11 @@ mod tests {
         let mut counters = BTreeMap::new();
         let mut ids = Vec::new();
         for target in ["WORKER.sh", "WORKER.sh", "ANALYZE.sh"] {
-            let applied =
-                apply(&main_agent(), Transition::Fork { worker: fork_of(target), next: "N.sh".into() }, &mut counters);
+            let applied = apply(
+                &main_agent(),
+                Transition::Fork { worker: fork_of(target), next: Some("N.sh".into()) },
+                &mut counters,
+            );
             ids.push(applied.workers[0].id.clone());
         }
         assert_eq!(ids, ["main_worker1", "main_worker2", "main_analyz3"]);
@@ -273,7 +338,7 @@ mod tests {
         spec.attributes.insert("item".into(), "a".into());
         spec.input = Some("i".into());
         let applied =
-            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
+            apply(&main_agent(), Transition::Fork { worker: spec, next: Some("N.sh".into()) }, &mut BTreeMap::new());
         let worker = &applied.workers[0];
         assert_eq!(worker.cwd, PathBuf::from("/work"));
         assert_eq!(worker.session_id, None);
@@ -291,7 +356,7 @@ mod tests {
         spec.cd = Some("w".into());
         spec.task = TaskMode::Inherit;
         let applied =
-            apply(&main_agent(), Transition::Fork { worker: spec, next: "N.sh".into() }, &mut BTreeMap::new());
+            apply(&main_agent(), Transition::Fork { worker: spec, next: Some("N.sh".into()) }, &mut BTreeMap::new());
         assert_eq!(applied.workers[0].cwd, PathBuf::from("/work/w"));
         assert_eq!(applied.workers[0].task_folder, PathBuf::from("/b/tasks/r/main"));
     }
@@ -306,5 +371,57 @@ mod tests {
         let ids: Vec<_> = applied.workers.iter().map(|w| &*w.id).collect();
         assert_eq!(ids, ["main_a1", "main_b2"]);
         assert_eq!(applied.agent.unwrap().current_state, "N.sh");
+    }
+
+    fn lib_entry() -> crate::workflow::specifier::WorkflowEntry {
+        crate::workflow::specifier::WorkflowEntry {
+            scope_dir: PathBuf::from("/lib"),
+            state: "START.md".into(),
+            abbrev: "lib".into(),
+        }
+    }
+
+    #[test]
+    fn r3_31_call_workflow_enters_the_callee_and_r3_32_result_restores_the_caller() {
+        let call = Transition::CallWorkflow {
+            callee: lib_entry(),
+            return_state: "RET.md".into(),
+            input: Some("in".into()),
+            fork_session: true,
+            cd: None,
+        };
+        let inside = apply(&main_agent(), call, &mut BTreeMap::new()).agent.unwrap();
+        assert_eq!(inside.scope_dir, PathBuf::from("/lib"));
+        assert_eq!(inside.current_state, "START.md");
+        assert_eq!((inside.nesting_depth, inside.session_id.as_deref()), (1, None));
+        assert_eq!(inside.fork_session_id.as_deref(), Some("s1"));
+        let back = apply(&inside, Transition::Result { payload: "out".into() }, &mut BTreeMap::new()).agent.unwrap();
+        assert_eq!(back.scope_dir, PathBuf::from("/wf"));
+        assert_eq!(back.current_state, "RET.md");
+        assert_eq!((back.nesting_depth, back.session_id.as_deref()), (0, Some("s1")));
+        assert_eq!(back.pending_result.as_deref(), Some("out"));
+    }
+
+    #[test]
+    fn r13_13_the_fifth_nested_call_is_refused_but_reset_workflow_is_not() {
+        let mut agent = main_agent();
+        let call = Transition::CallWorkflow {
+            callee: lib_entry(),
+            return_state: "RET.md".into(),
+            input: None,
+            fork_session: false,
+            cd: None,
+        };
+        agent.nesting_depth = 3;
+        assert_eq!(refusal(&agent, &call), None);
+        agent.nesting_depth = 4;
+        assert_eq!(
+            refusal(&agent, &call).as_deref(),
+            Some("function-workflow: maximum cross-workflow nesting depth (4) exceeded")
+        );
+        let reset = Transition::ResetWorkflow { entry: lib_entry(), cd: None, input: None, new_task: false };
+        assert_eq!(refusal(&agent, &reset), None);
+        let after = apply(&agent, reset, &mut BTreeMap::new()).agent.unwrap();
+        assert_eq!((after.nesting_depth, after.stack.len()), (0, 0));
     }
 }

@@ -8,8 +8,9 @@
 use std::path::Path;
 
 use crate::syntax::tag::{Tag, TagKind};
-use crate::transition::{Transition, TransitionError, fork_spec};
+use crate::transition::{Transition, TransitionError, cross_workflow_transition, fork_spec, workflow_fork_spec};
 use crate::workflow::resolution::{ResolveError, resolve_state};
+use crate::workflow::specifier::resolve_specifier;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub(crate) enum InterpretError {
@@ -24,6 +25,21 @@ pub(crate) enum InterpretError {
     /// A multi-fork output that breaks R3.44; the agent is paused, not the run.
     #[error("invalid multi-fork output: {0}")]
     InvalidMultiFork(String),
+    /// A cross-workflow tag whose specifier or attributes do not work (R3.30,
+    /// R3.34, R3.37); the agent is paused, not the run.
+    #[error("{tag}: {reason}")]
+    CrossWorkflow { tag: TagKind, reason: String },
+}
+
+/// The transition of one tag whose state names are resolved (`resolve_tag`); a
+/// cross-workflow specifier is resolved here, against the caller's `scope_dir`.
+pub(crate) fn transition_of(resolved: &Tag, scope_dir: &Path) -> Result<Transition, InterpretError> {
+    if !resolved.kind.is_cross_workflow() {
+        return Ok(Transition::try_from(resolved)?);
+    }
+    let refuse = |reason: String| InterpretError::CrossWorkflow { tag: resolved.kind, reason };
+    let entry = resolve_specifier(&resolved.target, scope_dir).map_err(|error| refuse(error.to_string()))?;
+    cross_workflow_transition(resolved, entry).map_err(refuse)
 }
 
 /// Whether `tags` form a multi-fork: ≥2 fork-family tags, or ≥1 with a `<goto>` (R3.43).
@@ -60,7 +76,7 @@ pub(crate) fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
     }
     match tags {
         [] => Err(InterpretError::NoTag),
-        [tag] => Ok(Transition::try_from(&resolve_tag(scope_dir, tag)?)?),
+        [tag] => transition_of(&resolve_tag(scope_dir, tag)?, scope_dir),
         _ => Err(InterpretError::MultipleTags { count: tags.len() }),
     }
 }
@@ -72,9 +88,6 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
             "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> may appear together",
             stray.kind
         )));
-    }
-    if let Some(workflow_fork) = tags.iter().find(|tag| tag.kind == TagKind::ForkWorkflow) {
-        return Err(InterpretError::Transition(TransitionError::Unsupported { tag: workflow_fork.kind }));
     }
     let gotos: Vec<&Tag> = tags.iter().filter(|tag| tag.kind == TagKind::Goto).collect();
     if gotos.len() > 1 {
@@ -109,6 +122,15 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
             distinct[0].to_string()
         }
     };
-    let workers = resolved.iter().filter(|tag| tag.kind == TagKind::Fork).map(fork_spec).collect();
+    let mut workers = Vec::new();
+    for tag in resolved.iter().filter(|tag| tag.kind.is_fork_family()) {
+        workers.push(if tag.kind == TagKind::Fork {
+            fork_spec(tag)
+        } else {
+            let entry = resolve_specifier(&tag.target, scope_dir)
+                .map_err(|error| InterpretError::CrossWorkflow { tag: tag.kind, reason: error.to_string() })?;
+            workflow_fork_spec(tag, entry)
+        });
+    }
     Ok(Transition::MultiFork { workers, continuation: continuation.into() })
 }

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use crate::ids::StateName;
 use crate::syntax::tag::{Tag, TagKind};
+use crate::workflow::specifier::WorkflowEntry;
 
 /// Where a forked worker keeps its task folder (R3.21).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +33,11 @@ pub(crate) struct ForkSpec {
     pub(crate) cd: Option<String>,
     pub(crate) input: Option<String>,
     pub(crate) task: TaskMode,
-    /// Every attribute except `next`, `cd`, `input` and `task`: the worker's variables.
+    /// Every attribute except `next`, `cd`, `input` and `task`: the worker's variables
+    /// (none for `<fork-workflow>`, which drops them, R3.35).
     pub(crate) attributes: BTreeMap<String, String>,
+    /// For `<fork-workflow>`: the worker's workflow; `target` is its entry state.
+    pub(crate) workflow: Option<WorkflowEntry>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +64,9 @@ pub(crate) enum Transition {
     },
     Fork {
         worker: ForkSpec,
-        next: StateName,
+        /// Where the parent continues; `None` only for a `<fork-workflow>` without
+        /// `next`, whose parent stays at its state (R3.36).
+        next: Option<StateName>,
     },
     Result {
         payload: String,
@@ -69,6 +75,22 @@ pub(crate) enum Transition {
     MultiFork {
         workers: Vec<ForkSpec>,
         continuation: StateName,
+    },
+    /// `<call-workflow>` (the callee forks the caller's session) or
+    /// `<function-workflow>` (a fresh session, and `cd` allowed): R3.30–R3.33.
+    CallWorkflow {
+        callee: WorkflowEntry,
+        return_state: StateName,
+        input: Option<String>,
+        fork_session: bool,
+        cd: Option<String>,
+    },
+    /// `<reset-workflow>`: start over in another workflow, stack cleared (R3.37).
+    ResetWorkflow {
+        entry: WorkflowEntry,
+        cd: Option<String>,
+        input: Option<String>,
+        new_task: bool,
     },
 }
 
@@ -80,9 +102,26 @@ impl Transition {
             Transition::Reset { .. } => "reset",
             Transition::Call { .. } => "call",
             Transition::Function { .. } => "function",
+            Transition::Fork { worker, .. } if worker.workflow.is_some() => "fork-workflow",
             Transition::Fork { .. } => "fork",
             Transition::Result { .. } => "result",
             Transition::MultiFork { .. } => "multi-fork",
+            Transition::CallWorkflow { fork_session: true, .. } => "call-workflow",
+            Transition::CallWorkflow { .. } => "function-workflow",
+            Transition::ResetWorkflow { .. } => "reset-workflow",
+        }
+    }
+
+    /// Render the `input` of a cross-workflow transition (R3.41: unlike the other
+    /// tags' inputs, theirs are templates).
+    pub(crate) fn render_workflow_input(&mut self, render: impl Fn(&str) -> String) {
+        let input = match self {
+            Transition::CallWorkflow { input, .. } | Transition::ResetWorkflow { input, .. } => input,
+            Transition::Fork { worker, .. } if worker.workflow.is_some() => &mut worker.input,
+            _ => return,
+        };
+        if let Some(text) = input.as_mut() {
+            *text = render(text);
         }
     }
 }
@@ -94,6 +133,9 @@ pub(crate) enum TransitionError {
     MissingAttribute { tag: TagKind, attribute: &'static str, purpose: &'static str },
     #[error("<{tag}> is not supported by this version of baton yet")]
     Unsupported { tag: TagKind },
+    /// A cross-workflow tag, which needs its caller's scope (`interpret::transition_of`).
+    #[error("<{tag}> needs the caller's workflow to be interpreted")]
+    NeedsScope { tag: TagKind },
 }
 
 /// `input` counts only when present and non-empty (R3.5, R3.9, R3.12).
@@ -124,9 +166,57 @@ pub(crate) fn fork_spec(tag: &Tag) -> ForkSpec {
         target: StateName::from(tag.target.as_str()),
         cd: tag.attribute("cd").map(str::to_string),
         input: input_of(tag),
-        task: if tag.attribute("task") == Some("inherit") { TaskMode::Inherit } else { TaskMode::New },
+        task: task_mode(tag),
         attributes,
+        workflow: None,
     }
+}
+
+fn task_mode(tag: &Tag) -> TaskMode {
+    if tag.attribute("task") == Some("inherit") { TaskMode::Inherit } else { TaskMode::New }
+}
+
+/// The worker half of a `<fork-workflow>` tag, whose specifier resolved to `entry`.
+pub(crate) fn workflow_fork_spec(tag: &Tag, entry: WorkflowEntry) -> ForkSpec {
+    ForkSpec {
+        target: entry.state.clone(),
+        cd: tag.attribute("cd").map(str::to_string),
+        input: input_of(tag),
+        task: task_mode(tag),
+        attributes: BTreeMap::new(),
+        workflow: Some(entry),
+    }
+}
+
+/// Why a cross-workflow tag cannot be applied as written (R3.30): the agent is
+/// paused, not the run.
+pub(crate) fn cross_workflow_transition(tag: &Tag, entry: WorkflowEntry) -> Result<Transition, String> {
+    let input = input_of(tag);
+    Ok(match tag.kind {
+        TagKind::CallWorkflow | TagKind::FunctionWorkflow => {
+            let Some(return_state) = tag.attribute("return").filter(|value| !value.is_empty()) else {
+                return Err(format!("needs a `return` attribute ({RETURN_PURPOSE})"));
+            };
+            let fork_session = tag.kind == TagKind::CallWorkflow;
+            if fork_session && tag.attribute("cd").is_some() {
+                return Err("`cd` is not allowed (the callee continues the caller's session, which belongs to \
+                            its directory); use <function-workflow cd=…> for a fresh session elsewhere"
+                    .to_string());
+            }
+            let cd = if fork_session { None } else { tag.attribute("cd").map(str::to_string) };
+            Transition::CallWorkflow { callee: entry, return_state: return_state.into(), input, fork_session, cd }
+        }
+        TagKind::ForkWorkflow => Transition::Fork {
+            next: tag.attribute("next").map(StateName::from),
+            worker: workflow_fork_spec(tag, entry),
+        },
+        _ => Transition::ResetWorkflow {
+            entry,
+            cd: tag.attribute("cd").filter(|cd| !cd.is_empty()).map(str::to_string),
+            input,
+            new_task: tag.attribute("task") == Some("new"),
+        },
+    })
 }
 
 impl TryFrom<&Tag> for Transition {
@@ -153,9 +243,12 @@ impl TryFrom<&Tag> for Transition {
                 return_state: required(tag, "return", RETURN_PURPOSE)?,
                 input: input_of(tag),
             },
-            TagKind::Fork => Transition::Fork { next: required(tag, "next", NEXT_PURPOSE)?, worker: fork_spec(tag) },
+            TagKind::Fork => {
+                Transition::Fork { next: Some(required(tag, "next", NEXT_PURPOSE)?), worker: fork_spec(tag) }
+            }
             TagKind::Result => Transition::Result { payload: tag.payload.clone().unwrap_or_default() },
-            kind => return Err(TransitionError::Unsupported { tag: kind }),
+            TagKind::Ask => return Err(TransitionError::Unsupported { tag: TagKind::Ask }),
+            kind => return Err(TransitionError::NeedsScope { tag: kind }),
         })
     }
 }
@@ -202,7 +295,7 @@ mod tests {
         let Transition::Fork { worker, next } = Transition::try_from(&fork).unwrap() else {
             panic!("expected a fork");
         };
-        assert_eq!(next, "N.sh");
+        assert_eq!(next.as_deref(), Some("N.sh"));
         assert_eq!(worker.attributes, BTreeMap::from([("item".to_string(), "a".to_string())]));
         assert_eq!(worker.task, TaskMode::Inherit);
         assert_eq!(worker.cd.as_deref(), Some("w"));

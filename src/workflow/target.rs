@@ -89,7 +89,7 @@ fn refuse_unsupported_forms(argument: &str) -> Result<(), WorkflowTargetError> {
 /// `scheme://…`, where the scheme follows RFC 3986 (a letter, then letters,
 /// digits, `+`, `-`, `.`). One-letter schemes are not taken as URLs, so a Windows
 /// drive (`C://x`) stays a path.
-fn is_url(argument: &str) -> bool {
+pub(crate) fn is_url(argument: &str) -> bool {
     let Some((scheme, _)) = argument.split_once("://") else {
         return false;
     };
@@ -144,7 +144,7 @@ fn suggest_sibling(argument: &str, path: &Path) -> Option<String> {
 
 /// Collapse `.` and `..` without consulting the file system. `..` at the root
 /// stays at the root; leading `..` of a relative path is kept.
-fn clean_lexically(path: &Path) -> PathBuf {
+pub(crate) fn clean_lexically(path: &Path) -> PathBuf {
     let mut cleaned = PathBuf::new();
     for component in path.components() {
         match component {

@@ -3,6 +3,7 @@
 pub(crate) mod common;
 
 mod call_stack;
+mod cross_workflow;
 mod failure_resume;
 mod forks;
 mod parsing;

@@ -226,3 +226,39 @@ fn r3_39_claude_runs_in_the_agents_cwd_after_reset_cd() {
     assert_eq!(cwds, [root.clone(), root.join("sub"), root.join("sub")]);
     assert_eq!(sessions(&outcome), ["START: fresh", "X: fresh", "Y: resume fake-session-2"]);
 }
+
+#[test]
+fn r3_31_call_workflow_forks_the_callers_session_and_r3_33_function_workflow_starts_fresh() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[START]]\n")
+        .file("MID.md", "[[MID]] got <{{input}}>\n")
+        .file("END.md", "[[END]] got <{{input}}>\n")
+        .write("lib/START.md", "[[LIB]] input <{{input}}>\n")
+        .write("fresh/START.md", "[[FRESH]]\n");
+    fake(&test)
+        .rule(
+            "a",
+            "[[START]]",
+            Reply::text(r#"<call-workflow return="MID" input="{{workflow_id}}">../lib/</call-workflow>"#),
+        )
+        .rule("b", "[[LIB]]", Reply::text("<result>from lib</result>"))
+        .rule("c", "[[MID]]", Reply::text(r#"<function-workflow return="END">../fresh</function-workflow>"#))
+        .rule("d", "[[FRESH]]", Reply::text("<result>from fresh</result>"))
+        .rule("e", "[[END]]", Reply::text("<result>end</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("end\n");
+    assert_eq!(
+        sessions(&outcome),
+        [
+            "START: fresh",
+            "LIB: resume fake-session-1 fork",
+            "MID: resume fake-session-1",
+            "FRESH: fresh",
+            "END: resume fake-session-1",
+        ]
+    );
+    // R3.41: the cross-workflow input was rendered; the callee's result came back.
+    assert_eq!(calls_for(&outcome, "[[LIB]]")[0].prompt, format!("[[LIB]] input <{RUN}>\n"));
+    assert_eq!(calls_for(&outcome, "[[MID]]")[0].prompt, "[[MID]] got <from lib>\n");
+}

@@ -14,7 +14,7 @@ use crate::syntax::scanner::scan;
 use crate::syntax::tag::Tag;
 use crate::syntax::template::render;
 use crate::transition::Transition;
-use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag};
+use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag, transition_of};
 
 /// Why one turn's output could not become a transition.
 pub(super) enum TurnError {
@@ -45,8 +45,9 @@ pub(super) fn interpret_turn(
                 format!("implicit transition: {error}"),
             ))
         })?;
-        Transition::try_from(&resolved)
-            .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))
+        let mut transition = transition_of(&resolved, scope_dir).map_err(fatal_transition)?;
+        transition.render_workflow_input(|input| render(input, template_variables));
+        Ok(transition)
     };
     if frontmatter.force_implicit && policy.can_use_implicit() {
         return implicit();
@@ -76,11 +77,11 @@ pub(super) fn interpret_turn(
         }),
         [tag] => {
             let resolved = check_policy(policy, scope_dir, tag)?;
-            let mut transition = Transition::try_from(&resolved)
-                .map_err(|error| TurnError::Fatal(StepFailure::fatal(ErrorKind::TransitionError, error.to_string())))?;
+            let mut transition = transition_of(&resolved, scope_dir).map_err(fatal_transition)?;
             if let Transition::Result { payload } = &mut transition {
                 *payload = payload.trim().to_string();
             }
+            transition.render_workflow_input(|input| render(input, template_variables));
             Ok(transition)
         }
         more => Err(TurnError::Remindable {
@@ -104,12 +105,18 @@ fn check_policy(policy: &Policy, scope_dir: &Path, tag: &Tag) -> Result<Tag, Tur
     Ok(resolved)
 }
 
+/// A resolved tag that still cannot become a transition: an attribute rule
+/// (fatal) or a cross-workflow tag that names no workflow (the agent pauses).
+fn fatal_transition(error: InterpretError) -> TurnError {
+    TurnError::Fatal(StepFailure::of_interpretation(&error, error.to_string()))
+}
+
 /// Under a policy a wrong tag earns a reminder; a tag that breaks an attribute
 /// rule, or a broken multi-fork, would break again and fails at once.
 fn remindable_or_fatal(error: InterpretError) -> TurnError {
     let kind = interpretation_kind(&error);
     match error {
-        InterpretError::Transition(_) | InterpretError::InvalidMultiFork(_) => {
+        InterpretError::Transition(_) | InterpretError::InvalidMultiFork(_) | InterpretError::CrossWorkflow { .. } => {
             TurnError::Fatal(StepFailure::of_interpretation(&error, error.to_string()))
         }
         InterpretError::NoTag | InterpretError::MultipleTags { .. } | InterpretError::Resolve(_) => {

@@ -1,0 +1,213 @@
+//! Cross-workflow specifiers: what `<call-workflow>`, `<function-workflow>`,
+//! `<fork-workflow>` and `<reset-workflow>` name (R13.9–R13.12).
+//!
+//! A specifier is a path, relative to the *caller's workflow* (never its cwd, so a
+//! workflow can be moved or shared as a whole), to another workflow directory, to a
+//! state file, or to a state inside another workflow (`../review/CHECK`). It
+//! resolves to a scope, the state to start at, and the abbreviation that names
+//! forked workers (`main_review1`).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::ids::StateName;
+use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
+use crate::workflow::state_name::{self, abbreviation};
+use crate::workflow::target::{clean_lexically, is_url};
+
+/// Where a cross-workflow tag leads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WorkflowEntry {
+    /// The workflow's directory, absolute and lexically cleaned.
+    pub(crate) scope_dir: PathBuf,
+    /// The state to start at, resolved to its file name.
+    pub(crate) state: StateName,
+    /// Lowercase, at most 6 bytes: the middle of a forked worker's id (R13.12).
+    pub(crate) abbrev: String,
+}
+
+/// Why a specifier names no workflow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SpecifierError {
+    #[error("empty workflow specifier; name a workflow directory, e.g. `../review/`")]
+    Empty,
+    #[error("`{spec}`: remote workflows (URLs) are not supported by this version of baton yet")]
+    Remote { spec: String },
+    #[error("`{spec}`: YAML and zip workflows are not supported by this version of baton yet")]
+    UnsupportedScope { spec: String },
+    #[error("`{spec}`: {} does not exist", .path.display())]
+    NotFound { spec: String, path: PathBuf },
+    #[error("`{spec}`: cannot read {}: {reason}", .path.display())]
+    Unreadable { spec: String, path: PathBuf, reason: String },
+    #[error("`{spec}`: {source}")]
+    Resolve { spec: String, source: ResolveError },
+}
+
+/// Resolve `spec` (a tag's content) for a caller whose workflow is `caller_scope`.
+pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<WorkflowEntry, SpecifierError> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(SpecifierError::Empty);
+    }
+    if is_url(spec) {
+        return Err(SpecifierError::Remote { spec: spec.to_string() });
+    }
+    let path = clean_lexically(&scope_base(caller_scope).join(spec));
+    let resolve_error = |source| SpecifierError::Resolve { spec: spec.to_string(), source };
+    let extension = state_name::extension(path.to_str().unwrap_or_default()).to_ascii_lowercase();
+    if is_scope_file_extension(&extension) {
+        return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
+    }
+    if extension == ".md" {
+        // A state file named directly: its directory is the scope (R13.11).
+        if !path.is_file() {
+            return Err(SpecifierError::NotFound { spec: spec.to_string(), path });
+        }
+        let (scope_dir, state) = split_file(&path);
+        let abbrev = abbreviation(state_name::stem(&state));
+        return Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev });
+    }
+    match fs::metadata(&path) {
+        Ok(metadata) if metadata.is_dir() => {
+            let state = entry_point(&path).map_err(resolve_error)?;
+            let abbrev = abbreviation(&file_name(&path));
+            Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev })
+        }
+        // A state inside another workflow: the last component names it.
+        Ok(_) => state_in_parent(spec, &path),
+        Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            state_in_parent(spec, &path)
+        }
+        Err(error) => Err(SpecifierError::Unreadable { spec: spec.to_string(), path, reason: error.to_string() }),
+    }
+}
+
+/// `DIR/STATE`: resolve `STATE` in `DIR`, which must be a workflow directory.
+fn state_in_parent(spec: &str, path: &Path) -> Result<WorkflowEntry, SpecifierError> {
+    let (scope_dir, name) = split_file(path);
+    let parent_extension = state_name::extension(scope_dir.to_str().unwrap_or_default()).to_ascii_lowercase();
+    if is_scope_file_extension(&parent_extension) {
+        return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
+    }
+    if !scope_dir.is_dir() {
+        return Err(SpecifierError::NotFound { spec: spec.to_string(), path: scope_dir });
+    }
+    let state = resolve_state(&scope_dir, &name)
+        .map_err(|source| SpecifierError::Resolve { spec: spec.to_string(), source })?;
+    let abbrev = abbreviation(&file_name(&scope_dir));
+    Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev })
+}
+
+/// What a relative specifier is joined to: the caller's directory, or for a YAML or
+/// zip scope the file's path without its extension (`/wf/a.zip` → `/wf/a`, R13.10).
+fn scope_base(caller_scope: &Path) -> PathBuf {
+    let text = caller_scope.to_str().unwrap_or_default();
+    let extension = state_name::extension(text);
+    if is_scope_file_extension(&extension.to_ascii_lowercase()) {
+        PathBuf::from(&text[..text.len() - extension.len()])
+    } else {
+        caller_scope.to_path_buf()
+    }
+}
+
+fn is_scope_file_extension(extension: &str) -> bool {
+    matches!(extension, ".yaml" | ".yml" | ".zip")
+}
+
+fn split_file(path: &Path) -> (PathBuf, String) {
+    let parent = path.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    (parent, file_name(path))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use tempfile::TempDir;
+
+    use super::*;
+
+    /// `root/caller/START.sh`, `root/review/START.md`, `root/review/CHECK.sh`,
+    /// `root/bs_worker/1_START.md`.
+    fn workflows() -> TempDir {
+        let root = tempfile::tempdir().expect("temp dir");
+        for file in ["caller/START.sh", "review/START.md", "review/CHECK.sh", "bs_worker/1_START.md"] {
+            let path = root.path().join(file);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, "x").expect("write");
+        }
+        root
+    }
+
+    fn resolve(root: &TempDir, spec: &str) -> Result<WorkflowEntry, SpecifierError> {
+        resolve_specifier(spec, &root.path().join("caller"))
+    }
+
+    #[test]
+    fn r13_10_a_relative_directory_is_joined_to_the_callers_scope_and_uses_its_entry_point() {
+        let root = workflows();
+        let entry = resolve(&root, "../review/").expect("resolves");
+        assert_eq!(entry.scope_dir, root.path().join("review"));
+        assert_eq!(entry.state, "START.md");
+        assert_eq!(entry.abbrev, "review");
+        let entry = resolve(&root, " ../bs_worker ").expect("resolves, trimmed");
+        assert_eq!((&*entry.state, entry.abbrev.as_str()), ("1_START.md", "bs_wor"));
+    }
+
+    #[test]
+    fn r13_11_a_state_inside_another_workflow_is_resolved_there() {
+        let root = workflows();
+        let entry = resolve(&root, "../review/CHECK").expect("resolves");
+        assert_eq!((&*entry.state, entry.abbrev.as_str()), ("CHECK.sh", "review"));
+        assert_eq!(entry.scope_dir, root.path().join("review"));
+    }
+
+    #[test]
+    fn r13_11_an_md_file_names_its_directory_and_its_stem_is_the_abbreviation() {
+        let root = workflows();
+        let entry = resolve(&root, "../review/START.md").expect("resolves");
+        assert_eq!((&*entry.state, entry.abbrev.as_str()), ("START.md", "start"));
+    }
+
+    #[test]
+    fn r13_10_an_absolute_specifier_ignores_the_caller() {
+        let root = workflows();
+        let spec = root.path().join("review").display().to_string();
+        let entry = resolve_specifier(&spec, Path::new("/elsewhere")).expect("resolves");
+        assert_eq!(entry.scope_dir, root.path().join("review"));
+    }
+
+    #[test]
+    fn r13_10_a_yaml_or_zip_callers_base_drops_the_extension() {
+        assert_eq!(scope_base(Path::new("/wf/a.zip")), PathBuf::from("/wf/a"));
+        assert_eq!(scope_base(Path::new("/wf/a.YAML")), PathBuf::from("/wf/a"));
+        assert_eq!(scope_base(Path::new("/wf/dir")), PathBuf::from("/wf/dir"));
+    }
+
+    #[test]
+    fn bad_specifiers_say_what_is_wrong() {
+        let root = workflows();
+        let message = |spec: &str| resolve(&root, spec).unwrap_err().to_string();
+        assert_eq!(message("  "), "empty workflow specifier; name a workflow directory, e.g. `../review/`");
+        assert_eq!(
+            message("../nowhere/START.md"),
+            format!("`../nowhere/START.md`: {} does not exist", root.path().join("nowhere/START.md").display())
+        );
+        assert_eq!(
+            message("../nowhere/X"),
+            format!("`../nowhere/X`: {} does not exist", root.path().join("nowhere").display())
+        );
+        assert!(message("../review/NOPE").starts_with("`../review/NOPE`: state `NOPE` not found in workflow"));
+        assert_eq!(
+            message("../other.yaml"),
+            "`../other.yaml`: YAML and zip workflows are not supported by this version of baton yet"
+        );
+        assert_eq!(
+            message("https://example.com/w.zip"),
+            "`https://example.com/w.zip`: remote workflows (URLs) are not supported by this version of baton yet"
+        );
+    }
+}
