@@ -87,6 +87,40 @@ fn function_reset_and_fork_workers_start_fresh_conversations() {
 }
 
 #[test]
+fn cross_workflow_tags_carry_sessions_across_workflows() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("MAIN START").fresh().reply_text("<call-workflow return=\"BACK\">../lib/</call-workflow>"),
+        Rule::when_prompt("LIB ENTRY")
+            .history_contains("MAIN START")
+            .reply_text("lib-only detail 6061\n<result>from lib</result>"),
+        Rule::when_prompt("BACK HOME")
+            .resumed()
+            .history_contains("MAIN START")
+            .history_lacks("lib-only detail")
+            .reply_text("<function-workflow return=\"END\">../tool/</function-workflow>"),
+        Rule::when_prompt("TOOL ENTRY").fresh().reply_text("<reset-workflow>../final/</reset-workflow>"),
+        Rule::when_prompt("FINAL ENTRY").fresh().reply_text("<result>final</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", "MAIN START")
+        .file("BACK.md", "BACK HOME, lib said: {{input}}")
+        // Only named as the return state: reset-workflow clears the stack before it runs.
+        .file("END.md", "END STATE")
+        .write("lib/START.md", "LIB ENTRY")
+        .write("tool/START.md", "TOOL ENTRY")
+        .write("final/START.md", "FINAL ENTRY");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    // reset-workflow cleared the stack, so the run ends inside `final/`.
+    outcome.status(0).stdout("final\n");
+    assert!(fake.unmatched().is_empty(), "every turn matched its session rule:\n{}", fake.summary());
+    let requests = fake.requests();
+    let (main, lib, back) = (&requests[0].view, &requests[1].view, &requests[2].view);
+    assert_ne!(lib.session_id, main.session_id, "the callee forked the caller's session");
+    assert_eq!(back.session_id, main.session_id, "the return state resumed the caller's own session");
+    assert!(back.prompt.contains("lib said: from lib"), "{}", back.prompt);
+}
+
+#[test]
 fn tools_run_in_the_agents_working_directory() {
     let fake = FakeAnthropic::start(vec![
         Rule::when_prompt("WRITE STATE")
