@@ -2,7 +2,7 @@
 //! settings that do not change from one step to the next. One instance per run,
 //! behind an `Arc`, handed to every executor task.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +13,7 @@ use crate::ids::RunId;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::text::duration::{self, MAX_DURATION, SecondsError};
+use crate::workflow::state_file::declared_timeout;
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,8 @@ pub(crate) enum TimeoutSource {
     LaunchFlag,
     /// `timeout` in `.baton/config.toml`.
     Config,
+    /// The state's own `timeout` in its YAML workflow (R13.6).
+    State,
 }
 
 impl std::fmt::Display for TimeoutSource {
@@ -32,6 +35,7 @@ impl std::fmt::Display for TimeoutSource {
             TimeoutSource::Flag => f.write_str("--timeout flag"),
             TimeoutSource::LaunchFlag => f.write_str("--timeout of the original `baton run`"),
             TimeoutSource::Config => f.write_str(".baton/config.toml"),
+            TimeoutSource::State => f.write_str("the state's `timeout` in its YAML workflow"),
         }
     }
 }
@@ -77,4 +81,15 @@ pub(crate) struct ExecutionContext {
     /// `--model`/`--effort` or config; a state's frontmatter overrides them (R5.21–R5.22).
     pub(crate) default_model: Option<String>,
     pub(crate) default_effort: Option<String>,
+}
+
+impl ExecutionContext {
+    /// The timeout for state `state` of workflow `scope`: its own, when its YAML
+    /// workflow gives one, else the run's.
+    pub(crate) fn timeout_for(&self, scope: &Path, state: &str) -> StateTimeout {
+        match declared_timeout(scope, state) {
+            Some(seconds) => StateTimeout::from_seconds(seconds, TimeoutSource::State),
+            None => self.timeout.clone(),
+        }
+    }
 }

@@ -28,6 +28,7 @@ use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
 use crate::syntax::template::{TemplateInputs, render, variables};
 use crate::transition::interpret::{InterpretError, interpret};
+use crate::workflow::state_file::{ScriptSource, script_source};
 
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
 const STDERR_EXCERPT_BYTES: usize = 4096;
@@ -123,7 +124,7 @@ fn private_dir_in(shared: &Path) -> Option<PathBuf> {
 /// one, so a script can read inputs of any size the same way.
 fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<PathBuf>> {
     let Some(input) = &agent.pending_result else { return Ok(None) };
-    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(inputs_dir)?;
+    create_private_dir(inputs_dir)?;
     let path = inputs_dir.join(format!("{}.input", agent.id));
     // Rewritten in place, not truncated to zero first: on ext4 a truncate-and-rewrite
     // makes `close` start writeback (auto_da_alloc).
@@ -131,6 +132,20 @@ fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<
     file.write_all_at(input.as_bytes(), 0)?;
     file.set_len(input.len() as u64)?;
     Ok(Some(path))
+}
+
+/// The invocation's directory for inputs and scripts, readable by this user only.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(dir)
+}
+
+/// A YAML workflow's script, written where the invocation keeps its private files
+/// (`inputs_dir`, removed with it) so that `bash` can run it like any other.
+fn write_inline_script(inputs_dir: &Path, agent: &Agent, source: &str) -> std::io::Result<PathBuf> {
+    create_private_dir(inputs_dir)?;
+    let path = inputs_dir.join(format!("{}.script", agent.id));
+    std::fs::write(&path, source)?;
+    Ok(path)
 }
 
 /// Too many open files or processes: the machine is busy, not the script wrong.
@@ -214,13 +229,17 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             format!("script `{state}` is a Windows script ({extension}) and cannot run on this platform"),
         ));
     }
-    let script_path = agent.scope_dir.join(state);
-    if !script_path.is_file() {
-        return Err(StepFailure::fatal(
-            ErrorKind::ScriptError,
-            format!("script `{state}` not found in workflow `{}`", agent.scope_dir.display()),
-        ));
-    }
+    let source = script_source(&agent.scope_dir, state)
+        .map_err(|message| StepFailure::fatal(ErrorKind::ScriptError, message))?;
+    let script_path = match source {
+        ScriptSource::File(path) => path,
+        ScriptSource::Inline(text) => write_inline_script(&context.inputs_dir, agent, &text).map_err(|error| {
+            StepFailure::fatal(
+                ErrorKind::ScriptError,
+                format!("script `{state}` cannot run: cannot write it to {}: {error}", context.inputs_dir.display()),
+            )
+        })?,
+    };
 
     if !agent.cwd.is_dir() {
         return Err(StepFailure::fatal(
@@ -245,12 +264,13 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
     })?;
     let env = script_environment(&context.run_id, agent, input_file.as_deref());
     let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
+    let timeout = context.timeout_for(&agent.scope_dir, state);
     let command = ScriptCommand {
         program: BASH.clone(),
         args: vec![script_path.into_os_string()],
         cwd: agent.cwd.clone(),
         env: env.clone(),
-        inactivity_timeout: context.timeout.limit,
+        inactivity_timeout: timeout.limit,
         keep_background,
     };
     let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
@@ -263,7 +283,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
                 format!(
                     "script `{state}` produced no output for {} and was killed (timeout from {})",
                     crate::text::duration::seconds_phrase(after.as_secs_f64()),
-                    context.timeout.source
+                    timeout.source
                 ),
             ));
         }

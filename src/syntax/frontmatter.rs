@@ -292,6 +292,9 @@ pub(crate) enum PromptFileError {
     /// Positions are the file's: the frontmatter's first line is the file's second.
     #[error("prompt file `{}`{}: {}", .path.display(), file_position(.source), without_block_position(.source))]
     Frontmatter { path: PathBuf, source: FrontmatterError },
+    /// The workflow holding the state is broken (an invalid YAML workflow).
+    #[error("{message}")]
+    Workflow { message: String },
 }
 
 impl PromptFileError {

@@ -4,6 +4,8 @@
 
 pub(crate) mod resolution;
 pub(crate) mod specifier;
+pub(crate) mod state_file;
 pub(crate) mod state_name;
 pub(crate) mod suggestion;
 pub(crate) mod target;
+pub(crate) mod yaml_scope;

@@ -15,6 +15,7 @@ use crate::ids::StateName;
 use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
 use crate::workflow::state_name::{self, abbreviation};
 use crate::workflow::target::{clean_lexically, is_url};
+use crate::workflow::yaml_scope::is_yaml_scope;
 
 /// Where a cross-workflow tag leads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,8 +35,10 @@ pub(crate) enum SpecifierError {
     Empty,
     #[error("`{spec}`: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { spec: String },
-    #[error("`{spec}`: YAML and zip workflows are not supported by this version of baton yet")]
+    #[error("`{spec}`: zip workflows are not supported by this version of baton yet")]
     UnsupportedScope { spec: String },
+    #[error("`{spec}`: a state inside a YAML workflow is written without a trailing `/`")]
+    TrailingSlash { spec: String },
     #[error("`{spec}`: {} does not exist", .path.display())]
     NotFound { spec: String, path: PathBuf },
     #[error("`{spec}`: cannot read {}: {reason}", .path.display())]
@@ -56,8 +59,14 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
     let path = clean_lexically(&scope_base(caller_scope).join(spec));
     let resolve_error = |source| SpecifierError::Resolve { spec: spec.to_string(), source };
     let extension = state_name::extension(path.to_str().unwrap_or_default()).to_ascii_lowercase();
-    if is_scope_file_extension(&extension) {
+    if extension == ".zip" {
         return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
+    }
+    if is_yaml_scope(&path) {
+        // A YAML workflow: its entry point; abbreviated by the file's stem (R13.11).
+        let state = entry_point(&path).map_err(resolve_error)?;
+        let abbrev = abbreviation(state_name::stem(&file_name(&path)));
+        return Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev });
     }
     if extension == ".md" {
         // A state file named directly: its directory is the scope (R13.11).
@@ -83,19 +92,24 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
     }
 }
 
-/// `DIR/STATE`: resolve `STATE` in `DIR`, which must be a workflow directory.
+/// `DIR/STATE` or `FILE.yaml/STATE`: resolve `STATE` in that workflow.
 fn state_in_parent(spec: &str, path: &Path) -> Result<WorkflowEntry, SpecifierError> {
     let (scope_dir, name) = split_file(path);
     let parent_extension = state_name::extension(scope_dir.to_str().unwrap_or_default()).to_ascii_lowercase();
-    if is_scope_file_extension(&parent_extension) {
+    if parent_extension == ".zip" {
         return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
     }
-    if !scope_dir.is_dir() {
+    let yaml = is_yaml_scope(&scope_dir);
+    if yaml && spec.ends_with('/') {
+        return Err(SpecifierError::TrailingSlash { spec: spec.to_string() });
+    }
+    if yaml && !scope_dir.is_file() || !yaml && !scope_dir.is_dir() {
         return Err(SpecifierError::NotFound { spec: spec.to_string(), path: scope_dir });
     }
     let state = resolve_state(&scope_dir, &name)
         .map_err(|source| SpecifierError::Resolve { spec: spec.to_string(), source })?;
-    let abbrev = abbreviation(&file_name(&scope_dir));
+    let parent = file_name(&scope_dir);
+    let abbrev = abbreviation(if yaml { state_name::stem(&parent) } else { &parent });
     Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev })
 }
 
@@ -188,6 +202,22 @@ mod tests {
     }
 
     #[test]
+    fn r13_11_a_yaml_workflow_and_a_state_inside_it() {
+        let root = workflows();
+        fs::write(root.path().join("Flows.yaml"), "states:\n  START:\n    prompt: x\n  CHECK:\n    sh: y\n")
+            .expect("write");
+        let entry = resolve(&root, "../Flows.yaml").expect("the entry point");
+        assert_eq!((&*entry.state, entry.abbrev.as_str()), ("START.md", "flows"));
+        assert_eq!(entry.scope_dir, root.path().join("Flows.yaml"));
+        let entry = resolve(&root, "../Flows.yaml/CHECK").expect("an inner state");
+        assert_eq!((&*entry.state, entry.abbrev.as_str()), ("CHECK.sh", "flows"));
+        assert_eq!(
+            resolve(&root, "../Flows.yaml/CHECK/").unwrap_err().to_string(),
+            "`../Flows.yaml/CHECK/`: a state inside a YAML workflow is written without a trailing `/`"
+        );
+    }
+
+    #[test]
     fn bad_specifiers_say_what_is_wrong() {
         let root = workflows();
         let message = |spec: &str| resolve(&root, spec).unwrap_err().to_string();
@@ -202,8 +232,8 @@ mod tests {
         );
         assert!(message("../review/NOPE").starts_with("`../review/NOPE`: state `NOPE` not found in workflow"));
         assert_eq!(
-            message("../other.yaml"),
-            "`../other.yaml`: YAML and zip workflows are not supported by this version of baton yet"
+            message("../other.zip"),
+            "`../other.zip`: zip workflows are not supported by this version of baton yet"
         );
         assert_eq!(
             message("https://example.com/w.zip"),

@@ -21,6 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::workflow::resolution::{self, ResolveError};
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
+use crate::workflow::yaml_scope::is_yaml_scope;
 
 /// Where a run starts: the workflow directory and the state to run first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,10 +37,11 @@ pub(crate) enum WorkflowTargetError {
     #[error("workflow argument is empty; name a workflow directory or a state file")]
     Empty,
 
-    #[error(
-        "{argument}: YAML and zip workflows are not supported by this version of baton yet; use a workflow directory"
-    )]
+    #[error("{argument}: zip workflows are not supported by this version of baton yet; use a directory or a YAML file")]
     UnsupportedScope { argument: String },
+
+    #[error("{argument}: `{state}` is not a state name (a state inside a YAML workflow is `FILE.yaml/STATE`)")]
+    NestedYamlState { argument: String, state: String },
 
     #[error("{argument}: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { argument: String },
@@ -62,6 +64,9 @@ pub(crate) enum WorkflowTargetError {
 pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, WorkflowTargetError> {
     refuse_unsupported_forms(argument)?;
     let path = clean_lexically(&cwd.join(argument));
+    if let Some(target) = yaml_target(argument, &path)? {
+        return Ok(target);
+    }
     let metadata = fs::metadata(&path).map_err(|error| missing_or_unreadable(argument, &path, error))?;
     if metadata.is_dir() {
         let initial_state = resolution::entry_point(&path)?;
@@ -72,6 +77,28 @@ pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, Wo
     Ok(target)
 }
 
+/// `X.yaml` (its entry point) or `X.yaml/STATE` (R1.18, resolved by R1.16); `None`
+/// when the argument names no YAML workflow.
+fn yaml_target(argument: &str, path: &Path) -> Result<Option<WorkflowTarget>, WorkflowTargetError> {
+    let components: Vec<&std::ffi::OsStr> = path.iter().collect();
+    let Some(index) = components.iter().position(|part| is_yaml_scope(Path::new(part))) else {
+        return Ok(None);
+    };
+    let scope_dir: PathBuf = components[..=index].iter().collect();
+    if let Err(error) = fs::metadata(&scope_dir) {
+        return Err(missing_or_unreadable(argument, &scope_dir, error));
+    }
+    let initial_state = match &components[index + 1..] {
+        [] => resolution::entry_point(&scope_dir)?,
+        [state] => resolution::resolve_state(&scope_dir, &state.to_string_lossy())?,
+        deeper => {
+            let state = deeper.iter().map(|part| part.to_string_lossy()).collect::<Vec<_>>().join("/");
+            return Err(WorkflowTargetError::NestedYamlState { argument: argument.to_string(), state });
+        }
+    };
+    Ok(Some(WorkflowTarget { scope_dir, initial_state }))
+}
+
 /// Arguments whose form this version cannot run, decided without touching the disk.
 fn refuse_unsupported_forms(argument: &str) -> Result<(), WorkflowTargetError> {
     if argument.is_empty() {
@@ -80,7 +107,7 @@ fn refuse_unsupported_forms(argument: &str) -> Result<(), WorkflowTargetError> {
     if is_url(argument) {
         return Err(WorkflowTargetError::Remote { argument: argument.to_string() });
     }
-    if names_yaml_or_zip(argument) {
+    if names_zip(argument) {
         return Err(WorkflowTargetError::UnsupportedScope { argument: argument.to_string() });
     }
     Ok(())
@@ -98,14 +125,9 @@ pub(crate) fn is_url(argument: &str) -> bool {
     starts_with_letter && scheme.len() > 1 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// A YAML or zip scope (R1.1), or a state inside a YAML scope (`X.yaml/STATE`).
-fn names_yaml_or_zip(argument: &str) -> bool {
-    let trimmed = argument.trim_end_matches(['/', '\\']);
-    let ext = state_name::extension(trimmed);
-    let scope_ext = [".yaml", ".yml", ".zip"].iter().any(|known| known.eq_ignore_ascii_case(ext));
-    let lower = argument.to_ascii_lowercase();
-    let inside_yaml = [".yaml/", ".yml/", ".yaml\\", ".yml\\"].iter().any(|marker| lower.contains(marker));
-    scope_ext || inside_yaml
+/// A zip scope (R1.1).
+fn names_zip(argument: &str) -> bool {
+    state_name::extension(argument.trim_end_matches(['/', '\\'])).eq_ignore_ascii_case(".zip")
 }
 
 /// The existing-file form: scope = the parent, initial state = the basename,
@@ -271,17 +293,35 @@ mod tests {
     }
 
     #[test]
-    fn yaml_and_zip_are_refused() {
+    fn zip_is_refused() {
         let root = workflow(&[]);
-        for argument in ["flow.yaml", "flow.YML", "dir/flow.zip", "flow.zip/", "flow.yaml/REVIEW"] {
+        for argument in ["dir/flow.zip", "flow.zip/", "flow.ZIP"] {
             assert_eq!(
                 message(interpret(argument, root.path())),
                 format!(
-                    "{argument}: YAML and zip workflows are not supported by this version of \
-                     baton yet; use a workflow directory"
+                    "{argument}: zip workflows are not supported by this version of baton yet; use a directory \
+                     or a YAML file"
                 )
             );
         }
+    }
+
+    #[test]
+    fn r1_18_a_yaml_file_and_a_state_inside_it() {
+        let root = workflow(&[]);
+        let yaml = "states:\n  START:\n    prompt: go\n  CHECK:\n    sh: echo\n";
+        fs::write(root.path().join("flow.yml"), yaml).expect("write");
+        let target = interpret("flow.yml", root.path()).expect("entry point");
+        assert_eq!((target.scope_dir, target.initial_state.as_str()), (root.path().join("flow.yml"), "START.md"));
+        // R1.16: the extension written does not matter inside a YAML workflow.
+        for argument in ["flow.yml/CHECK", "./flow.yml/CHECK.md"] {
+            assert_eq!(interpret(argument, root.path()).expect("state").initial_state, "CHECK.sh", "{argument}");
+        }
+        assert_eq!(
+            message(interpret("flow.yml/a/b", root.path())),
+            "flow.yml/a/b: `a/b` is not a state name (a state inside a YAML workflow is `FILE.yaml/STATE`)"
+        );
+        assert!(message(interpret("nope.yaml", root.path())).starts_with("workflow `nope.yaml` not found"));
     }
 
     #[test]

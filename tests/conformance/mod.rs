@@ -10,3 +10,4 @@ mod parsing;
 mod resolution;
 mod script_env;
 mod script_errors;
+mod yaml_scope;

@@ -29,11 +29,11 @@ use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
-use crate::syntax::frontmatter::load_prompt;
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::template::{TemplateInputs, render, variables};
 use crate::transition::Transition;
+use crate::workflow::state_file::read_prompt;
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
 pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
@@ -117,7 +117,7 @@ async fn run_markdown_state(
     // A file that cannot be read may be mid-edit: retried. A broken file, or a
     // policy naming a missing state, would fail the same way on every attempt and
     // cost a model turn each time: the agent pauses at once, to be fixed and resumed.
-    let prompt = load_prompt(&path).map_err(|error| {
+    let prompt = read_prompt(&agent.scope_dir, &agent.current_state).map_err(|error| {
         let message = error.to_string();
         if error.is_transient() {
             StepFailure::retryable(PauseReason::PromptError, ErrorKind::PromptFileError, message)
@@ -126,6 +126,7 @@ async fn run_markdown_state(
         }
     })?;
     let frontmatter = prompt.frontmatter;
+    let timeout = context.timeout_for(&agent.scope_dir, &agent.current_state);
     if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(&agent.scope_dir)) {
         let message = format!("prompt file `{}`: {problem}", path.display());
         return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
@@ -199,8 +200,8 @@ async fn run_markdown_state(
             model: model.clone(),
             effort: effort.clone(),
             session: session.clone(),
-            idle_timeout: context.timeout.limit,
-            timeout_source: context.timeout.source.to_string(),
+            idle_timeout: timeout.limit,
+            timeout_source: timeout.source.to_string(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =

@@ -70,6 +70,10 @@ pub(crate) enum ResolveError {
     /// The scope directory could not be listed.
     #[error("cannot read workflow `{scope}`: {reason}")]
     ScopeUnreadable { scope: String, reason: String },
+
+    /// A YAML workflow that cannot be read or is invalid; `message` says where.
+    #[error("{message}")]
+    InvalidScope { scope: String, message: String },
 }
 
 fn suggestion_suffix(suggestion: Option<&str>) -> String {

@@ -28,6 +28,7 @@ use std::path::Path;
 
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
+use crate::workflow::yaml_scope::{YamlWorkflow, is_yaml_scope};
 
 pub(crate) use error::ResolveError;
 pub(crate) use platform::Platform;
@@ -41,6 +42,11 @@ pub(crate) fn resolve_state(scope_dir: &Path, name: &str) -> Result<String, Reso
 /// [`resolve_state`] for an explicit platform.
 pub(crate) fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform) -> Result<String, ResolveError> {
     let scope = scope_label(scope_dir);
+    if is_yaml_scope(scope_dir) {
+        // R1.16: an extension is dropped and the name searched like an abstract one.
+        let name = state_name::strip_state_extension(name);
+        return resolve_in_listing(&yaml_listing(scope_dir)?, &scope, name, platform);
+    }
     check_name(&scope, name, platform)?;
     let listing = list_scope_dir(scope_dir)?;
     resolve_in_listing(&listing, &scope, name, platform)
@@ -70,7 +76,7 @@ pub(crate) fn entry_point(scope_dir: &Path) -> Result<String, ResolveError> {
 
 /// [`entry_point`] for an explicit platform.
 pub(crate) fn entry_point_on(scope_dir: &Path, platform: Platform) -> Result<String, ResolveError> {
-    let listing = list_scope_dir(scope_dir)?;
+    let listing = if is_yaml_scope(scope_dir) { yaml_listing(scope_dir)? } else { list_scope_dir(scope_dir)? };
     entry_point_in_listing(&listing, &scope_label(scope_dir), platform)
 }
 
@@ -260,6 +266,13 @@ fn scope_label(scope_dir: &Path) -> String {
     scope_dir.display().to_string()
 }
 
+/// The virtual files of the YAML workflow `scope` (read and validated again, R13.8).
+fn yaml_listing(scope: &Path) -> Result<Vec<String>, ResolveError> {
+    YamlWorkflow::load(scope)
+        .map(|workflow| workflow.listing())
+        .map_err(|error| ResolveError::InvalidScope { scope: scope_label(scope), message: error.to_string() })
+}
+
 /// The names of the regular files (or symlinks to them) directly in `scope_dir`.
 /// Names that are not UTF-8 cannot be state names and are skipped.
 fn list_scope_dir(scope_dir: &Path) -> Result<Vec<String>, ResolveError> {
@@ -309,6 +322,7 @@ mod tests {
                 ResolveError::NoEntryPoint { .. } | ResolveError::UnusableEntryPoint { .. } => "no_entry_point",
                 ResolveError::AmbiguousEntryPoint { .. } => "ambiguous_entry_point",
                 ResolveError::ScopeUnreadable { .. } => "scope_unreadable",
+                ResolveError::InvalidScope { .. } => "invalid_scope",
             }
         }
     }

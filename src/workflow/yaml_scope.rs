@@ -1,0 +1,457 @@
+//! YAML workflows: a whole workflow in one file (§13.2, R13.4–R13.8, R1.5, R1.16).
+//!
+//! ```yaml
+//! states:
+//!   START:
+//!     prompt: "Plan the work, then <goto>CHECK</goto>"
+//!     allowed_transitions: [{tag: goto, target: CHECK}]
+//!   CHECK:
+//!     sh: "make test && echo '<result>ok</result>'"
+//! ```
+//!
+//! Each state is a *virtual file*: a prompt state is `NAME.md`, a script state is
+//! `NAME.sh` (and `NAME.ps1`/`NAME.bat` for the other keys present), so resolution,
+//! entry points and policies work exactly as in a directory. The file is read and
+//! validated again on every access (R13.8): editing it between steps, or before a
+//! resume, takes effect, and a mistake is reported where it is made, with its line.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
+use yaml_rust2::yaml::Hash;
+use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
+
+use crate::workflow::state_name;
+use crate::workflow::suggestion::did_you_mean;
+
+/// Whether `scope` names a YAML workflow (R1.1: by extension, any case).
+pub(crate) fn is_yaml_scope(scope: &Path) -> bool {
+    let extension = state_name::extension(scope.to_str().unwrap_or_default()).to_ascii_lowercase();
+    extension == ".yaml" || extension == ".yml"
+}
+
+/// A loaded, valid YAML workflow.
+#[derive(Debug)]
+pub(crate) struct YamlWorkflow {
+    states: Vec<YamlState>,
+}
+
+#[derive(Debug)]
+struct YamlState {
+    name: String,
+    kind: StateKind,
+    /// Seconds; 0 disables the timeout, like `--timeout 0`.
+    timeout: Option<f64>,
+}
+
+#[derive(Debug)]
+enum StateKind {
+    /// The virtual `.md` file's text (R13.7).
+    Prompt(String),
+    Script {
+        sh: Option<String>,
+        ps1: Option<String>,
+        bat: Option<String>,
+    },
+}
+
+/// What a virtual state file holds.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum VirtualFile<'a> {
+    /// A prompt state's text, frontmatter included.
+    Prompt(&'a str),
+    /// A script's source.
+    Script(&'a str),
+}
+
+/// Why a YAML workflow cannot be used. The message names the file and, where it
+/// can, the line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum YamlError {
+    #[error("cannot read YAML workflow `{}`: {reason}", .path.display())]
+    Read { path: PathBuf, reason: String },
+    #[error("YAML workflow `{}`{}: {message}", .path.display(), .line.map_or_else(String::new, |line| format!(", line {line}")))]
+    Invalid { path: PathBuf, line: Option<usize>, message: String },
+}
+
+/// The keys a state may have, for did-you-mean.
+const STATE_KEYS: &[&str] =
+    &["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
+const SCRIPT_KEYS: &[&str] = &["sh", "ps1", "bat"];
+/// Prompt-only keys (R13.6: refused on a script state).
+const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit"];
+
+impl YamlWorkflow {
+    /// Read and validate the workflow at `path`.
+    pub(crate) fn load(path: &Path) -> Result<YamlWorkflow, YamlError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
+        YamlWorkflow::parse(path, &text)
+    }
+
+    /// Validate `text`, the contents of `path`.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<YamlWorkflow, YamlError> {
+        let invalid =
+            |line: Option<usize>, message: String| YamlError::Invalid { path: path.to_path_buf(), line, message };
+        let lines = key_lines(text);
+        if let Some((name, first, second)) = lines.duplicate_state.clone() {
+            return Err(invalid(Some(second), format!("state `{name}` is defined twice (lines {first} and {second})")));
+        }
+        let documents = YamlLoader::load_from_str(text)
+            .map_err(|error| invalid(Some(error.marker().line()), format!("invalid YAML: {}", error.info())))?;
+        let line_of = |keys: &[&str]| lines.get(&keys.iter().map(|key| key.to_string()).collect::<Vec<_>>()).copied();
+        let Some(Yaml::Hash(root)) = documents.first() else {
+            return Err(invalid(None, "expected a mapping with a `states:` key at the top".to_string()));
+        };
+        let states = match root.get(&Yaml::String("states".into())) {
+            Some(Yaml::Hash(states)) if !states.is_empty() => states,
+            Some(Yaml::Hash(_)) | Some(Yaml::Null) => {
+                return Err(invalid(
+                    line_of(&["states"]),
+                    "`states` is empty; a workflow needs at least one state".into(),
+                ));
+            }
+            Some(_) => {
+                return Err(invalid(
+                    line_of(&["states"]),
+                    "`states` must be a mapping from state names to states".into(),
+                ));
+            }
+            None => return Err(invalid(None, missing_states_message(root))),
+        };
+        let mut parsed = Vec::with_capacity(states.len());
+        for (key, value) in states {
+            let name = match key {
+                Yaml::String(name) => name.clone(),
+                Yaml::Integer(number) => number.to_string(),
+                other => return Err(invalid(line_of(&["states"]), format!("state name {other:?} is not text"))),
+            };
+            let line = line_of(&["states", &name]);
+            let at = |message: String| invalid(line, format!("state `{name}`: {message}"));
+            if name.is_empty() || state_name::has_path_separator(&name) {
+                return Err(at("a state name must be non-empty and contain no `/` or `\\`".into()));
+            }
+            let Yaml::Hash(fields) = value else {
+                return Err(at("expected a mapping with `prompt:` or `sh:`".into()));
+            };
+            parsed.push(YamlState { kind: state_kind(fields, &at)?, timeout: timeout_of(fields, &at)?, name });
+        }
+        Ok(YamlWorkflow { states: parsed })
+    }
+
+    /// The virtual file names, in the order the states are written (R1.5).
+    pub(crate) fn listing(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for state in &self.states {
+            match &state.kind {
+                StateKind::Prompt(_) => names.push(format!("{}.md", state.name)),
+                StateKind::Script { sh, ps1, bat } => {
+                    for (present, extension) in [(sh, "sh"), (ps1, "ps1"), (bat, "bat")] {
+                        if present.is_some() {
+                            names.push(format!("{}.{extension}", state.name));
+                        }
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// The `timeout` of the state virtual file `file` belongs to.
+    pub(crate) fn timeout(&self, file: &str) -> Option<f64> {
+        let stem = state_name::strip_state_extension(file);
+        self.states.iter().find(|state| state.name == stem)?.timeout
+    }
+
+    /// The contents of virtual file `file` (a name from `listing`).
+    pub(crate) fn file(&self, file: &str) -> Option<VirtualFile<'_>> {
+        let stem = state_name::strip_state_extension(file);
+        let extension = state_name::extension(file).to_ascii_lowercase();
+        let state = self.states.iter().find(|state| state.name == stem)?;
+        match (&state.kind, extension.as_str()) {
+            (StateKind::Prompt(text), ".md") => Some(VirtualFile::Prompt(text)),
+            (StateKind::Script { sh: Some(source), .. }, ".sh")
+            | (StateKind::Script { ps1: Some(source), .. }, ".ps1")
+            | (StateKind::Script { bat: Some(source), .. }, ".bat") => Some(VirtualFile::Script(source)),
+            _ => None,
+        }
+    }
+}
+
+/// R13.4: without `states`, say so, and suggest the wrapper when the top-level
+/// keys already look like states.
+fn missing_states_message(root: &Hash) -> String {
+    let looks_like_states = root.values().any(|value| match value {
+        Yaml::Hash(fields) => {
+            ["prompt", "sh", "ps1", "bat"].iter().any(|key| fields.contains_key(&Yaml::String((*key).into())))
+        }
+        _ => false,
+    });
+    if looks_like_states {
+        "no `states:` key; the top-level keys look like states: indent them under `states:`".to_string()
+    } else {
+        "no `states:` key; a YAML workflow lists its states under `states:`".to_string()
+    }
+}
+
+/// R13.6: a prompt state XOR a script state, and what each may hold.
+fn state_kind(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<StateKind, YamlError> {
+    let text = |key: &str| -> Result<Option<String>, YamlError> {
+        match fields.get(&Yaml::String(key.into())) {
+            None => Ok(None),
+            Some(Yaml::String(value)) => Ok(Some(value.clone())),
+            Some(Yaml::Integer(value)) => Ok(Some(value.to_string())),
+            Some(Yaml::Real(value)) => Ok(Some(value.clone())),
+            Some(_) => Err(at(format!("`{key}` must be text"))),
+        }
+    };
+    let prompt = text("prompt")?;
+    let scripts: Vec<&str> =
+        SCRIPT_KEYS.iter().copied().filter(|key| fields.contains_key(&Yaml::String((*key).into()))).collect();
+    match (prompt, scripts.is_empty()) {
+        (Some(_), false) => {
+            Err(at(format!("has both `prompt` and `{}`; a state is either a prompt or a script", scripts.join("`/`"))))
+        }
+        (None, true) => {
+            let keys: Vec<&str> = fields.keys().filter_map(Yaml::as_str).collect();
+            let hint = keys
+                .iter()
+                .find_map(|key| did_you_mean(key, STATE_KEYS.iter().copied()).map(|known| (key, known)))
+                .map_or_else(String::new, |(key, known)| format!(" (`{key}`: did you mean `{known}`?)"));
+            Err(at(format!("has neither `prompt` nor `sh`/`ps1`/`bat`{hint}")))
+        }
+        (Some(prompt), true) => Ok(StateKind::Prompt(virtual_markdown(fields, &prompt))),
+        (None, false) => {
+            // `force_implicit: false` says nothing; any other prompt-only key is a mistake.
+            let forbidden = PROMPT_ONLY_KEYS.iter().find(|key| match fields.get(&Yaml::String((**key).into())) {
+                None => false,
+                Some(Yaml::Boolean(false)) => **key != "force_implicit",
+                Some(_) => true,
+            });
+            if let Some(key) = forbidden {
+                return Err(at(format!("`{key}` applies to prompt states only; this is a script state")));
+            }
+            Ok(StateKind::Script { sh: text("sh")?, ps1: text("ps1")?, bat: text("bat")? })
+        }
+    }
+}
+
+/// R13.6: `timeout`, a number of seconds, 0 or more.
+fn timeout_of(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<Option<f64>, YamlError> {
+    let Some(timeout) = fields.get(&Yaml::String("timeout".into())) else { return Ok(None) };
+    let seconds = match timeout {
+        Yaml::Integer(value) => Some(*value as f64),
+        Yaml::Real(value) => value.parse::<f64>().ok(),
+        _ => None,
+    };
+    match seconds {
+        Some(seconds) if seconds >= 0.0 && seconds.is_finite() => Ok(Some(seconds)),
+        _ => Err(at("`timeout` must be a number of seconds, 0 or more".into())),
+    }
+}
+
+/// R13.7: the prompt alone, or with a frontmatter holding every field that is
+/// neither the prompt nor `timeout` (unknown ones too, so the run warns about them).
+fn virtual_markdown(fields: &Hash, prompt: &str) -> String {
+    let mut frontmatter = Hash::new();
+    for (key, value) in fields {
+        if !matches!(key.as_str(), Some("prompt" | "timeout")) {
+            frontmatter.insert(key.clone(), value.clone());
+        }
+    }
+    if frontmatter.is_empty() {
+        return prompt.to_string();
+    }
+    let mut yaml = String::new();
+    if YamlEmitter::new(&mut yaml).dump(&Yaml::Hash(frontmatter)).is_err() {
+        return prompt.to_string();
+    }
+    let yaml = yaml.strip_prefix("---").unwrap_or(&yaml).trim_start_matches('\n');
+    format!("---\n{yaml}\n---\n{prompt}")
+}
+
+/// The line (from 1) of each mapping key up to three levels deep, by its path
+/// (`["states", "REVIEW", "sh"]`), and the first state name written twice.
+#[derive(Default)]
+struct KeyLines {
+    lines: HashMap<Vec<String>, usize>,
+    duplicate_state: Option<(String, usize, usize)>,
+}
+
+impl KeyLines {
+    fn get(&self, path: &[String]) -> Option<&usize> {
+        self.lines.get(path)
+    }
+}
+
+fn key_lines(text: &str) -> KeyLines {
+    let mut walker = KeyWalker::default();
+    // A syntax error stops the walk; the loader reports it with its position.
+    let _ = Parser::new_from_str(text).load(&mut walker, false);
+    walker.result
+}
+
+/// A mapping or sequence being read; a mapping knows its current key while the
+/// key's value is read.
+enum Container {
+    Map { key: Option<String> },
+    Seq,
+}
+
+#[derive(Default)]
+struct KeyWalker {
+    stack: Vec<Container>,
+    result: KeyLines,
+}
+
+impl KeyWalker {
+    /// The keys leading to the current position, if it is inside mappings only.
+    fn path(&self) -> Option<Vec<String>> {
+        self.stack
+            .iter()
+            .map(|container| match container {
+                Container::Map { key } => key.clone(),
+                Container::Seq => None,
+            })
+            .collect()
+    }
+
+    /// A value was read: the enclosing mapping expects a key next.
+    fn value_done(&mut self) {
+        if let Some(Container::Map { key }) = self.stack.last_mut() {
+            *key = None;
+        }
+    }
+
+    fn key(&mut self, name: String, line: usize) {
+        if let Some(Container::Map { key }) = self.stack.last_mut() {
+            *key = Some(name);
+        }
+        let Some(path) = self.path().filter(|path| path.len() <= 3) else { return };
+        if let Some(first) = self.result.lines.get(&path)
+            && path.len() == 2
+            && path[0] == "states"
+            && self.result.duplicate_state.is_none()
+        {
+            self.result.duplicate_state = Some((path[1].clone(), *first, line));
+        }
+        self.result.lines.entry(path).or_insert(line);
+    }
+}
+
+impl MarkedEventReceiver for KeyWalker {
+    fn on_event(&mut self, event: Event, mark: Marker) {
+        let expecting_key = matches!(self.stack.last(), Some(Container::Map { key: None }));
+        match event {
+            Event::Scalar(value, ..) if expecting_key => self.key(value, mark.line()),
+            Event::Scalar(..) | Event::Alias(_) => self.value_done(),
+            Event::MappingStart(..) => self.stack.push(Container::Map { key: None }),
+            Event::SequenceStart(..) => self.stack.push(Container::Seq),
+            Event::MappingEnd | Event::SequenceEnd => {
+                self.stack.pop();
+                self.value_done();
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<YamlWorkflow, YamlError> {
+        YamlWorkflow::parse(Path::new("wf.yaml"), text)
+    }
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    const SAMPLE: &str = "\
+id: sample
+states:
+  START:
+    prompt: Plan it.
+    model: sonnet
+  CHECK:
+    sh: echo '<result>ok</result>'
+    ps1: Write-Output '<result>ok</result>'
+  PLAIN:
+    prompt: Just text.
+    timeout: 30
+";
+
+    #[test]
+    fn r1_5_states_are_virtual_files_in_written_order() {
+        let workflow = parse(SAMPLE).expect("valid");
+        assert_eq!(workflow.listing(), ["START.md", "CHECK.sh", "CHECK.ps1", "PLAIN.md"]);
+        assert_eq!(workflow.file("CHECK.sh"), Some(VirtualFile::Script("echo '<result>ok</result>'")));
+        assert_eq!(workflow.file("PLAIN.md"), Some(VirtualFile::Prompt("Just text.")));
+        assert_eq!(workflow.file("CHECK.md"), None);
+        assert_eq!(workflow.file("NOPE.md"), None);
+    }
+
+    #[test]
+    fn r13_7_prompt_fields_become_frontmatter_the_prompt_parser_reads() {
+        let workflow = parse(SAMPLE).expect("valid");
+        let Some(VirtualFile::Prompt(text)) = workflow.file("START.md") else { panic!("a prompt") };
+        assert_eq!(text, "---\nmodel: sonnet\n---\nPlan it.");
+        let parsed = crate::syntax::frontmatter::parse_prompt(text).expect("parses");
+        assert_eq!(parsed.frontmatter.model.as_deref(), Some("sonnet"));
+        assert_eq!(parsed.body, "Plan it.");
+    }
+
+    #[test]
+    fn r13_4_to_r13_6_mistakes_are_reported_with_their_line() {
+        assert_eq!(
+            error("START:\n  prompt: hi\n"),
+            "YAML workflow `wf.yaml`: no `states:` key; the top-level keys look like states: indent them under `states:`"
+        );
+        assert_eq!(
+            error("states: {}\n"),
+            "YAML workflow `wf.yaml`, line 1: `states` is empty; a workflow needs at least one state"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    prompt: hi\n  B:\n    prompt: x\n    sh: echo\n"),
+            "YAML workflow `wf.yaml`, line 4: state `B`: has both `prompt` and `sh`; a state is either a prompt or a script"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    promt: hi\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A`: has neither `prompt` nor `sh`/`ps1`/`bat` (`promt`: did you mean `prompt`?)"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    sh: echo\n    model: opus\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A`: `model` applies to prompt states only; this is a script state"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    prompt: x\n    timeout: -1\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A`: `timeout` must be a number of seconds, 0 or more"
+        );
+        assert_eq!(
+            error("states:\n  A/B:\n    prompt: x\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A/B`: a state name must be non-empty and contain no `/` or `\\`"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    prompt: x\n  A:\n    sh: y\n"),
+            "YAML workflow `wf.yaml`, line 4: state `A` is defined twice (lines 2 and 4)"
+        );
+        assert!(error("states:\n  A: [unclosed\n").starts_with("YAML workflow `wf.yaml`, line 3: invalid YAML: "));
+    }
+
+    #[test]
+    fn force_implicit_false_is_allowed_on_a_script_state() {
+        assert!(parse("states:\n  A:\n    sh: echo\n    force_implicit: false\n").is_ok());
+        assert!(parse("states:\n  A:\n    sh: echo\n    force_implicit: true\n").is_err());
+    }
+
+    #[test]
+    fn yaml_scopes_are_recognised_by_extension_in_any_case() {
+        assert!(is_yaml_scope(Path::new("/w/flow.yaml")));
+        assert!(is_yaml_scope(Path::new("/w/flow.YML")));
+        assert!(!is_yaml_scope(Path::new("/w/flow")));
+        assert!(!is_yaml_scope(Path::new("/w/flow.zip")));
+    }
+}
