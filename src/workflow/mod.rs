@@ -9,3 +9,4 @@ pub(crate) mod state_name;
 pub(crate) mod suggestion;
 pub(crate) mod target;
 pub(crate) mod yaml_scope;
+pub(crate) mod zip_scope;

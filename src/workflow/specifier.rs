@@ -16,6 +16,7 @@ use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
 use crate::workflow::state_name::{self, abbreviation};
 use crate::workflow::target::{clean_lexically, is_url};
 use crate::workflow::yaml_scope::is_yaml_scope;
+use crate::workflow::zip_scope::is_zip_scope;
 
 /// Where a cross-workflow tag leads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,9 +36,7 @@ pub(crate) enum SpecifierError {
     Empty,
     #[error("`{spec}`: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { spec: String },
-    #[error("`{spec}`: zip workflows are not supported by this version of baton yet")]
-    UnsupportedScope { spec: String },
-    #[error("`{spec}`: a state inside a YAML workflow is written without a trailing `/`")]
+    #[error("`{spec}`: a state inside a YAML or zip workflow is written without a trailing `/`")]
     TrailingSlash { spec: String },
     #[error("`{spec}`: {} does not exist", .path.display())]
     NotFound { spec: String, path: PathBuf },
@@ -59,11 +58,8 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
     let path = clean_lexically(&scope_base(caller_scope).join(spec));
     let resolve_error = |source| SpecifierError::Resolve { spec: spec.to_string(), source };
     let extension = state_name::extension(path.to_str().unwrap_or_default()).to_ascii_lowercase();
-    if extension == ".zip" {
-        return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
-    }
-    if is_yaml_scope(&path) {
-        // A YAML workflow: its entry point; abbreviated by the file's stem (R13.11).
+    if is_packed(&path) {
+        // A YAML or zip workflow: its entry point; abbreviated by the file's stem (R13.11).
         let state = entry_point(&path).map_err(resolve_error)?;
         let abbrev = abbreviation(state_name::stem(&file_name(&path)));
         return Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev });
@@ -95,21 +91,17 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
 /// `DIR/STATE` or `FILE.yaml/STATE`: resolve `STATE` in that workflow.
 fn state_in_parent(spec: &str, path: &Path) -> Result<WorkflowEntry, SpecifierError> {
     let (scope_dir, name) = split_file(path);
-    let parent_extension = state_name::extension(scope_dir.to_str().unwrap_or_default()).to_ascii_lowercase();
-    if parent_extension == ".zip" {
-        return Err(SpecifierError::UnsupportedScope { spec: spec.to_string() });
-    }
-    let yaml = is_yaml_scope(&scope_dir);
-    if yaml && spec.ends_with('/') {
+    let packed = is_packed(&scope_dir);
+    if packed && spec.ends_with('/') {
         return Err(SpecifierError::TrailingSlash { spec: spec.to_string() });
     }
-    if yaml && !scope_dir.is_file() || !yaml && !scope_dir.is_dir() {
+    if packed && !scope_dir.is_file() || !packed && !scope_dir.is_dir() {
         return Err(SpecifierError::NotFound { spec: spec.to_string(), path: scope_dir });
     }
     let state = resolve_state(&scope_dir, &name)
         .map_err(|source| SpecifierError::Resolve { spec: spec.to_string(), source })?;
     let parent = file_name(&scope_dir);
-    let abbrev = abbreviation(if yaml { state_name::stem(&parent) } else { &parent });
+    let abbrev = abbreviation(if packed { state_name::stem(&parent) } else { &parent });
     Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev })
 }
 
@@ -123,6 +115,11 @@ fn scope_base(caller_scope: &Path) -> PathBuf {
     } else {
         caller_scope.to_path_buf()
     }
+}
+
+/// A YAML or zip workflow: one file.
+fn is_packed(path: &Path) -> bool {
+    is_yaml_scope(path) || is_zip_scope(path)
 }
 
 fn is_scope_file_extension(extension: &str) -> bool {
@@ -213,7 +210,7 @@ mod tests {
         assert_eq!((&*entry.state, entry.abbrev.as_str()), ("CHECK.sh", "flows"));
         assert_eq!(
             resolve(&root, "../Flows.yaml/CHECK/").unwrap_err().to_string(),
-            "`../Flows.yaml/CHECK/`: a state inside a YAML workflow is written without a trailing `/`"
+            "`../Flows.yaml/CHECK/`: a state inside a YAML or zip workflow is written without a trailing `/`"
         );
     }
 
@@ -231,10 +228,7 @@ mod tests {
             format!("`../nowhere/X`: {} does not exist", root.path().join("nowhere").display())
         );
         assert!(message("../review/NOPE").starts_with("`../review/NOPE`: state `NOPE` not found in workflow"));
-        assert_eq!(
-            message("../other.zip"),
-            "`../other.zip`: zip workflows are not supported by this version of baton yet"
-        );
+        assert!(message("../other.zip").starts_with("`../other.zip`: cannot read zip workflow"));
         assert_eq!(
             message("https://example.com/w.zip"),
             "`https://example.com/w.zip`: remote workflows (URLs) are not supported by this version of baton yet"

@@ -1,11 +1,41 @@
 //! A state's contents, wherever the state lives: a file in a workflow directory,
-//! or a virtual file of a YAML workflow (R1.5, R13.7). The executors read states
-//! only through here, so they need not know which kind of workflow they run.
+//! a virtual file of a YAML workflow (R1.5, R13.7), or a file in a zip archive
+//! (R1.15). The executors and the resolver read workflows only through here, so
+//! they need not know which kind they run.
 
 use std::path::{Path, PathBuf};
 
 use crate::syntax::frontmatter::{PromptFile, PromptFileError, load_prompt, parse_prompt};
 use crate::workflow::yaml_scope::{VirtualFile, YamlWorkflow, is_yaml_scope};
+use crate::workflow::zip_scope::{ZipWorkflow, is_zip_scope};
+
+/// A workflow packed in one file, whose states are not files of their own.
+pub(crate) enum PackedWorkflow {
+    Yaml(YamlWorkflow),
+    Zip(ZipWorkflow),
+}
+
+impl PackedWorkflow {
+    /// Open `scope` if it is a YAML or zip workflow (`None` for a directory); the
+    /// error is a sentence naming the file.
+    pub(crate) fn open(scope: &Path) -> Option<Result<PackedWorkflow, String>> {
+        if is_yaml_scope(scope) {
+            Some(YamlWorkflow::load(scope).map(PackedWorkflow::Yaml).map_err(|error| error.to_string()))
+        } else if is_zip_scope(scope) {
+            Some(ZipWorkflow::load(scope).map(PackedWorkflow::Zip).map_err(|error| error.to_string()))
+        } else {
+            None
+        }
+    }
+
+    /// Its state files' names.
+    pub(crate) fn listing(&self) -> Vec<String> {
+        match self {
+            PackedWorkflow::Yaml(workflow) => workflow.listing(),
+            PackedWorkflow::Zip(workflow) => workflow.listing(),
+        }
+    }
+}
 
 /// Read and parse prompt state `state` of the workflow `scope`.
 pub(crate) fn read_prompt(scope: &Path, state: &str) -> Result<PromptFile, PromptFileError> {
@@ -39,22 +69,23 @@ pub(crate) fn declared_timeout(scope: &Path, state: &str) -> Option<f64> {
 pub(crate) enum ScriptSource {
     /// A file of a workflow directory.
     File(PathBuf),
-    /// A YAML workflow's `sh:` text, to be written to a file before it runs.
+    /// A YAML workflow's `sh:` text or a zip workflow's file, to be written to a
+    /// file before it runs.
     Inline(String),
 }
 
 /// Find script state `state` of the workflow `scope`; the error is a sentence.
 pub(crate) fn script_source(scope: &Path, state: &str) -> Result<ScriptSource, String> {
-    if !is_yaml_scope(scope) {
+    let missing = || format!("script `{state}` not found in workflow `{}`", scope.display());
+    let Some(packed) = PackedWorkflow::open(scope) else {
         let path = scope.join(state);
-        if !path.is_file() {
-            return Err(format!("script `{state}` not found in workflow `{}`", scope.display()));
-        }
-        return Ok(ScriptSource::File(path));
-    }
-    let workflow = YamlWorkflow::load(scope).map_err(|error| error.to_string())?;
-    match workflow.file(state) {
-        Some(VirtualFile::Script(source)) => Ok(ScriptSource::Inline(source.to_string())),
-        _ => Err(format!("YAML workflow `{}` has no script state `{state}`", scope.display())),
+        return if path.is_file() { Ok(ScriptSource::File(path)) } else { Err(missing()) };
+    };
+    match packed? {
+        PackedWorkflow::Yaml(workflow) => match workflow.file(state) {
+            Some(VirtualFile::Script(source)) => Ok(ScriptSource::Inline(source.to_string())),
+            _ => Err(missing()),
+        },
+        PackedWorkflow::Zip(workflow) => Ok(ScriptSource::Inline(workflow.text(state).ok_or_else(missing)??)),
     }
 }

@@ -19,9 +19,9 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use crate::workflow::resolution::{self, ResolveError};
-use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
 use crate::workflow::yaml_scope::is_yaml_scope;
+use crate::workflow::zip_scope::is_zip_scope;
 
 /// Where a run starts: the workflow directory and the state to run first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,11 +37,8 @@ pub(crate) enum WorkflowTargetError {
     #[error("workflow argument is empty; name a workflow directory or a state file")]
     Empty,
 
-    #[error("{argument}: zip workflows are not supported by this version of baton yet; use a directory or a YAML file")]
-    UnsupportedScope { argument: String },
-
-    #[error("{argument}: `{state}` is not a state name (a state inside a YAML workflow is `FILE.yaml/STATE`)")]
-    NestedYamlState { argument: String, state: String },
+    #[error("{argument}: `{state}` is not a state name (a state inside a YAML or zip workflow is `FILE.yaml/STATE`)")]
+    NestedState { argument: String, state: String },
 
     #[error("{argument}: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { argument: String },
@@ -64,7 +61,7 @@ pub(crate) enum WorkflowTargetError {
 pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, WorkflowTargetError> {
     refuse_unsupported_forms(argument)?;
     let path = clean_lexically(&cwd.join(argument));
-    if let Some(target) = yaml_target(argument, &path)? {
+    if let Some(target) = packed_target(argument, &path)? {
         return Ok(target);
     }
     let metadata = fs::metadata(&path).map_err(|error| missing_or_unreadable(argument, &path, error))?;
@@ -77,11 +74,12 @@ pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, Wo
     Ok(target)
 }
 
-/// `X.yaml` (its entry point) or `X.yaml/STATE` (R1.18, resolved by R1.16); `None`
-/// when the argument names no YAML workflow.
-fn yaml_target(argument: &str, path: &Path) -> Result<Option<WorkflowTarget>, WorkflowTargetError> {
+/// `X.yaml` or `X.zip` (its entry point), or `X.yaml/STATE` / `X.zip/STATE` (R1.18;
+/// resolved by R1.16 / R1.15); `None` when the argument names no such workflow.
+fn packed_target(argument: &str, path: &Path) -> Result<Option<WorkflowTarget>, WorkflowTargetError> {
     let components: Vec<&std::ffi::OsStr> = path.iter().collect();
-    let Some(index) = components.iter().position(|part| is_yaml_scope(Path::new(part))) else {
+    let packed = |part: &&std::ffi::OsStr| is_yaml_scope(Path::new(part)) || is_zip_scope(Path::new(part));
+    let Some(index) = components.iter().position(packed) else {
         return Ok(None);
     };
     let scope_dir: PathBuf = components[..=index].iter().collect();
@@ -93,7 +91,7 @@ fn yaml_target(argument: &str, path: &Path) -> Result<Option<WorkflowTarget>, Wo
         [state] => resolution::resolve_state(&scope_dir, &state.to_string_lossy())?,
         deeper => {
             let state = deeper.iter().map(|part| part.to_string_lossy()).collect::<Vec<_>>().join("/");
-            return Err(WorkflowTargetError::NestedYamlState { argument: argument.to_string(), state });
+            return Err(WorkflowTargetError::NestedState { argument: argument.to_string(), state });
         }
     };
     Ok(Some(WorkflowTarget { scope_dir, initial_state }))
@@ -106,9 +104,6 @@ fn refuse_unsupported_forms(argument: &str) -> Result<(), WorkflowTargetError> {
     }
     if is_url(argument) {
         return Err(WorkflowTargetError::Remote { argument: argument.to_string() });
-    }
-    if names_zip(argument) {
-        return Err(WorkflowTargetError::UnsupportedScope { argument: argument.to_string() });
     }
     Ok(())
 }
@@ -123,11 +118,6 @@ pub(crate) fn is_url(argument: &str) -> bool {
     let mut chars = scheme.chars();
     let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     starts_with_letter && scheme.len() > 1 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// A zip scope (R1.1).
-fn names_zip(argument: &str) -> bool {
-    state_name::extension(argument.trim_end_matches(['/', '\\'])).eq_ignore_ascii_case(".zip")
 }
 
 /// The existing-file form: scope = the parent, initial state = the basename,
@@ -293,17 +283,13 @@ mod tests {
     }
 
     #[test]
-    fn zip_is_refused() {
+    fn r1_18_a_zip_file_and_a_state_inside_it() {
         let root = workflow(&[]);
-        for argument in ["dir/flow.zip", "flow.zip/", "flow.ZIP"] {
-            assert_eq!(
-                message(interpret(argument, root.path())),
-                format!(
-                    "{argument}: zip workflows are not supported by this version of baton yet; use a directory \
-                     or a YAML file"
-                )
-            );
-        }
+        let bytes = crate::workflow::zip_scope::tests::archive(&[("wf/START.md", "go"), ("wf/CHECK.sh", "echo")]);
+        fs::write(root.path().join("flow.zip"), bytes).expect("write");
+        let target = interpret("flow.zip", root.path()).expect("entry point");
+        assert_eq!((target.scope_dir, target.initial_state.as_str()), (root.path().join("flow.zip"), "START.md"));
+        assert_eq!(interpret("flow.zip/CHECK", root.path()).expect("state").initial_state, "CHECK.sh");
     }
 
     #[test]
@@ -319,7 +305,7 @@ mod tests {
         }
         assert_eq!(
             message(interpret("flow.yml/a/b", root.path())),
-            "flow.yml/a/b: `a/b` is not a state name (a state inside a YAML workflow is `FILE.yaml/STATE`)"
+            "flow.yml/a/b: `a/b` is not a state name (a state inside a YAML or zip workflow is `FILE.yaml/STATE`)"
         );
         assert!(message(interpret("nope.yaml", root.path())).starts_with("workflow `nope.yaml` not found"));
     }

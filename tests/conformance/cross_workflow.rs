@@ -204,14 +204,14 @@ fn a_resumed_run_continues_inside_the_called_workflow() {
 #[test]
 fn not_yet_supported_forms_say_so() {
     let outcome = Test::new()
-        .write("other.zip", "PK")
-        .file("START.sh", &emit(r#"<call-workflow return="DONE">../other.zip</call-workflow>"#))
+        .file("START.sh", &emit(r#"<call-workflow return="DONE">https://example.com/w.zip</call-workflow>"#))
         .file("DONE.sh", &emit("<result>x</result>"))
         .run_workflow(&[]);
     outcome.status(3);
     assert_eq!(
         str_of(&agent(&state(&outcome), "main")["error"]),
-        "script `START.sh`: call-workflow: `../other.zip`: zip workflows are not supported by this version of baton yet"
+        "script `START.sh`: call-workflow: `https://example.com/w.zip`: remote workflows (URLs) are not supported by \
+         this version of baton yet"
     );
     let outcome =
         Test::new().file("START.sh", &emit(r#"<ask next="A">question</ask>"#)).file("A.sh", "").run_workflow(&[]);

@@ -11,3 +11,4 @@ mod resolution;
 mod script_env;
 mod script_errors;
 mod yaml_scope;
+mod zip_scope;

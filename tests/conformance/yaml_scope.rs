@@ -64,7 +64,7 @@ fn r13_8_a_workflow_broken_between_steps_stops_the_step_that_reads_it() {
     let test = outcome.into_test().write("flow.yaml", "states:\n  START:\n    sh: echo\n");
     let outcome = test.args(["resume", RUN, "--max-steps", "10"]).run();
     outcome.status(1);
-    outcome.stderr_contains("YAML workflow `[ROOT]/flow.yaml` has no script state `CHECK.sh`");
+    outcome.stderr_contains("script `CHECK.sh` not found in workflow `[ROOT]/flow.yaml`");
 }
 
 #[test]

@@ -26,9 +26,10 @@ mod platform;
 use std::fs::{self, DirEntry};
 use std::path::Path;
 
+use crate::workflow::state_file::PackedWorkflow;
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
-use crate::workflow::yaml_scope::{YamlWorkflow, is_yaml_scope};
+use crate::workflow::yaml_scope::is_yaml_scope;
 
 pub(crate) use error::ResolveError;
 pub(crate) use platform::Platform;
@@ -45,11 +46,10 @@ pub(crate) fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform)
     if is_yaml_scope(scope_dir) {
         // R1.16: an extension is dropped and the name searched like an abstract one.
         let name = state_name::strip_state_extension(name);
-        return resolve_in_listing(&yaml_listing(scope_dir)?, &scope, name, platform);
+        return resolve_in_listing(&list_scope(scope_dir)?, &scope, name, platform);
     }
     check_name(&scope, name, platform)?;
-    let listing = list_scope_dir(scope_dir)?;
-    resolve_in_listing(&listing, &scope, name, platform)
+    resolve_in_listing(&list_scope(scope_dir)?, &scope, name, platform)
 }
 
 /// Resolve `name` among the file names of a scope. `listing` holds the state
@@ -76,7 +76,7 @@ pub(crate) fn entry_point(scope_dir: &Path) -> Result<String, ResolveError> {
 
 /// [`entry_point`] for an explicit platform.
 pub(crate) fn entry_point_on(scope_dir: &Path, platform: Platform) -> Result<String, ResolveError> {
-    let listing = if is_yaml_scope(scope_dir) { yaml_listing(scope_dir)? } else { list_scope_dir(scope_dir)? };
+    let listing = list_scope(scope_dir)?;
     entry_point_in_listing(&listing, &scope_label(scope_dir), platform)
 }
 
@@ -266,11 +266,16 @@ fn scope_label(scope_dir: &Path) -> String {
     scope_dir.display().to_string()
 }
 
-/// The virtual files of the YAML workflow `scope` (read and validated again, R13.8).
-fn yaml_listing(scope: &Path) -> Result<Vec<String>, ResolveError> {
-    YamlWorkflow::load(scope)
-        .map(|workflow| workflow.listing())
-        .map_err(|error| ResolveError::InvalidScope { scope: scope_label(scope), message: error.to_string() })
+/// The state files of `scope`: a directory's files, a YAML workflow's virtual
+/// files (read and validated again, R13.8), or a zip archive's files (its hash and
+/// layout checked again, R1.4).
+fn list_scope(scope: &Path) -> Result<Vec<String>, ResolveError> {
+    match PackedWorkflow::open(scope) {
+        None => list_scope_dir(scope),
+        Some(packed) => packed
+            .map(|workflow| workflow.listing())
+            .map_err(|message| ResolveError::InvalidScope { scope: scope_label(scope), message }),
+    }
 }
 
 /// The names of the regular files (or symlinks to them) directly in `scope_dir`.
