@@ -11,6 +11,7 @@ mod conformance;
 mod crash_resume;
 mod kill_anywhere;
 mod markdown;
+mod raymond_cli;
 mod regression;
 mod samples;
 mod shutdown;

@@ -4,8 +4,22 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// Shown under `baton --help`: raymond's form, and where Baton differs on purpose.
+const RAYMOND_HELP: &str = "\
+raymond's command line works too (`ray` may be a link to `baton`): `baton WORKFLOW [FLAGS]` runs it,
+and --resume ID, --list, --recover, --status ID, --init-config, --workflow-id, --on-ask, --name
+and -v/--verbose are accepted. Where Baton differs on purpose (docs/decisions.md): a paused run
+exits 3, not 0; finished runs are kept under .baton/runs (`baton list`); stdout carries only the
+run's result.";
+
 #[derive(Debug, Parser)]
-#[command(name = "baton", version, about = "Run AI-agent workflows written as plain files", max_term_width = 100)]
+#[command(
+    name = "baton",
+    version,
+    about = "Run AI-agent workflows written as plain files",
+    max_term_width = 100,
+    after_help = RAYMOND_HELP
+)]
 pub(crate) struct Arguments {
     /// Use this `.baton` directory instead of discovering one.
     #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]
@@ -27,6 +41,8 @@ pub(crate) enum Command {
     Status(StatusArguments),
     /// Cut a damaged journal back to its intact entries (after a backup) so the run can resume.
     Repair(RepairArguments),
+    /// Create a `.baton/config.toml` listing every setting (commented out).
+    InitConfig,
 }
 
 /// Options shared by `run` and `resume`.
@@ -74,6 +90,16 @@ pub(crate) struct ExecutionArguments {
     /// On a usage limit, pause and exit (code 3) instead of waiting for the reset.
     #[arg(long)]
     pub(crate) no_wait: bool,
+    /// Log Baton's own diagnostics in detail on stderr (as BATON_LOG=debug does).
+    #[arg(long, short)]
+    pub(crate) verbose: bool,
+    /// Label the terminal's title with NAME while the run goes on (raymond's --name).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    /// What an `<ask>` does: reject (the default) or pause. Accepted for raymond's
+    /// command line; `<ask>` itself is not supported by this version yet.
+    #[arg(long, value_name = "MODE", value_parser = ["reject", "pause"])]
+    pub(crate) on_ask: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -84,7 +110,7 @@ pub(crate) struct RunArguments {
     #[arg(long, value_name = "TEXT")]
     pub(crate) input: Option<String>,
     /// Name the run instead of generating an id.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", alias = "workflow-id")]
     pub(crate) run_id: Option<String>,
     /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]

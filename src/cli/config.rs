@@ -3,6 +3,11 @@
 //!
 //! Unknown keys are errors (with a did-you-mean): a misspelt `modle = "opus"` that
 //! silently did nothing would be worse than a refusal.
+//!
+//! raymond's config is read too, so a project can switch without editing it: a
+//! `[raymond]` table (in `.baton/config.toml`, or in `.raymond/config.toml` beside
+//! the `.baton` directory when Baton has none) is read with raymond's rules, which
+//! ignore unknown keys. Baton's own keys win over the table's.
 
 use std::path::{Path, PathBuf};
 
@@ -17,8 +22,18 @@ pub(crate) const CONFIG_FILE: &str = "config.toml";
 pub(crate) const MODELS: [&str; 3] = ["opus", "sonnet", "haiku"];
 pub(crate) const EFFORTS: [&str; 4] = ["low", "medium", "high", "max"];
 
-const KEYS: [&str; 7] =
-    ["model", "effort", "dangerously_skip_permissions", "claude_bin", "budget", "timeout", "no_wait"];
+const KEYS: [&str; 10] = [
+    "model",
+    "effort",
+    "dangerously_skip_permissions",
+    "claude_bin",
+    "budget",
+    "timeout",
+    "no_wait",
+    "no_debug",
+    "verbose",
+    "name",
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +45,48 @@ pub(crate) struct Config {
     pub(crate) budget: Option<f64>,
     pub(crate) timeout: Option<f64>,
     pub(crate) no_wait: Option<bool>,
+    pub(crate) no_debug: Option<bool>,
+    pub(crate) verbose: Option<bool>,
+    /// The terminal title's label (raymond's `--name`).
+    pub(crate) name: Option<String>,
+    /// raymond settings Baton reads but cannot honour, to be warned about.
+    #[serde(skip)]
+    pub(crate) ignored: Vec<&'static str>,
+}
+
+/// raymond's `[raymond]` table: its keys, unknown ones ignored as raymond does.
+#[derive(Debug, Default, Deserialize)]
+struct RaymondTable {
+    model: Option<String>,
+    effort: Option<String>,
+    dangerously_skip_permissions: Option<bool>,
+    budget: Option<f64>,
+    timeout: Option<f64>,
+    no_wait: Option<bool>,
+    no_debug: Option<bool>,
+    verbose: Option<bool>,
+    name: Option<String>,
+    /// raymond names task folders with it; Baton's layout is fixed, so it is only noted.
+    task_folder_pattern: Option<String>,
+}
+
+impl RaymondTable {
+    /// `config` with the table's values where `config` has none.
+    fn under(self, mut config: Config) -> Config {
+        if self.task_folder_pattern.is_some() {
+            config.ignored.push("task_folder_pattern");
+        }
+        config.model = config.model.or(self.model);
+        config.effort = config.effort.or(self.effort);
+        config.dangerously_skip_permissions = config.dangerously_skip_permissions.or(self.dangerously_skip_permissions);
+        config.budget = config.budget.or(self.budget);
+        config.timeout = config.timeout.or(self.timeout);
+        config.no_wait = config.no_wait.or(self.no_wait);
+        config.no_debug = config.no_debug.or(self.no_debug);
+        config.verbose = config.verbose.or(self.verbose);
+        config.name = config.name.or(self.name);
+        config
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,19 +142,42 @@ pub(crate) fn check_choice(
 }
 
 impl Config {
-    /// The config of the `.baton` directory `baton_dir`; none when the file is absent.
+    /// Say which read settings are ignored (once tracing is set up).
+    pub(crate) fn warn_ignored(&self) {
+        for key in &self.ignored {
+            tracing::warn!(
+                "`{key}` in the [raymond] config table is ignored: Baton's task folders are .baton/tasks/RUN/AGENT"
+            );
+        }
+    }
+
+    /// The config of the `.baton` directory `baton_dir`, else raymond's
+    /// `.raymond/config.toml` beside it; none when neither exists.
     pub(crate) fn load(baton_dir: &Path) -> Result<Config, ConfigError> {
-        let path = baton_dir.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(source) => return Err(ConfigError::Read { path, source }),
-        };
-        Config::parse(&text).map_err(|problem| ConfigError::Invalid { path, problem })
+        let raymond = baton_dir.parent().map(|project| project.join(".raymond").join(CONFIG_FILE));
+        for path in std::iter::once(baton_dir.join(CONFIG_FILE)).chain(raymond) {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => return Config::parse(&text).map_err(|problem| ConfigError::Invalid { path, problem }),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(ConfigError::Read { path, source }),
+            }
+        }
+        Ok(Config::default())
     }
 
     fn parse(text: &str) -> Result<Config, ConfigProblem> {
-        let config: Config = toml::from_str(text).map_err(|error| {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|error| ConfigProblem::Syntax(error.message().to_string()))?;
+        let raymond = match table.remove("raymond") {
+            Some(toml::Value::Table(raymond)) => Some(
+                toml::Value::Table(raymond)
+                    .try_into::<RaymondTable>()
+                    .map_err(|error| ConfigProblem::Syntax(format!("[raymond]: {}", error.message())))?,
+            ),
+            Some(_) => return Err(ConfigProblem::Syntax("`raymond` must be a table ([raymond])".to_string())),
+            None => None,
+        };
+        let config: Config = toml::Value::Table(table).try_into().map_err(|error: toml::de::Error| {
             let message = error.message().to_string();
             // serde names the unknown field between backticks.
             match message.split('`').nth(1).filter(|_| message.starts_with("unknown field")) {
@@ -105,6 +185,10 @@ impl Config {
                 None => ConfigProblem::Syntax(message),
             }
         })?;
+        let config = match raymond {
+            Some(table) => table.under(config),
+            None => config,
+        };
         if let Some(model) = &config.model {
             check_choice("model", model, &MODELS)?;
         }
@@ -146,7 +230,7 @@ mod tests {
         assert_eq!(
             Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
             "unknown key `modle`; did you mean `model`? (valid keys: model, effort, dangerously_skip_permissions, \
-             claude_bin, budget, timeout, no_wait)"
+             claude_bin, budget, timeout, no_wait, no_debug, verbose, name)"
         );
     }
 
@@ -168,6 +252,35 @@ mod tests {
             Config::parse("timeout = -5\n").unwrap_err().to_string(),
             "invalid timeout `-5`: expected a number of seconds that is not negative (0 disables it)"
         );
+    }
+
+    #[test]
+    fn a_raymond_table_is_read_with_raymonds_rules_and_baton_keys_win() {
+        let config = Config::parse(
+            "model = \"opus\"\n[raymond]\nmodel = \"haiku\"\nbudget = 3\nno_debug = true\nname = \"nightly\"\n\
+             some_future_key = 1\n",
+        )
+        .unwrap();
+        assert_eq!(config.model.as_deref(), Some("opus"));
+        assert_eq!(config.budget, Some(3.0));
+        assert_eq!(config.no_debug, Some(true));
+        assert_eq!(config.name.as_deref(), Some("nightly"));
+        assert_eq!(
+            Config::parse("[raymond]\nmodel = \"gpt\"\n").unwrap_err().to_string(),
+            "invalid model `gpt`: expected one of opus, sonnet, haiku"
+        );
+    }
+
+    #[test]
+    fn raymonds_config_file_is_read_when_baton_has_none() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join(".raymond")).unwrap();
+        std::fs::write(project.path().join(".raymond/config.toml"), "[raymond]\ntimeout = 90\n").unwrap();
+        let baton_dir = project.path().join(".baton");
+        assert_eq!(Config::load(&baton_dir).unwrap().timeout, Some(90.0));
+        std::fs::create_dir_all(&baton_dir).unwrap();
+        std::fs::write(baton_dir.join("config.toml"), "timeout = 30\n").unwrap();
+        assert_eq!(Config::load(&baton_dir).unwrap().timeout, Some(30.0), ".baton/config.toml first");
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub(crate) enum CliError {
     InvalidValue { flag: &'static str, value: String, expected: String },
     #[error("cannot open the trace in {path}: {source}")]
     Trace { path: PathBuf, source: io::Error },
+    #[error("{} already exists; edit it, or remove it to start from the template", .path.display())]
+    ConfigExists { path: PathBuf },
+    #[error("cannot write {}: {source}", .path.display())]
+    ConfigWrite { path: PathBuf, source: io::Error },
     #[error("run `{run_id}` has already completed; `baton status {run_id}` shows its result")]
     AlreadyCompleted { run_id: String },
     #[error("--input was given, but no agent of run `{run_id}` is waiting for input")]

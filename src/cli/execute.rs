@@ -21,6 +21,7 @@ use crate::executor::context::{StateTimeout, TimeoutSource};
 use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
+use crate::ids::RunId;
 use crate::model::run_state::{LaunchParams, RunState};
 use crate::observers::console::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
@@ -94,6 +95,9 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
     }
     if options.no_wait {
         params.no_wait = true;
+    }
+    if let Some(mode) = &options.on_ask {
+        params.on_ask = Some(mode.clone());
     }
     if let Some(max) = options.max_agents {
         params.max_agents = Some(max);
@@ -170,7 +174,7 @@ pub(crate) async fn execute(
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
     let bus = Arc::new(EventBus::new());
-    let trace = if options.no_debug {
+    let trace = if options.no_debug || config.no_debug.unwrap_or(false) {
         None
     } else {
         let observer =
@@ -214,6 +218,9 @@ pub(crate) async fn execute(
     let skip_permissions =
         state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
     let backend = Arc::new(ClaudeBackend::new(claude_binary, skip_permissions));
+    if let Some(name) = options.name.as_ref().or(config.name.as_ref()) {
+        set_terminal_title(name, &state.run_id);
+    }
     bus.emit(Event::WorkflowStarted {
         run_id: state.run_id.clone(),
         scope_dir: state.scope_dir.clone(),
@@ -250,6 +257,17 @@ pub(crate) async fn execute(
         RunOutcome::Failed { .. } => exit_code::ERROR,
         RunOutcome::Interrupted { signal } => signal.exit_code(),
     })
+}
+
+/// raymond's `--name`: label the terminal's title, when stderr is a terminal. Control
+/// characters are dropped so a name cannot end the escape sequence early.
+fn set_terminal_title(name: &str, run_id: &RunId) {
+    let mut stderr = std::io::stderr();
+    if !stderr.is_terminal() {
+        return;
+    }
+    let label: String = format!("{name} · {run_id}").chars().filter(|c| !c.is_control()).collect();
+    let _ = write!(stderr, "\x1b]0;{label}\x07");
 }
 
 /// stdout carries the result and nothing else (A8): the main agent's payload, or

@@ -6,7 +6,9 @@ mod arguments;
 pub(crate) mod config;
 mod error;
 mod execute;
+mod init_config_command;
 mod list_command;
+mod raymond_form;
 mod repair_command;
 mod resume_command;
 mod run_command;
@@ -28,14 +30,13 @@ use crate::store::runs::{RunStore, discover_baton_dir};
 
 /// Run the command line `args` (including the program name) and return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let arguments = match Arguments::try_parse_from(args) {
+    let arguments = match Arguments::try_parse_from(raymond_form::translate(args.into_iter().collect())) {
         Ok(arguments) => arguments,
         Err(error) => {
             let _ = error.print();
             return if error.use_stderr() { exit_code::ERROR } else { exit_code::COMPLETED };
         }
     };
-    init_tracing();
     match dispatch(arguments) {
         Ok(code) => code,
         // A reader that went away (`baton list | head`) is not an error worth a
@@ -56,18 +57,35 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Ok((cwd, store))
     };
     match arguments.command {
-        Command::List => list_command::list(&project()?.1),
-        Command::Status(status) => status_command::status(&project()?.1, &status.run_id, status.json),
-        Command::Repair(repair) => repair_command::repair(&project()?.1, &repair.run_id),
+        Command::List => {
+            init_tracing(false);
+            list_command::list(&project()?.1)
+        }
+        Command::Status(status) => {
+            init_tracing(false);
+            status_command::status(&project()?.1, &status.run_id, status.json)
+        }
+        Command::Repair(repair) => {
+            init_tracing(false);
+            repair_command::repair(&project()?.1, &repair.run_id)
+        }
+        Command::InitConfig => {
+            init_tracing(false);
+            init_config_command::init_config(&project()?.1)
+        }
         Command::Run(run) => {
             let (cwd, store) = project()?;
             let config = Config::load(store.baton_dir())?;
+            init_tracing(run.execution.verbose || config.verbose.unwrap_or(false));
+            config.warn_ignored();
             let watchdog = Watchdog::fork();
             runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
         }
         Command::Resume(resume) => {
             let store = project()?.1;
             let config = Config::load(store.baton_dir())?;
+            init_tracing(resume.execution.verbose || config.verbose.unwrap_or(false));
+            config.warn_ignored();
             let watchdog = Watchdog::fork();
             runtime()?.block_on(resume_command::resume(store, &config, resume, watchdog))
         }
@@ -87,10 +105,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 }
 
 /// Diagnostics about Baton itself (observer failures and the like) go to stderr,
-/// at the level `BATON_LOG` asks for (default: warnings).
-fn init_tracing() {
+/// at the level `BATON_LOG` asks for (default: warnings; `verbose`: debug).
+fn init_tracing(verbose: bool) {
+    let default = if verbose { "debug" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("BATON_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -87,6 +87,9 @@ pub(crate) struct LaunchParams {
     pub(crate) dangerously_skip_permissions: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) no_wait: bool,
+    /// `--on-ask` (reject or pause), kept for `<ask>` and for resumes (raymond keeps it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) on_ask: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

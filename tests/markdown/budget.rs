@@ -75,6 +75,30 @@ fn r9_4_budget_exceeded_inside_a_call_pops_to_the_callers_return_state() {
     assert_eq!(state(&outcome)["total_cost_usd"], 0.025);
 }
 
+/// Decision (docs/decisions.md, "Budget inside a call stack"): where raymond (R9.4)
+/// runs the caller's prompt return state once more, paying for one more turn per
+/// call level, Baton returns the budget message up the stack without another turn.
+#[test]
+fn r9_4_decision_a_prompt_return_state_is_not_run_again_once_over_budget() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[START]]\n")
+        .file("C.md", "[[C]]\n")
+        .file("RET.md", "[[RET]] {{input}}\n");
+    fake(&test)
+        .rule("a", "[[START]]", Reply::text(r#"<call return="RET">C</call>"#).cost(0.005))
+        .rule("b", "[[C]]", Reply::text("<result>done</result>").cost(0.02))
+        .rule("c", "", Reply::text("<result>should not run</result>").cost(0.02));
+    let outcome = test.run_workflow(&["--budget", "0.01"]);
+    outcome.status(0).stdout("Workflow terminated: budget exceeded ($0.0250 > $0.0100)\n");
+    assert_eq!(
+        transitions(&outcome),
+        ["main:START.md -call-> C.md", "main:C.md -result-> RET.md", "main:RET.md -result-> -"]
+    );
+    assert!(calls_for(&outcome, "[[RET]]").is_empty(), "the return state spent nothing");
+    assert_eq!(state(&outcome)["total_cost_usd"], 0.025);
+}
+
 #[test]
 fn a10_budget_set_on_resume_stops_the_next_markdown_step_before_it_starts() {
     // Unlimited at first: START costs $0.02, then NEXT hits a usage limit (--no-wait).

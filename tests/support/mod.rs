@@ -6,4 +6,4 @@ pub(crate) mod fake_anthropic;
 pub(crate) mod fake_claude;
 pub(crate) mod test_builder;
 
-pub(crate) use test_builder::{Outcome, Test};
+pub(crate) use test_builder::{Outcome, Test, normalize};
