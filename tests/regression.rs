@@ -505,3 +505,25 @@ fn a_run_killed_right_after_its_end_was_written_has_every_step_in_its_trace() {
         crashed.events_of("test", "TransitionOccurred").iter().filter_map(|event| event["commit"].as_u64()).collect();
     assert_eq!(commits, [2, 3]);
 }
+
+/// A journal on a file system in memory is not synced (a power loss takes it
+/// whatever Baton does); runs there complete and trace every step all the same.
+#[test]
+fn a_run_in_memory_completes_without_syncing_its_journal() {
+    let root = tempfile::Builder::new().prefix("baton-shm-").tempdir_in("/dev/shm").expect("/dev/shm");
+    let workflow = root.path().join("wf");
+    std::fs::create_dir_all(&workflow).expect("wf");
+    std::fs::write(workflow.join("START.sh"), "echo '<goto>DONE</goto>'\n").expect("write");
+    std::fs::write(workflow.join("DONE.sh"), "echo '<result>in memory</result>'\n").expect("write");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "wf", "--run-id", "m", "-q"])
+        .current_dir(root.path())
+        .env_remove("BATON_SYNC_IN_MEMORY")
+        .env_remove("BATON_DIR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("baton");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "in memory\n", "{}", String::from_utf8_lossy(&output.stderr));
+    let events = std::fs::read_to_string(root.path().join(".baton/runs/m/events.jsonl")).expect("trace");
+    assert_eq!(events.matches("\"TransitionOccurred\"").count(), 2);
+}

@@ -191,7 +191,9 @@ pub(crate) async fn execute(
     let mut persistence = RunPersistence::begin(store, &state, journal_intact)?;
     if !unsynced.is_empty() {
         // Nothing is said about the run (not even that it started) before it is durable.
-        bus.hold_until(persistence.sync_files(unsynced));
+        if let Some(seq) = persistence.sync_files(unsynced) {
+            bus.hold_until(seq);
+        }
     }
     let inputs_dir = input_files_dir(&run_dir, &state.run_id);
     watchdog.guard(&state.run_id, &inputs_dir);

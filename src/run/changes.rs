@@ -84,9 +84,11 @@ impl WorkflowLoop {
             fork_counters,
             step,
         };
-        let committed = self.persistence.commit(&entry).map(|seq| {
+        let committed = self.persistence.commit(&entry).map(|pending| {
             // What is published from here on is about this entry: it waits for its sync.
-            self.context.bus.hold_until(seq);
+            if let Some(seq) = pending {
+                self.context.bus.hold_until(seq);
+            }
         });
         if committed.is_err() {
             self.state.journal_commit -= 1;

@@ -250,11 +250,35 @@ pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64)
     }
 }
 
+/// What one append did.
+pub(crate) struct Appended {
+    pub(crate) bytes: u64,
+    /// The sequence number to wait for before the entry is durable; `None` when
+    /// there is nothing to wait for.
+    pub(crate) pending: Option<u64>,
+}
+
+/// Whether `file` lives on a file system in memory (tmpfs, ramfs). Such a journal is
+/// not synced unless `BATON_SYNC_IN_MEMORY` is set (the crash tests set it, so that
+/// they exercise the syncer wherever their temp dir is).
+fn in_memory(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    // SAFETY: `stats` is plain data, valid zeroed; the descriptor is open for the call.
+    unsafe {
+        let mut stats: libc::statfs = std::mem::zeroed();
+        libc::fstatfs(file.as_raw_fd(), &mut stats) == 0 && matches!(stats.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC)
+    }
+}
+
 /// The open journal of a live run.
 pub(crate) struct Journal {
     path: PathBuf,
     file: Arc<File>,
-    syncer: Syncer,
+    /// `None` on a file system in memory (tmpfs, ramfs): a power loss takes
+    /// everything there, so a sync would buy nothing and only cost a thread handoff.
+    syncer: Option<Syncer>,
     entries: u64,
     /// Entries written by this invocation, compactions included: the syncer's count.
     written: u64,
@@ -271,15 +295,16 @@ impl Journal {
             file.set_len(intact_length).map_err(write_error)?;
         }
         let file = Arc::new(file);
-        let syncer = Syncer::start(Arc::clone(&file)).map_err(write_error)?;
+        let skip_sync = in_memory(&file) && std::env::var_os("BATON_SYNC_IN_MEMORY").is_none();
+        let syncer = if skip_sync { None } else { Some(Syncer::start(Arc::clone(&file)).map_err(write_error)?) };
         Ok(Journal { path: path.to_path_buf(), file, syncer, entries: 0, written: 0, length: intact_length })
     }
 
     /// Append `entry` with one `write` and start making it durable; returns the bytes
     /// written and the entry's sequence number (`Journal::updates` says when it is
     /// durable). A killed process cannot lose it once this returns.
-    pub(crate) fn append(&mut self, entry: &Commit) -> Result<(u64, u64), JournalError> {
-        if let Some(source) = self.syncer.failure() {
+    pub(crate) fn append(&mut self, entry: &Commit) -> Result<Appended, JournalError> {
+        if let Some(source) = self.syncer.as_ref().and_then(Syncer::failure) {
             return Err(JournalError::Write { path: self.path.clone(), source });
         }
         let mut line = serde_json::to_vec(entry)
@@ -296,26 +321,33 @@ impl Journal {
         self.entries += 1;
         self.written += 1;
         self.length += line.len() as u64;
-        self.syncer.written(self.written);
-        Ok((line.len() as u64, self.written))
+        let pending = self.syncer.as_ref().map(|syncer| syncer.written(self.written)).map(|()| self.written);
+        Ok(Appended { bytes: line.len() as u64, pending })
     }
 
     /// Have `files` synced in the background like an entry; returns the sequence
     /// number that says when they are durable.
-    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> u64 {
+    /// `None` when there is nothing to wait for (a file system in memory).
+    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> Option<u64> {
+        let syncer = self.syncer.as_ref()?;
         self.written += 1;
-        self.syncer.written_with(self.written, files);
-        self.written
+        syncer.written_with(self.written, files);
+        Some(self.written)
     }
 
     /// Block until every entry appended so far is durable.
     pub(crate) fn sync(&self) -> Result<(), JournalError> {
-        self.syncer.wait().map_err(|source| JournalError::Write { path: self.path.clone(), source })
+        let Some(syncer) = &self.syncer else { return Ok(()) };
+        syncer.wait().map_err(|source| JournalError::Write { path: self.path.clone(), source })
     }
 
-    /// Follow how far the appended entries are durable.
+    /// Follow how far the appended entries are durable (a channel that never
+    /// changes, closed at once, when nothing is ever synced).
     pub(crate) fn updates(&self) -> tokio::sync::watch::Receiver<Synced> {
-        self.syncer.updates()
+        match &self.syncer {
+            Some(syncer) => syncer.updates(),
+            None => tokio::sync::watch::channel(Synced::UpTo(0)).1,
+        }
     }
 
     /// The sequence number of the last entry appended.
@@ -413,5 +445,13 @@ mod tests {
         let upsert = AgentUpsert::new(&after, None);
         assert_eq!(upsert.agent.stack.len(), 2);
         assert_eq!(replay(&agent_with(&["old"]), upsert), after);
+    }
+
+    #[test]
+    fn a_journal_in_memory_is_recognised() {
+        let shm = tempfile::tempfile_in("/dev/shm").expect("/dev/shm");
+        assert!(in_memory(&shm));
+        let proc = File::open("/proc/self/status").expect("/proc");
+        assert!(!in_memory(&proc));
     }
 }

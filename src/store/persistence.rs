@@ -70,19 +70,22 @@ impl RunPersistence {
     /// Write `entry` (safe from a killed process once this returns) and start its
     /// sync; returns its sequence number for `updates`. `entry.commit` must be
     /// `state.journal_commit` after the change.
-    pub(crate) fn commit(&mut self, entry: &Commit) -> Result<u64, StoreError> {
+    /// `Ok(None)` when the entry is as durable as it will get already (a journal on
+    /// a file system in memory).
+    pub(crate) fn commit(&mut self, entry: &Commit) -> Result<Option<u64>, StoreError> {
         let started = Instant::now();
-        let (bytes, seq) = self.journal.append(entry)?;
-        self.counters.bytes += bytes;
+        let appended = self.journal.append(entry)?;
+        self.counters.bytes += appended.bytes;
         self.counters.commits += 1;
         self.counters.time += started.elapsed();
         failpoint::hit("after_journal_append");
-        Ok(seq)
+        Ok(appended.pending)
     }
 
     /// Sync `files` in the background (a new run's first snapshot, `RunStore::create`);
-    /// returns the sequence number for `updates` that says when they are durable.
-    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> u64 {
+    /// returns the sequence number for `updates` that says when they are durable
+    /// (`None`: nothing to wait for).
+    pub(crate) fn sync_files(&mut self, files: Vec<PathBuf>) -> Option<u64> {
         self.journal.sync_files(files)
     }
 

@@ -126,6 +126,9 @@ impl Test {
             .env_remove("BATON_LOG")
             .env("NO_COLOR", "1")
             .env("BATON_RETRY_BASE_MS", "10")
+            // The journal is synced even when the temp dir is in memory, so every test
+            // runs the same persistence code wherever it runs.
+            .env("BATON_SYNC_IN_MEMORY", "1")
             .env("BATON_BIN", env!("CARGO_BIN_EXE_baton"))
             .stdin(Stdio::null());
         for (key, value) in &self.env {
