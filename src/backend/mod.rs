@@ -10,6 +10,7 @@ mod session_mode;
 
 pub(crate) use session_mode::SessionMode;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -33,6 +34,9 @@ pub(crate) struct BackendRequest {
     pub(crate) idle_timeout: Option<Duration>,
     /// Where the idle timeout came from, for messages.
     pub(crate) timeout_source: String,
+    /// Variables for the backend's process besides the inherited ones (a manifest's
+    /// `environment`).
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 /// Something that happened during the turn, as it happens.

@@ -23,6 +23,24 @@ pub(crate) enum CliError {
     Trace { path: PathBuf, source: io::Error },
     #[error("{} already exists; edit it, or remove it to start from the template", .path.display())]
     ConfigExists { path: PathBuf },
+    #[error(transparent)]
+    Manifest(#[from] crate::workflow::manifest::ManifestError),
+    #[error(
+        "workflow `{workflow}` runs on the `{backend}` backend (its manifest says so), which Baton does not have; \
+         Baton runs prompts with Claude Code only"
+    )]
+    UnknownBackend { workflow: String, backend: String },
+    #[error("workflow `{workflow}` needs an input{}: give it with --input TEXT", .label.as_ref().map_or_else(String::new, |label| format!(" ({label})")))]
+    InputRequired { workflow: String, label: Option<String> },
+    #[error("workflow `{workflow}` takes no input (its manifest says `input: {{mode: none}}`); drop --input")]
+    InputNotTaken { workflow: String },
+    #[error(
+        "workflow `{workflow}` asks a person for input (`requires_human_input: true` in its manifest); \
+         run it with --on-ask pause"
+    )]
+    NeedsHumanInput { workflow: String },
+    #[error("the manifest's working_directory {} does not exist", .path.display())]
+    WorkingDirectory { path: PathBuf },
     #[error("cannot write {}: {source}", .path.display())]
     ConfigWrite { path: PathBuf, source: io::Error },
     #[error("run `{run_id}` has already completed; `baton status {run_id}` shows its result")]

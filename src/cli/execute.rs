@@ -200,6 +200,7 @@ pub(crate) async fn execute(
     let watchdog = Arc::new(watchdog);
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
+        environment: state.launch_params.environment.clone(),
         run_id: state.run_id.clone(),
         baton_dir,
         inputs_dir: inputs_dir.clone(),

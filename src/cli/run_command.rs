@@ -1,6 +1,6 @@
 //! `baton run <WORKFLOW>`: create a run and execute it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::CliError;
 use super::arguments::RunArguments;
@@ -12,7 +12,8 @@ use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, 
 use crate::process::watchdog::Watchdog;
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
-use crate::workflow::target;
+use crate::workflow::manifest::{HumanInput, InputMode, Manifest};
+use crate::workflow::target::{self, clean_lexically};
 
 pub(crate) async fn run(
     store: RunStore,
@@ -22,10 +23,18 @@ pub(crate) async fn run(
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
     let target = target::interpret(&arguments.workflow, &cwd)?;
-    let budget_usd = check_budget(arguments.budget)?.or(config.budget).unwrap_or(0.0);
+    let manifest = Manifest::of(&target.scope_dir)?;
+    let workflow = arguments.workflow.clone();
+    let cwd = match &manifest {
+        Some(manifest) => check_manifest(manifest, &workflow, &target.scope_dir, &arguments, cwd)?,
+        None => cwd,
+    };
+    let default_budget = manifest.as_ref().and_then(|manifest| manifest.default_budget);
+    let budget_usd = check_budget(arguments.budget)?.or(default_budget).or(config.budget).unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
     apply_launch_options(&arguments.execution, &mut launch_params)?;
+    launch_params.environment = manifest.map(|manifest| manifest.environment_now()).unwrap_or_default();
     let limits = limits(&arguments.execution, &launch_params, config)?;
     let run_id = match arguments.run_id {
         Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
@@ -65,4 +74,37 @@ pub(crate) async fn run(
     let unsynced = store.create(&state)?;
     let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
+}
+
+/// What a workflow's manifest asks of its launch (R13.1, `docs/decisions.md`,
+/// "Manifests"); returns the directory its agents start in.
+fn check_manifest(
+    manifest: &Manifest,
+    workflow: &str,
+    scope: &Path,
+    arguments: &RunArguments,
+    cwd: PathBuf,
+) -> Result<PathBuf, CliError> {
+    let workflow = workflow.to_string();
+    if let Some(backend) = manifest.backend.as_ref().filter(|backend| !backend.eq_ignore_ascii_case("claude")) {
+        return Err(CliError::UnknownBackend { workflow, backend: backend.clone() });
+    }
+    match (manifest.input_mode, &arguments.input) {
+        (InputMode::Required, None) => {
+            return Err(CliError::InputRequired { workflow, label: manifest.input_label.clone() });
+        }
+        (InputMode::None, Some(_)) => return Err(CliError::InputNotTaken { workflow }),
+        _ => {}
+    }
+    if manifest.requires_human_input == HumanInput::Yes && arguments.execution.on_ask.as_deref() != Some("pause") {
+        return Err(CliError::NeedsHumanInput { workflow });
+    }
+    let Some(directory) = &manifest.working_directory else { return Ok(cwd) };
+    // Relative to the workflow: its directory, or the directory holding its file.
+    let base = if scope.is_dir() { scope } else { scope.parent().unwrap_or(scope) };
+    let path = clean_lexically(&base.join(directory));
+    if !path.is_dir() {
+        return Err(CliError::WorkingDirectory { path });
+    }
+    Ok(path)
 }

@@ -2,6 +2,7 @@
 //! settings that do not change from one step to the next. One instance per run,
 //! behind an `Arc`, handed to every executor task.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +66,8 @@ impl StateTimeout {
 }
 
 pub(crate) struct ExecutionContext {
+    /// Variables every process of the run gets (a manifest's `environment`).
+    pub(crate) environment: BTreeMap<String, String>,
     pub(crate) run_id: RunId,
     /// The `.baton` directory (task folders live under it).
     pub(crate) baton_dir: PathBuf,

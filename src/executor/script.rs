@@ -55,8 +55,14 @@ impl StateExecutor for ScriptExecutor {
 /// The variables a script sees on top of Baton's own environment (R7.6): the
 /// `BATON_*` names, the same values under `RAYMOND_*` so existing scripts keep
 /// working, then the worker's fork attributes, which may override both.
-pub(crate) fn script_environment(run_id: &str, agent: &Agent, input_file: Option<&Path>) -> BTreeMap<String, String> {
-    let mut env = BTreeMap::new();
+pub(crate) fn script_environment(
+    run_environment: &BTreeMap<String, String>,
+    run_id: &str,
+    agent: &Agent,
+    input_file: Option<&Path>,
+) -> BTreeMap<String, String> {
+    // The run's own variables first: Baton's, set next, win over a manifest's.
+    let mut env = run_environment.clone();
     let task_folder = agent.task_folder.to_string_lossy().into_owned();
     for prefix in ["BATON", "RAYMOND"] {
         env.insert(format!("{prefix}_WORKFLOW_ID"), run_id.to_string());
@@ -262,7 +268,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
             format!("script `{state}` cannot run: cannot write its input to {}: {error}", context.inputs_dir.display()),
         )
     })?;
-    let env = script_environment(&context.run_id, agent, input_file.as_deref());
+    let env = script_environment(&context.environment, &context.run_id, agent, input_file.as_deref());
     let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
     let timeout = context.timeout_for(&agent.scope_dir, state);
     let command = ScriptCommand {

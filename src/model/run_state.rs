@@ -90,6 +90,9 @@ pub(crate) struct LaunchParams {
     /// `--on-ask` (reject or pause), kept for `<ask>` and for resumes (raymond keeps it too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) on_ask: Option<String>,
+    /// The manifest's `environment`, expanded at launch: every process of the run gets it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) environment: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -140,6 +140,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     }));
     let (stop_sender, stop) = watch::channel(StopLevel::Run);
     let context = Arc::new(ExecutionContext {
+        environment: BTreeMap::new(),
         run_id: "r".into(),
         baton_dir: dir.path().join(".baton"),
         inputs_dir: dir.path().join("inputs"),

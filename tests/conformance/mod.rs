@@ -6,6 +6,7 @@ mod call_stack;
 mod cross_workflow;
 mod failure_resume;
 mod forks;
+mod manifest;
 mod parsing;
 mod resolution;
 mod script_env;

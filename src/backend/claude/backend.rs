@@ -106,6 +106,7 @@ impl Backend for ClaudeBackend {
                 arguments: &arguments,
                 prompt: &request.prompt,
                 cwd: &request.cwd,
+                env: &request.env,
                 idle_timeout: request.idle_timeout,
             };
             let on_object = |object: serde_json::Value| {

@@ -6,6 +6,7 @@
 //! skipped — and every line resets the idle timer; stderr is kept (its tail) for
 //! error messages, though Claude Code rarely writes there.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -33,6 +34,7 @@ pub(crate) struct ClaudeProcess<'a> {
     pub(crate) prompt: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) env: &'a BTreeMap<String, String>,
 }
 
 #[derive(Debug)]
@@ -65,6 +67,7 @@ pub(crate) async fn run_claude(
     let mut child = Command::new(process.program)
         .args(process.arguments)
         .current_dir(process.cwd)
+        .envs(process.env)
         .env_remove("CLAUDECODE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -202,6 +202,7 @@ async fn run_markdown_state(
             session: session.clone(),
             idle_timeout: timeout.limit,
             timeout_source: timeout.source.to_string(),
+            env: context.environment.clone(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =

@@ -1,0 +1,269 @@
+//! `workflow.yaml` manifests: what a workflow says about itself (R13.1–R13.3).
+//!
+//! A manifest sits beside the states (a directory's or a zip's `workflow.yaml`) or
+//! at the top of a YAML workflow, next to `states`. Baton's command line uses it
+//! where a user would expect it (`docs/decisions.md`, "Manifests"): a workflow for a
+//! backend Baton lacks is refused before anything runs, `input.mode` is checked,
+//! `default_budget` is the run's budget unless `--budget` says otherwise,
+//! `working_directory` is where its agents start, and `environment` reaches every
+//! script and Claude process of the run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::workflow::state_file::PackedWorkflow;
+use crate::workflow::yaml_scope::is_yaml_scope;
+
+/// The manifest file of a directory or zip workflow.
+pub(crate) const MANIFEST_FILE: &str = "workflow.yaml";
+
+/// Whether the workflow takes an input (R13.1 `input.mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum InputMode {
+    Required,
+    #[default]
+    Optional,
+    None,
+}
+
+/// Whether the workflow asks a person (R13.1 `requires_human_input`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum HumanInput {
+    #[default]
+    Auto,
+    Yes,
+    No,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Manifest {
+    pub(crate) id: String,
+    pub(crate) name: Option<String>,
+    pub(crate) input_mode: InputMode,
+    pub(crate) input_label: Option<String>,
+    pub(crate) default_budget: Option<f64>,
+    pub(crate) working_directory: Option<String>,
+    /// As written: `${VAR}` is replaced at launch (`environment_now`).
+    pub(crate) environment: BTreeMap<String, String>,
+    pub(crate) requires_human_input: HumanInput,
+    /// The backend named, if any (`pi`, the only one raymond knows besides Claude).
+    pub(crate) backend: Option<String>,
+}
+
+/// Why a manifest cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("manifest `{}`: {message}", .path.display())]
+pub(crate) struct ManifestError {
+    pub(crate) path: PathBuf,
+    pub(crate) message: String,
+}
+
+impl Manifest {
+    /// The manifest of the workflow `scope`, if it has one.
+    pub(crate) fn of(scope: &Path) -> Result<Option<Manifest>, ManifestError> {
+        let error = |path: &Path, message: String| ManifestError { path: path.to_path_buf(), message };
+        let (path, text) = if is_yaml_scope(scope) {
+            // Manifest keys may sit beside `states` (R13.4).
+            let text = std::fs::read_to_string(scope).map_err(|e| error(scope, e.to_string()))?;
+            return Manifest::parse(scope, &text, true);
+        } else if let Some(packed) = PackedWorkflow::open(scope) {
+            let PackedWorkflow::Zip(zip) = packed.map_err(|message| error(scope, message))? else { return Ok(None) };
+            let Some(text) = zip.text(MANIFEST_FILE) else { return Ok(None) };
+            (scope.join(MANIFEST_FILE), text.map_err(|message| error(scope, message))?)
+        } else {
+            let path = scope.join(MANIFEST_FILE);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => (path, text),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(error(&path, e.to_string())),
+            }
+        };
+        Manifest::parse(&path, &text, false)
+    }
+
+    /// Read `text`; `in_workflow` for a YAML workflow's own file, whose manifest keys
+    /// are optional (no `id`: no manifest).
+    fn parse(path: &Path, text: &str, in_workflow: bool) -> Result<Option<Manifest>, ManifestError> {
+        let invalid = |message: String| ManifestError { path: path.to_path_buf(), message };
+        let documents = YamlLoader::load_from_str(text).map_err(|e| invalid(format!("invalid YAML: {e}")))?;
+        let Some(Yaml::Hash(root)) = documents.into_iter().next() else {
+            return Err(invalid("expected a mapping (`id: …`, `name: …`)".into()));
+        };
+        let key = |name: &str| root.get(&Yaml::String(name.into()));
+        // R13.2: a `workflow.yaml` with states is a YAML workflow, not a manifest.
+        if !in_workflow && (key("states").is_some() || key("initial_state").is_some()) {
+            return Ok(None);
+        }
+        let text_of = |name: &str, value: &Yaml| -> Result<String, ManifestError> {
+            scalar(value).ok_or_else(|| invalid(format!("`{name}` must be text")))
+        };
+        let id = match key("id") {
+            Some(value) => text_of("id", value)?,
+            None if in_workflow => return Ok(None),
+            None => String::new(),
+        };
+        if id.trim().is_empty() {
+            return Err(invalid("`id` is required and must not be empty".into()));
+        }
+        let mut manifest = Manifest { id, ..Manifest::default() };
+        if let Some(value) = key("name") {
+            manifest.name = Some(text_of("name", value)?);
+        }
+        if let Some(Yaml::Hash(input)) = key("input") {
+            if let Some(mode) = input.get(&Yaml::String("mode".into())) {
+                manifest.input_mode = match text_of("input.mode", mode)?.as_str() {
+                    "required" => InputMode::Required,
+                    "optional" => InputMode::Optional,
+                    "none" => InputMode::None,
+                    other => {
+                        return Err(invalid(format!("`input.mode` is `{other}`; expected required, optional or none")));
+                    }
+                };
+            }
+            if let Some(label) = input.get(&Yaml::String("label".into())) {
+                manifest.input_label = Some(text_of("input.label", label)?);
+            }
+        }
+        if let Some(value) = key("default_budget") {
+            let budget = match value {
+                Yaml::Integer(number) => Some(*number as f64),
+                Yaml::Real(number) => number.parse::<f64>().ok(),
+                _ => None,
+            };
+            match budget {
+                Some(budget) if budget.is_finite() && budget >= 0.0 => manifest.default_budget = Some(budget),
+                _ => return Err(invalid("`default_budget` must be an amount in US dollars, 0 or more".into())),
+            }
+        }
+        if let Some(value) = key("working_directory") {
+            manifest.working_directory = Some(text_of("working_directory", value)?);
+        }
+        if let Some(value) = key("environment") {
+            let Yaml::Hash(variables) = value else {
+                return Err(invalid("`environment` must map variable names to values".into()));
+            };
+            for (name, value) in variables {
+                let name = text_of("environment", name)?;
+                manifest.environment.insert(name.clone(), text_of(&format!("environment.{name}"), value)?);
+            }
+        }
+        if let Some(value) = key("requires_human_input") {
+            manifest.requires_human_input = match text_of("requires_human_input", value)?.as_str() {
+                "auto" => HumanInput::Auto,
+                "true" => HumanInput::Yes,
+                "false" => HumanInput::No,
+                other => {
+                    return Err(invalid(format!("`requires_human_input` is `{other}`; expected auto, true or false")));
+                }
+            };
+        }
+        manifest.backend = match key("backend") {
+            None => None,
+            Some(Yaml::Hash(backend)) => match backend.get(&Yaml::String("name".into())) {
+                Some(name) => Some(text_of("backend.name", name)?),
+                None => None,
+            },
+            Some(value) => Some(text_of("backend", value)?),
+        }
+        .filter(|name| !name.is_empty());
+        Ok(Some(manifest))
+    }
+
+    /// `environment` with `${VAR}` replaced from this process's environment (a
+    /// missing variable becomes "", R13.1).
+    pub(crate) fn environment_now(&self) -> BTreeMap<String, String> {
+        self.environment.iter().map(|(name, value)| (name.clone(), expand(value))).collect()
+    }
+}
+
+/// A scalar's text (YAML reads `1`, `true`, `1.5` as numbers and booleans).
+fn scalar(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::String(text) | Yaml::Real(text) => Some(text.clone()),
+        Yaml::Integer(number) => Some(number.to_string()),
+        Yaml::Boolean(flag) => Some(flag.to_string()),
+        _ => None,
+    }
+}
+
+/// Replace every `${NAME}` in `text` with that environment variable ("" if unset).
+fn expand(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) => {
+                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Option<Manifest>, ManifestError> {
+        Manifest::parse(Path::new("wf/workflow.yaml"), text, false)
+    }
+
+    #[test]
+    fn r13_1_every_key_is_read() {
+        let manifest = parse(
+            "id: review\nname: Code review\ninput: {mode: required, label: Pull request}\ndefault_budget: 2.5\n\
+             working_directory: ../repo\nenvironment: {REPO: \"${HOME}/repo\", LEVEL: 3}\nrequires_human_input: \"true\"\n\
+             backend: {name: pi, options: {provider: x}}\nunknown_key: ignored\n",
+        )
+        .expect("valid")
+        .expect("a manifest");
+        assert_eq!(manifest.id, "review");
+        assert_eq!(manifest.input_mode, InputMode::Required);
+        assert_eq!(manifest.input_label.as_deref(), Some("Pull request"));
+        assert_eq!(manifest.default_budget, Some(2.5));
+        assert_eq!(manifest.working_directory.as_deref(), Some("../repo"));
+        assert_eq!(manifest.environment["LEVEL"], "3");
+        assert_eq!(manifest.requires_human_input, HumanInput::Yes);
+        assert_eq!(manifest.backend.as_deref(), Some("pi"));
+        assert_eq!(parse("id: x\nbackend: pi\n").unwrap().unwrap().backend.as_deref(), Some("pi"));
+    }
+
+    #[test]
+    fn r13_2_a_file_with_states_is_no_manifest() {
+        assert_eq!(parse("id: x\nstates:\n  START: {prompt: hi}\n").unwrap(), None);
+        assert_eq!(parse("initial_state: START\n").unwrap(), None);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let message = |text: &str| parse(text).unwrap_err().to_string();
+        assert_eq!(message("name: x\n"), "manifest `wf/workflow.yaml`: `id` is required and must not be empty");
+        assert_eq!(
+            message("id: x\ninput: {mode: sometimes}\n"),
+            "manifest `wf/workflow.yaml`: `input.mode` is `sometimes`; expected required, optional or none"
+        );
+        assert_eq!(
+            message("id: x\ndefault_budget: lots\n"),
+            "manifest `wf/workflow.yaml`: `default_budget` must be an amount in US dollars, 0 or more"
+        );
+    }
+
+    #[test]
+    fn r13_1_environment_variables_are_expanded_and_missing_ones_are_empty() {
+        // PATH is set in any test environment; the other name is not.
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert_eq!(expand("a:${PATH}:b"), format!("a:{path}:b"));
+        assert_eq!(expand("${BATON_SURELY_UNSET_VARIABLE}x"), "x");
+        assert_eq!(expand("no ${ end"), "no ${ end");
+    }
+}

@@ -1,0 +1,91 @@
+//! `workflow.yaml` manifests at launch (R13.1–R13.3; `docs/decisions.md`, "Manifests").
+
+use super::common::{RUN, emit, state};
+use crate::support::Test;
+
+fn with_manifest(manifest: &str) -> Test {
+    Test::new()
+        .file("workflow.yaml", manifest)
+        .file("START.sh", "echo \"<result>in=$BATON_INPUT $(basename \"$PWD\") $GREETING</result>\"\n")
+}
+
+#[test]
+fn r13_1_a_backend_baton_lacks_is_refused_before_anything_runs() {
+    let outcome = with_manifest("id: w\nbackend: {name: pi, options: {provider: x}}\n").run_workflow(&[]);
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wf` runs on the `pi` backend (its manifest says so), which Baton does not have; Baton runs \
+         prompts with Claude Code only"
+    );
+    assert!(!outcome.root().join(".baton/runs/test").exists());
+}
+
+#[test]
+fn r13_1_input_mode_is_checked() {
+    let outcome = with_manifest("id: w\ninput: {mode: required, label: the ticket}\n").run_workflow(&[]);
+    outcome.status(1);
+    assert_eq!(outcome.error_message(), "error: workflow `wf` needs an input (the ticket): give it with --input TEXT");
+    with_manifest("id: w\ninput: {mode: required}\n").run_workflow(&["--input", "T-1", "-q"]).status(0);
+    let outcome = with_manifest("id: w\ninput: {mode: none}\n").run_workflow(&["--input", "x"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wf` takes no input (its manifest says `input: {mode: none}`); drop --input"
+    );
+}
+
+#[test]
+fn r13_1_default_budget_environment_and_working_directory_are_honoured() {
+    let outcome = with_manifest(
+        "id: w\ndefault_budget: 1.5\nworking_directory: ../site\nenvironment:\n  GREETING: \"hi ${BATON_TEST_NAME}\"\n",
+    )
+    .write("site/.keep", "")
+    .env("BATON_TEST_NAME", "ada")
+    .run_workflow(&["--input", "x", "-q"]);
+    outcome.status(0).stdout("in=x site hi ada\n");
+    assert_eq!(state(&outcome)["budget_usd"], 1.5);
+    // --budget still wins.
+    let outcome = with_manifest("id: w\ndefault_budget: 1.5\n").run_workflow(&["--budget", "3", "-q"]);
+    assert_eq!(state(&outcome)["budget_usd"], 3.0);
+}
+
+#[test]
+fn r11_2_a_workflow_that_asks_needs_on_ask_pause() {
+    let outcome = with_manifest("id: w\nrequires_human_input: \"true\"\n").run_workflow(&[]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wf` asks a person for input (`requires_human_input: true` in its manifest); run it with \
+         --on-ask pause"
+    );
+    with_manifest("id: w\nrequires_human_input: \"true\"\n").run_workflow(&["--on-ask", "pause", "-q"]).status(0);
+}
+
+#[test]
+fn r13_2_a_workflow_yaml_with_states_is_no_manifest_and_a_yaml_workflow_carries_its_own() {
+    // A directory whose workflow.yaml has states: no manifest (no `id` needed).
+    Test::new()
+        .file("workflow.yaml", "states:\n  X:\n    sh: echo\n")
+        .file("START.sh", &emit("<result>ok</result>"))
+        .run_workflow(&["-q"])
+        .status(0)
+        .stdout("ok\n");
+    // R13.4: manifest keys beside `states`.
+    let outcome = Test::new()
+        .write("flow.yaml", "id: flow\nbackend: pi\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
+        .args(["run", "flow.yaml", "--run-id", RUN])
+        .run();
+    outcome.status(1);
+    assert!(outcome.error_message().contains("runs on the `pi` backend"), "{}", outcome.stderr);
+}
+
+#[test]
+fn a_broken_manifest_is_named() {
+    let outcome = with_manifest("name: no id\n").run_workflow(&[]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: manifest `[ROOT]/wf/workflow.yaml`: `id` is required and must not be empty"
+    );
+}
