@@ -10,6 +10,7 @@ pub(crate) mod markdown;
 pub(crate) mod script;
 pub(crate) mod step_failure;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use crate::executor::step_failure::StepFailure;
 use crate::ids::SessionId;
 use crate::model::agent::Agent;
 use crate::syntax::tag::Tag;
+use crate::syntax::template::{TemplateInputs, variables};
 use crate::transition::Transition;
 use crate::workflow::state_name;
 
@@ -55,6 +57,21 @@ pub(crate) trait StateExecutor: Send + Sync {
 /// A warning for each tag whose opening held text that is no quoted attribute
 /// (`<goto input=foo>`): raymond ignores it silently (R4.6), so does Baton, but
 /// the trace and the console say so.
+/// The template variables of `agent`'s current state (R6.2): its input, fork
+/// attributes and the built-ins. A prompt's body and a cross-workflow tag's input
+/// (R3.41) are rendered with them.
+pub(crate) fn template_variables(context: &ExecutionContext, agent: &Agent) -> BTreeMap<String, String> {
+    let task_folder = agent.task_folder.to_string_lossy();
+    variables(&TemplateInputs {
+        input: agent.pending_result.as_deref(),
+        ask_id: None,
+        fork_attributes: &agent.fork_attributes,
+        workflow_id: &context.run_id,
+        agent_id: &agent.id,
+        task_folder: &task_folder,
+    })
+}
+
 pub(crate) fn warn_ignored_attributes(context: &ExecutionContext, agent: &Agent, tags: &[Tag]) {
     for tag in tags.iter().filter(|tag| !tag.ignored.is_empty()) {
         context.bus.emit(Event::ErrorOccurred {

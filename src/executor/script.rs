@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput, warn_ignored_attributes};
+use super::{
+    ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput, template_variables,
+    warn_ignored_attributes,
+};
 use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
@@ -26,7 +29,7 @@ use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
-use crate::syntax::template::{TemplateInputs, render, variables};
+use crate::syntax::template::render;
 use crate::transition::interpret::{InterpretError, interpret};
 use crate::workflow::state_file::{ScriptSource, script_source};
 
@@ -355,16 +358,8 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         StepFailure::of_interpretation(&error, message)
     })?;
     // R3.41: a cross-workflow tag's input is a template, as in a prompt state.
-    let task_folder = agent.task_folder.to_string_lossy();
-    let template_variables = variables(&TemplateInputs {
-        input: agent.pending_result.as_deref(),
-        ask_id: None,
-        fork_attributes: &agent.fork_attributes,
-        workflow_id: &context.run_id,
-        agent_id: &agent.id,
-        task_folder: &task_folder,
-    });
-    transition.render_workflow_input(|input| render(input, &template_variables));
+    let variables = template_variables(context, agent);
+    transition.render_workflow_input(|input| render(input, &variables));
 
     context.bus.emit(Event::StateCompleted {
         agent_id: agent.id.clone(),

@@ -47,16 +47,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.pending_result = input.clone();
         }
         Transition::Reset { target, cd, input, new_task } => {
-            next.current_state = target.clone();
-            next.session_id = None;
-            if let Some(cd) = cd {
-                next.cwd = resolve_cd(cd, &next.cwd);
-            }
-            if *new_task {
-                next.task_count += 1;
-                next.task_folder = env.task_folders.folder_for(&next.id, next.task_count);
-            }
-            next.pending_result = input.clone();
+            start_over(&mut next, target, cd.as_deref(), input, *new_task, env);
         }
         Transition::Call { target, return_state, input } => {
             next.stack.push(frame_for(&next, return_state));
@@ -97,19 +88,10 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.pending_result = input.clone();
         }
         Transition::ResetWorkflow { entry, cd, input, new_task } => {
-            next.current_state = entry.state.clone();
-            next.session_id = None;
             next.stack.clear();
             next.nesting_depth = 0;
             next.scope_dir = entry.scope_dir.clone();
-            if let Some(cd) = cd {
-                next.cwd = resolve_cd(cd, &next.cwd);
-            }
-            if *new_task {
-                next.task_count += 1;
-                next.task_folder = env.task_folders.folder_for(&next.id, next.task_count);
-            }
-            next.pending_result = input.clone();
+            start_over(&mut next, &entry.state, cd.as_deref(), input, *new_task, env);
         }
         Transition::Result { payload } => match next.stack.pop() {
             None => {
@@ -127,6 +109,28 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
         },
     }
     Applied { agent: Some(next), workers, terminated_with: None }
+}
+
+/// `<reset>` and `<reset-workflow>` alike (R3.6–R3.9, R3.37): a fresh session at
+/// `state`, in the directory `cd` names, in a new task folder when asked.
+fn start_over(
+    next: &mut Agent,
+    state: &StateName,
+    cd: Option<&str>,
+    input: &Option<String>,
+    new_task: bool,
+    env: &TransitionEnv<'_>,
+) {
+    next.current_state = state.clone();
+    next.session_id = None;
+    if let Some(cd) = cd {
+        next.cwd = resolve_cd(cd, &next.cwd);
+    }
+    if new_task {
+        next.task_count += 1;
+        next.task_folder = env.task_folders.folder_for(&next.id, next.task_count);
+    }
+    next.pending_result = input.clone();
 }
 
 /// The deepest cross-workflow nesting a `<call-workflow>`/`<function-workflow>` may

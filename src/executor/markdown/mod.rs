@@ -27,11 +27,12 @@ use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, Sessio
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::{FailureClass, StepFailure};
+use crate::executor::template_variables;
 use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
-use crate::syntax::template::{TemplateInputs, render, variables};
+use crate::syntax::template::render;
 use crate::transition::Transition;
 use crate::workflow::state_file::read_prompt;
 
@@ -146,15 +147,7 @@ async fn run_markdown_state(
             max_retries: 0,
         });
     }
-    let task_folder = agent.task_folder.to_string_lossy().into_owned();
-    let template_variables = variables(&TemplateInputs {
-        input: agent.pending_result.as_deref(),
-        ask_id: None,
-        fork_attributes: &agent.fork_attributes,
-        workflow_id: &context.run_id,
-        agent_id: &agent.id,
-        task_folder: &task_folder,
-    });
+    let template_variables = template_variables(context, agent);
     let base_prompt = render(&prompt.body, &template_variables);
     let model = frontmatter
         .model
