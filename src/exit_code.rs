@@ -4,7 +4,8 @@
 pub(crate) const COMPLETED: i32 = 0;
 /// Bad arguments, a broken workflow, or a fatal step error.
 pub(crate) const ERROR: i32 = 1;
-// 2 (waiting for human input, `<ask>` with `--on-ask=pause`) is reserved for `<ask>`.
+/// Waiting for a person's answer (`<ask>` under `--on-ask pause`); stdout holds the ask.
+pub(crate) const ASKING: i32 = 2;
 /// Paused: every remaining agent is paused; `baton resume` continues.
 pub(crate) const PAUSED: i32 = 3;
 /// stdout was closed by its reader (`baton list | head`): 128 + SIGPIPE, quietly.

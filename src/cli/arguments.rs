@@ -35,6 +35,8 @@ pub(crate) enum Command {
     Run(RunArguments),
     /// Continue a run that stopped (crash, error, pause or interrupt).
     Resume(ResumeArguments),
+    /// Answer a run's `<ask>` and continue it (`baton resume RUN --input TEXT`).
+    Answer(AnswerArguments),
     /// List the runs in this project's `.baton` directory.
     List,
     /// Show a run's agents, their states and stacks, and its totals.
@@ -125,14 +127,42 @@ pub(crate) struct RunArguments {
 #[derive(Debug, Args)]
 pub(crate) struct ResumeArguments {
     pub(crate) run_id: String,
-    /// The answer for an agent waiting at an `<ask>`.
+    /// The answer for an agent waiting at an `<ask>` (the first one, unless --ask).
     #[arg(long, value_name = "TEXT")]
     pub(crate) input: Option<String>,
+    /// Which ask --input answers (its id, from `baton status`).
+    #[arg(long, value_name = "ASK_ID", requires = "input")]
+    pub(crate) ask: Option<String>,
     /// Raise (or set) the run's budget in US dollars.
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub(crate) budget: Option<f64>,
     #[command(flatten)]
     pub(crate) execution: ExecutionArguments,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AnswerArguments {
+    pub(crate) run_id: String,
+    /// The answer.
+    pub(crate) text: String,
+    /// Which ask to answer (its id); the first one waiting by default.
+    #[arg(long, value_name = "ASK_ID")]
+    pub(crate) ask: Option<String>,
+    #[command(flatten)]
+    pub(crate) execution: ExecutionArguments,
+}
+
+impl AnswerArguments {
+    /// The same as a resume with `--input`.
+    pub(crate) fn into_resume(self) -> ResumeArguments {
+        ResumeArguments {
+            run_id: self.run_id,
+            input: Some(self.text),
+            ask: self.ask,
+            budget: None,
+            execution: self.execution,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -47,6 +47,8 @@ pub(crate) enum CliError {
     AlreadyCompleted { run_id: String },
     #[error("--input was given, but no agent of run `{run_id}` is waiting for input")]
     NoAgentWaiting { run_id: String },
+    #[error("run `{run_id}` has no ask `{ask_id}` waiting; the asks waiting are: {open}")]
+    NoSuchAsk { run_id: String, ask_id: String, open: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

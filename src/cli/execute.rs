@@ -259,7 +259,27 @@ pub(crate) async fn execute(
         RunOutcome::Paused => exit_code::PAUSED,
         RunOutcome::Failed { .. } => exit_code::ERROR,
         RunOutcome::Interrupted { signal } => signal.exit_code(),
+        RunOutcome::Asking => exit_code::ASKING,
     })
+}
+
+/// The first ask waiting in `state` as the JSON a caller answers (A8, R11.4):
+/// `None` when no agent asks.
+pub(crate) fn ask_json(state: &RunState) -> Option<serde_json::Value> {
+    let asking = state.asking_agents();
+    let first = asking.first()?;
+    let ask = first.ask.as_ref()?;
+    Some(json!({
+        "status": "asking",
+        "run_id": state.run_id,
+        "agent_id": first.id,
+        "ask_id": ask.id,
+        "prompt": ask.prompt,
+        "next_state": ask.next,
+        "timeout": ask.timeout,
+        "timeout_next": ask.timeout_next,
+        "pending_count": asking.len() - 1,
+    }))
 }
 
 /// raymond's `--name`: label the terminal's title, when stderr is a terminal. Control
@@ -284,7 +304,8 @@ fn report(state: &RunState, metrics: &RunMetrics, outcome: &RunOutcome, as_json:
             .map(|agent| json!({"id": agent.id, "status": "terminated", "result": agent.result}))
             .collect();
         agents.extend(state.agents.iter().map(|agent| {
-            json!({"id": agent.id, "status": agent.status, "state": agent.current_state, "result": null, "error": agent.error})
+            json!({"id": agent.id, "status": agent.status, "state": agent.current_state, "result": null,
+                   "error": agent.error, "ask": agent.ask})
         }));
         let error = match outcome {
             RunOutcome::Failed { error } => Some(error.as_str()),
@@ -301,6 +322,8 @@ fn report(state: &RunState, metrics: &RunMetrics, outcome: &RunOutcome, as_json:
             "metrics": metrics,
         });
         writeln!(stdout, "{object}")
+    } else if let (RunOutcome::Asking, Some(ask)) = (outcome, ask_json(state)) {
+        writeln!(stdout, "{ask}")
     } else {
         match state.main_result() {
             Some(result) if result.ends_with('\n') => write!(stdout, "{result}"),

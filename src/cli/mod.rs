@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-pub(crate) use arguments::{Arguments, Command};
+pub(crate) use arguments::{Arguments, Command, ResumeArguments};
 pub(crate) use error::CliError;
 
 use crate::cli::config::Config;
@@ -81,15 +81,18 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             let watchdog = Watchdog::fork();
             runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
         }
-        Command::Resume(resume) => {
-            let store = project()?.1;
-            let config = Config::load(store.baton_dir())?;
-            init_tracing(resume.execution.verbose || config.verbose.unwrap_or(false));
-            config.warn_ignored();
-            let watchdog = Watchdog::fork();
-            runtime()?.block_on(resume_command::resume(store, &config, resume, watchdog))
-        }
+        Command::Resume(resume) => resume_run(project()?.1, resume),
+        // `baton answer RUN TEXT` is `baton resume RUN --input TEXT`.
+        Command::Answer(answer) => resume_run(project()?.1, answer.into_resume()),
     }
+}
+
+fn resume_run(store: RunStore, resume: ResumeArguments) -> Result<i32, CliError> {
+    let config = Config::load(store.baton_dir())?;
+    init_tracing(resume.execution.verbose || config.verbose.unwrap_or(false));
+    config.warn_ignored();
+    let watchdog = Watchdog::fork();
+    runtime()?.block_on(resume_command::resume(store, &config, resume, watchdog))
 }
 
 fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {

@@ -1,14 +1,27 @@
 //! `baton resume <RUN_ID>`: continue a run from its last snapshot. Paused agents
 //! are un-paused (R8.13); an agent whose step was in flight or failed runs that
 //! step again; everything whose transition was recorded stays done.
+//!
+//! Asks (§11): an ask whose `timeout` has passed goes to its `timeout_next` with an
+//! empty answer, or pauses its agent (A11). `--input` answers the first asking
+//! agent (or `--ask ID`, `baton answer`); while asks remain unanswered, the next one
+//! is printed and the command exits 2 having run nothing (R11.5).
 
 use super::CliError;
 use super::arguments::ResumeArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
-use crate::model::run_state::{BATON_VERSION, RunStatus, STATE_VERSION};
+use std::io::Write;
+
+use crate::cli::execute::ask_json;
+use crate::exit_code;
+use crate::model::agent::{AgentStatus, PauseReason};
+use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION};
 use crate::process::watchdog::Watchdog;
+use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
+use crate::text::duration::parse_duration;
+use crate::workflow::resolution::resolve_state;
 
 pub(crate) async fn resume(
     store: RunStore,
@@ -24,8 +37,32 @@ pub(crate) async fn resume(
     if state.status == RunStatus::Completed {
         return Err(CliError::AlreadyCompleted { run_id: state.run_id.to_string() });
     }
-    if arguments.input.is_some() {
+    // Paused agents run again (R8.13); an ask that expires now pauses its agent anew.
+    for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Paused) {
+        agent.unpause();
+    }
+    let expired = expire_asks(&mut state, jiff::Timestamp::now());
+    let asking = state.asking_agents().len();
+    if asking == 0 && arguments.input.is_some() {
         return Err(CliError::NoAgentWaiting { run_id: state.run_id.to_string() });
+    }
+    if asking > 0 {
+        if let Some(text) = &arguments.input {
+            answer(&mut state, arguments.ask.as_deref(), text)?;
+        }
+        let answered = arguments.input.is_some();
+        if !state.asking_agents().is_empty() {
+            // Nothing runs while an ask waits; what changed is saved, the next ask shown.
+            if answered || expired {
+                let run_dir = store.run_dir(&state.run_id);
+                let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
+                store.write_snapshot(&state)?;
+            }
+            let ask = ask_json(&state).unwrap_or_default();
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{ask}").map_err(|source| CliError::Stdout { source })?;
+            return Ok(exit_code::ASKING);
+        }
     }
     if let Some(budget) = check_budget(arguments.budget)? {
         state.budget_usd = budget;
@@ -36,9 +73,6 @@ pub(crate) async fn resume(
     }
     apply_launch_options(&arguments.execution, &mut state.launch_params)?;
     let limits = limits(&arguments.execution, &state.launch_params, config)?;
-    for agent in &mut state.agents {
-        agent.unpause();
-    }
     let run = RunToExecute {
         state,
         journal_intact: loaded.journal_intact,
@@ -47,4 +81,71 @@ pub(crate) async fn resume(
         unsynced: Vec::new(),
     };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
+}
+
+/// Deliver `text` to the first asking agent, or to the one asking `ask_id` (R11.5).
+fn answer(state: &mut RunState, ask_id: Option<&str>, text: &str) -> Result<(), CliError> {
+    let asking = state.asking_agents();
+    let chosen = match ask_id {
+        None => asking.first(),
+        Some(wanted) => asking.iter().find(|agent| agent.ask.as_ref().is_some_and(|ask| ask.id == wanted)),
+    }
+    .map(|agent| agent.id.clone());
+    let Some(chosen) = chosen else {
+        let open: Vec<String> =
+            asking.iter().filter_map(|agent| agent.ask.as_ref()).map(|ask| ask.id.clone()).collect();
+        return Err(CliError::NoSuchAsk {
+            run_id: state.run_id.to_string(),
+            ask_id: ask_id.unwrap_or_default().to_string(),
+            open: open.join(", "),
+        });
+    };
+    if let Some(agent) = state.agents.iter_mut().find(|agent| agent.id == chosen) {
+        agent.answer(text.to_string());
+    }
+    Ok(())
+}
+
+/// A11: every ask whose `timeout` has passed by `now` goes to its `timeout_next`
+/// with an empty answer, or, with none (or one that does not resolve), pauses its
+/// agent saying so. Returns whether any did.
+fn expire_asks(state: &mut RunState, now: jiff::Timestamp) -> bool {
+    let mut expired = false;
+    for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Asking) {
+        let Some(ask) = agent.ask.clone() else { continue };
+        let Some(limit) = ask.timeout.as_deref().and_then(|text| parse_duration(text).ok()) else { continue };
+        let asked_at: jiff::Timestamp = match ask.asked_at.parse() {
+            Ok(at) => at,
+            Err(_) => continue,
+        };
+        let Ok(limit) = jiff::SignedDuration::try_from(limit) else { continue };
+        if asked_at.checked_add(limit).is_ok_and(|deadline| deadline > now) {
+            continue;
+        }
+        expired = true;
+        let timeout = ask.timeout.clone().unwrap_or_default();
+        match ask.timeout_next.as_deref().map(|next| resolve_state(&agent.scope_dir, next)) {
+            Some(Ok(next)) => {
+                if let Some(pending) = agent.ask.as_mut() {
+                    pending.next = next.into();
+                }
+                agent.answer(String::new());
+            }
+            Some(Err(error)) => {
+                agent.ask = None;
+                agent.pause(
+                    PauseReason::AskTimeout,
+                    format!("{} timed out after {timeout}, and its timeout_next does not resolve: {error}", ask.id),
+                );
+            }
+            None => {
+                agent.ask = None;
+                agent.pause(
+                    PauseReason::AskTimeout,
+                    format!("{} timed out after {timeout} with no answer, and has no timeout_next", ask.id),
+                );
+            }
+        }
+    }
+    expired
 }

@@ -51,6 +51,10 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i3
                 format!("active, {} failed attempts", agent.retry_count)
             }
             (AgentStatus::Active, _) => "active".to_string(),
+            (AgentStatus::Asking, _) => match &agent.ask {
+                Some(ask) => format!("asking ({}): {}", ask.id, ask.prompt.trim()),
+                None => "asking".to_string(),
+            },
         };
         let _ = writeln!(text, "  {}  at {}  [{status}]", agent.id, agent.current_state);
         let _ = writeln!(text, "      cwd: {}", agent.cwd.display());

@@ -53,6 +53,14 @@ pub(crate) enum Event {
         duration_ms: u64,
         metrics: metrics::RunMetrics,
     },
+    /// The run stopped to wait for an answer (R11.4); `pending_count` more asks wait
+    /// behind the first.
+    WorkflowAsking {
+        run_id: RunId,
+        agent_id: AgentId,
+        ask_id: String,
+        pending_count: usize,
+    },
     WorkflowPaused {
         run_id: RunId,
         total_cost_usd: f64,
@@ -123,6 +131,13 @@ pub(crate) enum Event {
         state: StateName,
         reason: String,
         message: String,
+    },
+    /// An agent asks a person (`<ask>` under `--on-ask pause`, R11.4).
+    AgentAsking {
+        agent_id: AgentId,
+        ask_id: String,
+        prompt: String,
+        next_state: StateName,
     },
     ClaudeInvocationStarted {
         agent_id: AgentId,
@@ -220,6 +235,8 @@ pub(crate) enum EventKind {
     AgentSpawned,
     AgentTerminated,
     AgentPaused,
+    AgentAsking,
+    WorkflowAsking,
     ClaudeInvocationStarted,
     ClaudeStreamOutput,
     ScriptOutput,
@@ -240,6 +257,7 @@ impl Event {
             Event::WorkflowStarted { .. } => EventKind::WorkflowStarted,
             Event::WorkflowCompleted { .. } => EventKind::WorkflowCompleted,
             Event::WorkflowPaused { .. } => EventKind::WorkflowPaused,
+            Event::WorkflowAsking { .. } => EventKind::WorkflowAsking,
             Event::WorkflowStopping { .. } => EventKind::WorkflowStopping,
             Event::WorkflowInterrupted { .. } => EventKind::WorkflowInterrupted,
             Event::RunFailed { .. } => EventKind::RunFailed,
@@ -249,6 +267,7 @@ impl Event {
             Event::AgentSpawned { .. } => EventKind::AgentSpawned,
             Event::AgentTerminated { .. } => EventKind::AgentTerminated,
             Event::AgentPaused { .. } => EventKind::AgentPaused,
+            Event::AgentAsking { .. } => EventKind::AgentAsking,
             Event::ClaudeInvocationStarted { .. } => EventKind::ClaudeInvocationStarted,
             Event::ClaudeStreamOutput { .. } => EventKind::ClaudeStreamOutput,
             Event::ScriptOutput { .. } => EventKind::ScriptOutput,

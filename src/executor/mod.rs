@@ -64,7 +64,7 @@ pub(crate) fn template_variables(context: &ExecutionContext, agent: &Agent) -> B
     let task_folder = agent.task_folder.to_string_lossy();
     variables(&TemplateInputs {
         input: agent.pending_result.as_deref(),
-        ask_id: None,
+        ask_id: agent.pending_ask_id.as_deref(),
         fork_attributes: &agent.fork_attributes,
         workflow_id: &context.run_id,
         agent_id: &agent.id,

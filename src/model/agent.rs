@@ -22,6 +22,8 @@ pub(crate) enum AgentStatus {
     Active,
     /// Stopped until the run is resumed; `pause_reason` and `error` say why.
     Paused,
+    /// Waiting for a person's answer to its `<ask>` (R3.25, §11).
+    Asking,
 }
 
 /// Why an agent was paused. Stable strings: they appear in events and `baton status`.
@@ -38,6 +40,10 @@ pub(crate) enum PauseReason {
     PromptError,
     /// A usage limit was reported by Claude Code (A15).
     UsageLimit,
+    /// An `<ask>` under `--on-ask reject` (R11.3).
+    AskRejected,
+    /// An `<ask>` whose `timeout` passed with no `timeout_next` (A11).
+    AskTimeout,
 }
 
 impl PauseReason {
@@ -48,6 +54,8 @@ impl PauseReason {
             PauseReason::Timeout => "timeout",
             PauseReason::PromptError => "prompt_error",
             PauseReason::UsageLimit => "usage_limit",
+            PauseReason::AskRejected => "ask_rejected",
+            PauseReason::AskTimeout => "ask_timeout",
         }
     }
 }
@@ -122,6 +130,30 @@ pub(crate) struct Agent {
     /// Ready to run but waiting for a slot under `--max-agents`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) queued: bool,
+    /// The question this agent waits on (status `asking`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ask: Option<PendingAsk>,
+    /// The ask the current state answers: `{{ask_id}}`, for one state (R3.26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pending_ask_id: Option<String>,
+}
+
+/// An `<ask>` waiting for its answer (R3.25).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PendingAsk {
+    /// `ask_<agent>_<unix nanos>`.
+    pub(crate) id: String,
+    /// The question, as the state wrote it.
+    pub(crate) prompt: String,
+    /// Where the answer goes (resolved).
+    pub(crate) next: StateName,
+    /// When no answer came in time (`30m`, `24h`, `7d`), and where to go then (A11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timeout_next: Option<String>,
+    /// RFC 3339, when the ask was made.
+    pub(crate) asked_at: String,
 }
 
 fn is_zero(value: &u32) -> bool {
@@ -162,6 +194,18 @@ impl Agent {
             limit_resets_at: None,
             continue_and_fork: false,
             queued: false,
+            ask: None,
+            pending_ask_id: None,
+        }
+    }
+
+    /// The answer to its ask arrived: go to the ask's `next` with it (R3.26).
+    pub(crate) fn answer(&mut self, answer: String) {
+        if let Some(ask) = self.ask.take() {
+            self.pending_result = Some(answer);
+            self.pending_ask_id = Some(ask.id);
+            self.current_state = ask.next;
+            self.status = AgentStatus::Active;
         }
     }
 

@@ -36,6 +36,8 @@ pub(crate) enum RunStatus {
     Paused,
     /// Stopped by SIGINT/SIGTERM after a clean save.
     Interrupted,
+    /// An agent waits for a person's answer (`--on-ask pause`, R11.4).
+    Asking,
 }
 
 impl RunStatus {
@@ -46,6 +48,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Paused => "paused",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Asking => "asking",
         }
     }
 }
@@ -149,6 +152,17 @@ impl RunState {
     /// The result `main` terminated with, if it has.
     pub(crate) fn main_result(&self) -> Option<&str> {
         self.terminated.iter().find(|agent| agent.id.is_main()).map(|agent| agent.result.as_str())
+    }
+
+    /// The agents waiting for an answer, the earliest ask first (R11.5 answers the
+    /// first; `docs/decisions.md` says why not in `agents` order).
+    pub(crate) fn asking_agents(&self) -> Vec<&Agent> {
+        let mut asking: Vec<&Agent> = self.agents.iter().filter(|agent| agent.status == AgentStatus::Asking).collect();
+        asking.sort_by(|a, b| {
+            let asked = |agent: &Agent| agent.ask.as_ref().map(|ask| ask.asked_at.clone()).unwrap_or_default();
+            asked(a).cmp(&asked(b)).then_with(|| a.id.cmp(&b.id))
+        });
+        asking
     }
 
     pub(crate) fn paused_agents(&self) -> usize {

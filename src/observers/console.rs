@@ -177,6 +177,21 @@ impl ConsoleObserver {
                     )
                 }
             }
+            Event::WorkflowAsking { run_id, agent_id, ask_id, pending_count } => {
+                let more = if *pending_count > 0 { format!(" ({pending_count} more waiting)") } else { String::new() };
+                format!(
+                    "{} run {run_id}: {agent_id} waits for an answer to {ask_id}{more}; answer with `baton answer {run_id} TEXT`",
+                    self.emphasis("asking:", "33")
+                )
+            }
+            Event::AgentAsking { agent_id, prompt, .. } => {
+                format!(
+                    "{} {} {}",
+                    self.agent(agent_id),
+                    self.emphasis("asks:", "33"),
+                    indent_continuation(prompt.trim())
+                )
+            }
             Event::AgentPaused { agent_id, state, reason, message } => {
                 format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
             }

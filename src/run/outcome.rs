@@ -18,6 +18,8 @@ pub(crate) enum RunOutcome {
     Interrupted {
         signal: ShutdownSignal,
     },
+    /// An agent waits for a person's answer (`--on-ask pause`, R11.4).
+    Asking,
 }
 
 /// Limits against runaway workflows, and how stopping treats running steps.

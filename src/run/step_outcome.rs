@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use crate::events::Event;
 use crate::executor::ExecutionResult;
 use crate::executor::step_failure::{FailureClass, StepFailure};
-use crate::model::agent::{Agent, PauseReason};
+use crate::model::agent::{Agent, AgentStatus, PauseReason};
 use crate::model::run_state::TerminatedAgent;
 use crate::run::outcome::OpenFiles;
-use crate::run::workflow_loop::{FatalError, WorkflowLoop};
+use crate::run::workflow_loop::{FatalError, Stop, WorkflowLoop};
 use crate::store::journal::StepSummary;
 use crate::text::excerpt::cut_bytes;
 use crate::transition::Transition;
@@ -24,7 +24,11 @@ impl WorkflowLoop {
         }
         agent.continue_and_fork = false;
         self.state.total_cost_usd += result.cost_usd;
-        let mut env = TransitionEnv { task_folders: &self.task_folders, fork_counters: &mut self.state.fork_counters };
+        let mut env = TransitionEnv {
+            task_folders: &self.task_folders,
+            fork_counters: &mut self.state.fork_counters,
+            now: jiff::Timestamp::now(),
+        };
         let Applied { agent: next, workers, terminated_with } = apply_transition(&agent, &result.transition, &mut env);
         if !workers.is_empty() {
             self.changes.counters.insert(agent.id.clone());
@@ -49,7 +53,11 @@ impl WorkflowLoop {
         match next {
             Some(mut next) => {
                 next.retry_count = 0;
-                self.ready.push_back(next.id.clone());
+                if next.status == AgentStatus::Asking {
+                    self.asked(&mut next);
+                } else {
+                    self.ready.push_back(next.id.clone());
+                }
                 self.state.agents[index] = next;
             }
             None => {
@@ -69,6 +77,37 @@ impl WorkflowLoop {
         self.append_agents(workers);
         self.state.steps_completed += 1;
         summary
+    }
+
+    /// `agent` just asked (R11.3, R11.4): under `--on-ask pause` launching stops so
+    /// the run can drain and exit 2; otherwise the ask is refused and the agent paused.
+    fn asked(&mut self, agent: &mut Agent) {
+        let Some(ask) = agent.ask.clone() else { return };
+        if self.state.launch_params.on_ask.as_deref() == Some("pause") {
+            if self.stop.is_none() {
+                self.stop = Some(Stop::Ask);
+            }
+            self.outbox.push(Event::AgentAsking {
+                agent_id: agent.id.clone(),
+                ask_id: ask.id,
+                prompt: ask.prompt,
+                next_state: ask.next,
+            });
+            return;
+        }
+        agent.ask = None;
+        let message = format!(
+            "state `{}` produced <ask> but --on-ask=reject is in effect; resume with `baton resume {} --on-ask pause` \
+             to let the workflow ask",
+            agent.current_state, self.state.run_id
+        );
+        agent.pause(PauseReason::AskRejected, message.clone());
+        self.outbox.push(Event::AgentPaused {
+            agent_id: agent.id.clone(),
+            state: agent.current_state.clone(),
+            reason: PauseReason::AskRejected.to_string(),
+            message,
+        });
     }
 
     pub(super) fn apply_failure(&mut self, index: usize, failure: StepFailure) {
@@ -194,6 +233,9 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
             if let Some(input) = input {
                 metadata.insert("input".to_string(), cut_bytes(input, METADATA_VALUE_BYTES));
             }
+        }
+        Transition::Ask { next, .. } => {
+            metadata.insert("next".to_string(), next.to_string());
         }
         Transition::Fork { .. } | Transition::MultiFork { .. } => {}
     }

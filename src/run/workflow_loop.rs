@@ -65,6 +65,8 @@ pub(super) struct FatalError {
 pub(super) enum Stop {
     Signal(ShutdownSignal),
     Bound(Bound),
+    /// An agent asks under `--on-ask pause`: the run drains and exits 2 (R11.4).
+    Ask,
 }
 
 pub(crate) struct WorkflowLoop {
@@ -295,6 +297,14 @@ impl WorkflowLoop {
             }
             self.outbox.push(Event::WorkflowInterrupted { run_id, signal: signal.name().to_string() });
             RunOutcome::Interrupted { signal }
+        } else if self.fatal.is_none()
+            && let Some((agent_id, ask_id)) = self.first_ask()
+            && self.state.launch_params.on_ask.as_deref() == Some("pause")
+        {
+            let pending_count = self.state.asking_agents().len() - 1;
+            self.state.status = RunStatus::Asking;
+            self.outbox.push(Event::WorkflowAsking { run_id, agent_id, ask_id, pending_count });
+            RunOutcome::Asking
         } else if let Some(fatal) = self.fatal.take() {
             self.state.status = RunStatus::Failed;
             self.state.error = Some(fatal.message.clone());
@@ -347,6 +357,13 @@ impl WorkflowLoop {
                 RunOutcome::Failed { error: message }
             }
         }
+    }
+
+    /// The first asking agent and its ask's id (R11.5's order).
+    fn first_ask(&self) -> Option<(AgentId, String)> {
+        let asking = self.state.asking_agents();
+        let first = asking.first()?;
+        Some((first.id.clone(), first.ask.as_ref().map(|ask| ask.id.clone()).unwrap_or_default()))
     }
 
     fn handle(&mut self, completion: StepCompletion) {

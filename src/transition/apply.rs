@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::ids::{AgentId, StateName};
-use crate::model::agent::{Agent, Frame};
+use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk};
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
 use crate::transition::{ForkSpec, TaskMode, Transition};
@@ -30,6 +30,8 @@ pub(crate) struct Applied {
 pub(crate) struct TransitionEnv<'a> {
     pub(crate) task_folders: &'a TaskFolders,
     pub(crate) fork_counters: &'a mut BTreeMap<AgentId, u64>,
+    /// The time, for an ask's id and `asked_at` (R3.25).
+    pub(crate) now: jiff::Timestamp,
 }
 
 /// Apply `transition` to a copy of `agent` (R3.1: transient fields are cleared first,
@@ -39,6 +41,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
     next.pending_result = None;
     next.fork_session_id = None;
     next.fork_attributes.clear();
+    next.pending_ask_id = None;
     let mut workers = Vec::new();
 
     match transition {
@@ -92,6 +95,18 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.nesting_depth = 0;
             next.scope_dir = entry.scope_dir.clone();
             start_over(&mut next, &entry.state, cd.as_deref(), input, *new_task, env);
+        }
+        Transition::Ask { next: answer_to, prompt, timeout, timeout_next } => {
+            // R3.25: the state, session and stack stay; the agent waits.
+            next.status = AgentStatus::Asking;
+            next.ask = Some(PendingAsk {
+                id: format!("ask_{}_{}", next.id, env.now.as_nanosecond()),
+                prompt: prompt.clone(),
+                next: answer_to.clone(),
+                timeout: timeout.clone(),
+                timeout_next: timeout_next.clone(),
+                asked_at: env.now.to_string(),
+            });
         }
         Transition::Result { payload } => match next.stack.pop() {
             None => {
@@ -208,7 +223,12 @@ mod tests {
 
     fn apply(agent: &Agent, transition: Transition, counters: &mut BTreeMap<AgentId, u64>) -> Applied {
         let folders = TaskFolders::new(Path::new("/b"), "r");
-        apply_transition(agent, &transition, &mut TransitionEnv { task_folders: &folders, fork_counters: counters })
+        let now = jiff::Timestamp::UNIX_EPOCH;
+        apply_transition(
+            agent,
+            &transition,
+            &mut TransitionEnv { task_folders: &folders, fork_counters: counters, now },
+        )
     }
 
     fn fork_of(target: &str) -> ForkSpec {

@@ -85,6 +85,13 @@ pub(crate) enum Transition {
         fork_session: bool,
         cd: Option<String>,
     },
+    /// `<ask>`: wait for a person's answer, then continue at `next` (R3.24–R3.26).
+    Ask {
+        next: StateName,
+        prompt: String,
+        timeout: Option<String>,
+        timeout_next: Option<String>,
+    },
     /// `<reset-workflow>`: start over in another workflow, stack cleared (R3.37).
     ResetWorkflow {
         entry: WorkflowEntry,
@@ -109,6 +116,7 @@ impl Transition {
             Transition::CallWorkflow { fork_session: true, .. } => "call-workflow",
             Transition::CallWorkflow { .. } => "function-workflow",
             Transition::ResetWorkflow { .. } => "reset-workflow",
+            Transition::Ask { .. } => "ask",
         }
     }
 
@@ -131,8 +139,6 @@ impl Transition {
 pub(crate) enum TransitionError {
     #[error("<{tag}> needs a `{attribute}` attribute ({purpose})")]
     MissingAttribute { tag: TagKind, attribute: &'static str, purpose: &'static str },
-    #[error("<{tag}> is not supported by this version of baton yet")]
-    Unsupported { tag: TagKind },
     /// A cross-workflow tag, which needs its caller's scope (`interpret::transition_of`).
     #[error("<{tag}> needs the caller's workflow to be interpreted")]
     NeedsScope { tag: TagKind },
@@ -247,7 +253,12 @@ impl TryFrom<&Tag> for Transition {
                 Transition::Fork { next: Some(required(tag, "next", NEXT_PURPOSE)?), worker: fork_spec(tag) }
             }
             TagKind::Result => Transition::Result { payload: tag.payload.clone().unwrap_or_default() },
-            TagKind::Ask => return Err(TransitionError::Unsupported { tag: TagKind::Ask }),
+            TagKind::Ask => Transition::Ask {
+                next: target,
+                prompt: tag.payload.clone().unwrap_or_default(),
+                timeout: tag.attribute("timeout").filter(|value| !value.is_empty()).map(str::to_string),
+                timeout_next: tag.attribute("timeout_next").filter(|value| !value.is_empty()).map(str::to_string),
+            },
             kind => return Err(TransitionError::NeedsScope { tag: kind }),
         })
     }

@@ -2,6 +2,7 @@
 
 pub(crate) mod common;
 
+mod ask;
 mod call_stack;
 mod cross_workflow;
 mod failure_resume;

@@ -91,3 +91,27 @@ fn a12_a_prompt_over_the_argv_limit_goes_through_stdin() {
     outcome.status(0).stdout("ok\n");
     assert_eq!(calls(&outcome)[0].prompt, body);
 }
+
+/// R3.26: the state an answer goes to sees `{{ask_id}}` and the answer as
+/// `{{input}}`; the state after it sees neither.
+#[test]
+fn r3_26_ask_id_is_bound_for_the_answered_state_only() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[START]]\n")
+        .file("GOT.md", "[[GOT]] id={{ask_id}} in={{input}}\n")
+        .file("AFTER.md", "[[AFTER]] id={{ask_id}}\n");
+    fake(&test)
+        .rule("a", "[[START]]", Reply::text(r#"<ask next="GOT">Colour?</ask>"#))
+        .rule("b", "[[GOT]]", Reply::text("<goto>AFTER</goto>"))
+        .rule("c", "[[AFTER]]", Reply::text("<result>done</result>"));
+    let outcome = test.run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask: serde_json::Value = serde_json::from_str(outcome.stdout.trim()).expect("ask JSON");
+    let ask_id = ask["ask_id"].as_str().unwrap_or_default().to_string();
+    let outcome = outcome.rerun(["answer", "test", "teal"]);
+    outcome.status(0).stdout("done\n");
+    let prompts: Vec<String> = calls(&outcome).iter().map(|call| call.prompt.clone()).collect();
+    assert!(prompts.contains(&format!("[[GOT]] id={ask_id} in=teal\n")), "{prompts:?}");
+    assert!(prompts.contains(&"[[AFTER]] id={{ask_id}}\n".to_string()), "{prompts:?}");
+}

@@ -1,0 +1,136 @@
+//! `<ask>` and its lifecycle with script states (R3.24–R3.28, R11.1–R11.5; A7, A8, A11).
+
+use serde_json::Value;
+
+use super::common::{RUN, agent, emit, say, state, str_of};
+use crate::support::Test;
+
+/// START asks; the answer goes to GOT, which reports it with its ask id.
+fn asking_workflow() -> Test {
+    Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="1d">Which colour?</ask>"#))
+        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"))
+}
+
+fn ask_of(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|error| panic!("ask JSON on stdout ({error}): {stdout:?}"))
+}
+
+#[test]
+fn r11_4_under_pause_the_run_exits_2_with_the_ask_on_stdout_and_r11_5_resume_answers_it() {
+    let outcome = asking_workflow().run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask = ask_of(&outcome.stdout);
+    assert_eq!(ask["status"], "asking");
+    assert_eq!(ask["agent_id"], "main");
+    assert_eq!(ask["prompt"], "Which colour?");
+    assert_eq!(ask["next_state"], "GOT.sh");
+    assert_eq!(ask["pending_count"], 0);
+    assert!(str_of(&ask["ask_id"]).starts_with("ask_main_"));
+    outcome.stderr_contains("asks: Which colour?");
+    assert_eq!(state(&outcome)["status"], "asking");
+    // R11.5: without an answer nothing runs, and the same ask is printed again.
+    let again = outcome.rerun(["resume", RUN]);
+    again.status(2);
+    assert_eq!(ask_of(&again.stdout)["ask_id"], ask["ask_id"]);
+    let answered = again.rerun(["resume", RUN, "--input", "teal", "-q"]);
+    answered.status(0).stdout("answer=teal\n");
+}
+
+#[test]
+fn baton_answer_is_resume_with_input_and_can_name_the_ask() {
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT">Name?</ask>"#))
+        .file("GOT.sh", &emit(r#"<goto input="x">AFTER</goto>"#))
+        .file("AFTER.sh", &say("<result>done</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask_id = str_of(&ask_of(&outcome.stdout)["ask_id"]);
+    let wrong = outcome.rerun(["answer", RUN, "--ask", "ask_nope", "ada"]);
+    wrong.status(1);
+    assert_eq!(
+        wrong.error_message(),
+        format!("error: run `{RUN}` has no ask `ask_nope` waiting; the asks waiting are: {ask_id}")
+    );
+    wrong.rerun(["answer", RUN, "--ask", &ask_id, "ada", "-q"]).status(0).stdout("done\n");
+}
+
+#[test]
+fn r11_3_under_reject_an_ask_pauses_the_agent_with_the_reason() {
+    let outcome = asking_workflow().run_workflow(&[]);
+    outcome.status(3);
+    let main = agent(&state(&outcome), "main").clone();
+    assert_eq!(main["status"], "paused");
+    assert_eq!(main["pause_reason"], "ask_rejected");
+    assert_eq!(
+        str_of(&main["error"]),
+        format!(
+            "state `START.sh` produced <ask> but --on-ask=reject is in effect; resume with `baton resume {RUN} \
+             --on-ask pause` to let the workflow ask"
+        )
+    );
+    // Following the advice: the step runs again and asks.
+    let outcome = outcome.rerun(["resume", RUN, "--on-ask", "pause"]);
+    outcome.status(2);
+    assert_eq!(ask_of(&outcome.stdout)["prompt"], "Which colour?");
+}
+
+#[test]
+fn r11_5_several_askers_are_answered_earliest_ask_first() {
+    let outcome = Test::new()
+        .file("START.sh", &emit("<fork next=\"WAIT\">A</fork>\n<fork>B</fork>"))
+        .file("A.sh", &emit(r#"<ask next="SAY">A?</ask>"#))
+        .file("B.sh", &emit(r#"<ask next="SAY">B?</ask>"#))
+        .file("SAY.sh", &say("<result>$BATON_AGENT_ID heard $BATON_INPUT</result>"))
+        .file("WAIT.sh", &emit("<result>parent</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    // The two workers ask concurrently; whichever asked first is answered first.
+    let asks = state(&outcome)["agents"].as_array().cloned().unwrap_or_default();
+    let mut order: Vec<(String, String)> = asks
+        .iter()
+        .filter(|agent| agent["status"] == "asking")
+        .map(|agent| (str_of(&agent["ask"]["asked_at"]), str_of(&agent["id"])))
+        .collect();
+    order.sort();
+    let (first_id, second_id) = (order[0].1.clone(), order[1].1.clone());
+    let first = ask_of(&outcome.stdout);
+    assert_eq!((str_of(&first["agent_id"]), first["pending_count"].as_u64()), (first_id.clone(), Some(1)));
+    let second = outcome.rerun(["resume", RUN, "--input", "one"]);
+    second.status(2);
+    assert_eq!(str_of(&ask_of(&second.stdout)["agent_id"]), second_id);
+    let done = second.rerun(["resume", RUN, "--input", "two", "-q"]);
+    done.status(0).stdout("parent\n");
+    let state = state(&done);
+    let results: Vec<String> = state["terminated"]
+        .as_array()
+        .map(|all| all.iter().map(|agent| str_of(&agent["result"])).collect())
+        .unwrap_or_default();
+    assert!(results.contains(&format!("{first_id} heard one")), "{results:?}");
+    assert!(results.contains(&format!("{second_id} heard two")), "{results:?}");
+}
+
+#[test]
+fn a11_an_expired_ask_goes_to_timeout_next_or_pauses_saying_so() {
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="1s" timeout_next="LATE">Quick?</ask>"#))
+        .file("GOT.sh", &emit("<result>answered</result>"))
+        .file("LATE.sh", &say("<result>too late [$BATON_INPUT]</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    outcome.rerun(["resume", RUN, "-q"]).status(0).stdout("too late []\n");
+
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="1s">Quick?</ask>"#))
+        .file("GOT.sh", &emit("<result>answered</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask_id = str_of(&ask_of(&outcome.stdout)["ask_id"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = outcome.rerun(["resume", RUN]);
+    late.status(3);
+    let main = agent(&state(&late), "main").clone();
+    assert_eq!(main["pause_reason"], "ask_timeout");
+    assert_eq!(str_of(&main["error"]), format!("{ask_id} timed out after 1s with no answer, and has no timeout_next"));
+}
