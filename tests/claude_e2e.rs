@@ -121,6 +121,25 @@ fn cross_workflow_tags_carry_sessions_across_workflows() {
 }
 
 #[test]
+fn an_ask_pauses_the_run_and_the_answer_continues_the_same_conversation() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("PLAN THE TRIP").fresh().reply_text("Need one fact.\n<ask next=\"BOOK\">Which city?</ask>"),
+        Rule::when_prompt("BOOK IT").resumed().history_contains("PLAN THE TRIP").reply_text("<result>booked</result>"),
+    ]);
+    let test = Test::new().file("START.md", "PLAN THE TRIP").file("BOOK.md", "BOOK IT: the person said {{input}}");
+    let test = with_real_claude(test, &fake);
+    let outcome = test.run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask: serde_json::Value = serde_json::from_str(outcome.stdout.trim()).expect("the ask as JSON");
+    assert_eq!(ask["prompt"], "Which city?");
+    let outcome = outcome.rerun(["answer", "test", "Lisbon"]);
+    outcome.status(0).stdout("booked\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+    let book = fake.requests_for("BOOK IT");
+    assert!(book[0].view.prompt.contains("the person said Lisbon"), "{}", book[0].view.prompt);
+}
+
+#[test]
 fn tools_run_in_the_agents_working_directory() {
     let fake = FakeAnthropic::start(vec![
         Rule::when_prompt("WRITE STATE")

@@ -390,3 +390,71 @@ fn kill_anywhere_during_a_fan_out_of_1000_live_agents() {
     assert_eq!(workers.len(), 1000, "{context}: every worker ran");
     assert!(landed > 0, "{context}: no kill landed");
 }
+
+/// A loop that stops to ask at step 10, killed at random moments; each time a run
+/// stops to ask it is answered. It still reaches the clean result, with every
+/// committed step traced once.
+#[test]
+fn kill_anywhere_around_an_ask_then_answer_gives_the_clean_result() {
+    let seed = seed();
+    let mut random = Random(seed);
+    let test = Test::new()
+        .file("START.sh", "echo '<goto input=\"1\">STEP</goto>'\n")
+        .file(
+            "STEP.sh",
+            "n=$BATON_INPUT\necho \"step $n\" >> effects.log\nsleep 0.005\n\
+             if [ \"$n\" -eq 10 ]; then echo '<ask next=\"AFTER\">go on?</ask>'; \
+             elif [ \"$n\" -ge 20 ]; then echo \"<result>done $n</result>\"; \
+             else echo \"<goto input=\\\"$((n + 1))\\\">STEP</goto>\"; fi\n",
+        )
+        .file("AFTER.sh", "echo \"answer $BATON_INPUT\" >> effects.log\necho '<goto input=\"11\">STEP</goto>'\n");
+    let mut next: Vec<&str> = vec!["run", "wf", "--run-id", "ask", "-q", "--on-ask", "pause"];
+    let mut kills = 0;
+    let outcome = loop {
+        if kills >= 8 {
+            let output = test.spawn(&next).wait_with_output().expect("baton");
+            match output.status.code() {
+                Some(0) => break test.args(["status", "ask"]).run(),
+                Some(2) => next = vec!["resume", "ask", "-q", "--input", "yes"],
+                other => panic!("seed {seed}: exit {other:?}\n{}", String::from_utf8_lossy(&output.stderr)),
+            }
+            continue;
+        }
+        let mut child = test.spawn(&next);
+        let delay = Duration::from_millis(random.between(5, 40));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break Some(status);
+            }
+            if started.elapsed() >= delay {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        match status.and_then(|status| status.code()) {
+            Some(0) => break test.args(["status", "ask"]).run(),
+            Some(2) => next = vec!["resume", "ask", "-q", "--input", "yes"],
+            Some(other) => panic!("seed {seed}: a run between kills exited {other}"),
+            None => {
+                // SAFETY: signal delivery to our own child.
+                unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+                let _ = child.wait();
+                kills += 1;
+                next = match run_status(&test, "ask").as_str() {
+                    "" => vec!["run", "wf", "--run-id", "ask", "-q", "--on-ask", "pause"],
+                    "completed" => break test.args(["status", "ask"]).run(),
+                    _ => vec!["resume", "ask", "-q"],
+                };
+            }
+        }
+    };
+    let state = outcome.state("ask");
+    assert_eq!(state["status"], "completed", "seed {seed}");
+    let main = state["terminated"].as_array().and_then(|all| all.iter().find(|agent| agent["id"] == "main")).cloned();
+    assert_eq!(main.map(|agent| agent["result"].clone()), Some("done 20".into()), "seed {seed}");
+    assert_every_step_traced_once(&outcome, "ask", &format!("seed {seed}, {kills} kills"));
+    let effects = std::fs::read_to_string(outcome.root().join("effects.log")).expect("effects");
+    assert!(effects.contains("answer yes"), "seed {seed}: the answer arrived\n{effects}");
+    assert!(kills >= 1, "seed {seed}: no kill landed");
+}
