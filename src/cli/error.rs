@@ -34,11 +34,8 @@ pub(crate) enum CliError {
     InputRequired { workflow: String, label: Option<String> },
     #[error("workflow `{workflow}` takes no input (its manifest says `input: {{mode: none}}`); drop --input")]
     InputNotTaken { workflow: String },
-    #[error(
-        "workflow `{workflow}` asks a person for input (`requires_human_input: true` in its manifest); \
-         run it with --on-ask pause"
-    )]
-    NeedsHumanInput { workflow: String },
+    #[error("workflow `{workflow}` asks a person for input ({reason}); run it with --on-ask pause")]
+    NeedsHumanInput { workflow: String, reason: String },
     #[error("the manifest's working_directory {} does not exist", .path.display())]
     WorkingDirectory { path: PathBuf },
     #[error("cannot write {}: {source}", .path.display())]

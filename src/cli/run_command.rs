@@ -12,7 +12,8 @@ use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, 
 use crate::process::watchdog::Watchdog;
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
-use crate::workflow::manifest::{HumanInput, InputMode, Manifest};
+use crate::workflow::ask_scan::find_ask;
+use crate::workflow::manifest::{InputMode, Manifest};
 use crate::workflow::target::{self, clean_lexically};
 
 pub(crate) async fn run(
@@ -29,6 +30,16 @@ pub(crate) async fn run(
         Some(manifest) => check_manifest(manifest, &workflow, &target.scope_dir, &arguments, cwd)?,
         None => cwd,
     };
+    if arguments.execution.on_ask.as_deref() != Some("pause")
+        && let Some(found) = find_ask(&target.scope_dir)
+    {
+        let reason = match found.state {
+            None => "`requires_human_input: true` in its manifest".to_string(),
+            Some(state) if found.workflow == target.scope_dir => format!("state `{state}` allows <ask>"),
+            Some(state) => format!("state `{state}` of `{}`, which it calls, allows <ask>", found.workflow.display()),
+        };
+        return Err(CliError::NeedsHumanInput { workflow, reason });
+    }
     let default_budget = manifest.as_ref().and_then(|manifest| manifest.default_budget);
     let budget_usd = check_budget(arguments.budget)?.or(default_budget).or(config.budget).unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
@@ -95,9 +106,6 @@ fn check_manifest(
         }
         (InputMode::None, Some(_)) => return Err(CliError::InputNotTaken { workflow }),
         _ => {}
-    }
-    if manifest.requires_human_input == HumanInput::Yes && arguments.execution.on_ask.as_deref() != Some("pause") {
-        return Err(CliError::NeedsHumanInput { workflow });
     }
     let Some(directory) = &manifest.working_directory else { return Ok(cwd) };
     // Relative to the workflow: its directory, or the directory holding its file.

@@ -2,6 +2,7 @@
 //! a state name resolves to (R1.x), which workflow a cross-workflow specifier
 //! names (R13.9–R13.12), and did-you-mean suggestions.
 
+pub(crate) mod ask_scan;
 pub(crate) mod manifest;
 pub(crate) mod resolution;
 pub(crate) mod specifier;

@@ -134,3 +134,26 @@ fn a11_an_expired_ask_goes_to_timeout_next_or_pauses_saying_so() {
     assert_eq!(main["pause_reason"], "ask_timeout");
     assert_eq!(str_of(&main["error"]), format!("{ask_id} timed out after 1s with no answer, and has no timeout_next"));
 }
+
+#[test]
+fn r11_2_a_workflow_whose_policy_allows_ask_is_refused_at_launch_under_reject() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "---\nallowed_transitions:\n  - {tag: ask, next: DONE}\n---\n[[START]] ask me\n")
+        .file("DONE.sh", &say("<result>$BATON_INPUT</result>"));
+    crate::markdown::fake(&test).rule(
+        "a",
+        "[[START]]",
+        crate::support::fake_claude::Reply::text(r#"<ask next="DONE">Why?</ask>"#),
+    );
+    let outcome = test.run_workflow(&[]);
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wf` asks a person for input (state `START.md` allows <ask>); run it with --on-ask pause"
+    );
+    assert!(!outcome.root().join(".baton/runs").join(RUN).exists(), "refused before a run exists");
+    let outcome = outcome.rerun(["run", "wf", "--run-id", RUN, "--on-ask", "pause"]);
+    outcome.status(2);
+    outcome.rerun(["answer", RUN, "because", "-q"]).status(0).stdout("because\n");
+}

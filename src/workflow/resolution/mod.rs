@@ -266,6 +266,11 @@ fn scope_label(scope_dir: &Path) -> String {
     scope_dir.display().to_string()
 }
 
+/// The file names a workflow's states can resolve to (for scans over a workflow).
+pub(crate) fn state_files(scope: &Path) -> Result<Vec<String>, ResolveError> {
+    list_scope(scope)
+}
+
 /// The state files of `scope`: a directory's files, a YAML workflow's virtual
 /// files (read and validated again, R13.8), or a zip archive's files (its hash and
 /// layout checked again, R1.4).
