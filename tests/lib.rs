@@ -3,6 +3,7 @@
 
 mod support;
 
+mod ask_terminal;
 mod bounds;
 mod claude_cli_smoke;
 mod claude_e2e;

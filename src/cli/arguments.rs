@@ -98,9 +98,10 @@ pub(crate) struct ExecutionArguments {
     /// Label the terminal's title with NAME while the run goes on (raymond's --name).
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
-    /// What an `<ask>` does: reject (the default) or pause. Accepted for raymond's
-    /// command line; `<ask>` itself is not supported by this version yet.
-    #[arg(long, value_name = "MODE", value_parser = ["reject", "pause"])]
+    /// What an `<ask>` does: reject (the default: the agent pauses), pause (the run
+    /// stops and exits 2 with the question on stdout), or prompt (ask at this terminal
+    /// while the run goes on; as pause without a terminal).
+    #[arg(long, value_name = "MODE", value_parser = ["reject", "pause", "prompt"])]
     pub(crate) on_ask: Option<String>,
 }
 

@@ -137,6 +137,10 @@ pub(crate) fn limits(
         limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
         open_files: raise_open_file_limit().map(|limit| OpenFiles { limit, max_running: steps_within(limit) }),
+        // Without a terminal to ask at, `prompt` behaves as `pause`.
+        answer_at_terminal: params.on_ask.as_deref() == Some("prompt")
+            && std::io::stdin().is_terminal()
+            && std::io::stderr().is_terminal(),
     })
 }
 

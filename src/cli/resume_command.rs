@@ -15,13 +15,12 @@ use std::io::Write;
 
 use crate::cli::execute::ask_json;
 use crate::exit_code;
-use crate::model::agent::{AgentStatus, PauseReason};
+use crate::model::agent::AgentStatus;
 use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION};
 use crate::process::watchdog::Watchdog;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
-use crate::text::duration::parse_duration;
-use crate::workflow::resolution::resolve_state;
+use crate::transition::ask_timeout::{deadline, time_out};
 
 pub(crate) async fn resume(
     store: RunStore,
@@ -106,45 +105,14 @@ fn answer(state: &mut RunState, ask_id: Option<&str>, text: &str) -> Result<(), 
     Ok(())
 }
 
-/// A11: every ask whose `timeout` has passed by `now` goes to its `timeout_next`
-/// with an empty answer, or, with none (or one that does not resolve), pauses its
-/// agent saying so. Returns whether any did.
+/// A11: every ask whose `timeout` has passed by `now` times out
+/// (`transition::ask_timeout`). Returns whether any did.
 fn expire_asks(state: &mut RunState, now: jiff::Timestamp) -> bool {
     let mut expired = false;
     for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Asking) {
-        let Some(ask) = agent.ask.clone() else { continue };
-        let Some(limit) = ask.timeout.as_deref().and_then(|text| parse_duration(text).ok()) else { continue };
-        let asked_at: jiff::Timestamp = match ask.asked_at.parse() {
-            Ok(at) => at,
-            Err(_) => continue,
-        };
-        let Ok(limit) = jiff::SignedDuration::try_from(limit) else { continue };
-        if asked_at.checked_add(limit).is_ok_and(|deadline| deadline > now) {
-            continue;
-        }
-        expired = true;
-        let timeout = ask.timeout.clone().unwrap_or_default();
-        match ask.timeout_next.as_deref().map(|next| resolve_state(&agent.scope_dir, next)) {
-            Some(Ok(next)) => {
-                if let Some(pending) = agent.ask.as_mut() {
-                    pending.next = next.into();
-                }
-                agent.answer(String::new());
-            }
-            Some(Err(error)) => {
-                agent.ask = None;
-                agent.pause(
-                    PauseReason::AskTimeout,
-                    format!("{} timed out after {timeout}, and its timeout_next does not resolve: {error}", ask.id),
-                );
-            }
-            None => {
-                agent.ask = None;
-                agent.pause(
-                    PauseReason::AskTimeout,
-                    format!("{} timed out after {timeout} with no answer, and has no timeout_next", ask.id),
-                );
-            }
+        if agent.ask.as_ref().and_then(deadline).is_some_and(|deadline| deadline <= now) {
+            time_out(agent);
+            expired = true;
         }
     }
     expired

@@ -132,7 +132,12 @@ pub(crate) enum Event {
         reason: String,
         message: String,
     },
-    /// An agent asks a person (`<ask>` under `--on-ask pause`, R11.4).
+    /// A question at the terminal still waits; `seconds_left` before its timeout.
+    AskWaiting {
+        agent_id: AgentId,
+        seconds_left: u64,
+    },
+    /// An agent asks a person (`<ask>` under `--on-ask pause` or `prompt`, R11.4).
     AgentAsking {
         agent_id: AgentId,
         ask_id: String,
@@ -236,6 +241,7 @@ pub(crate) enum EventKind {
     AgentTerminated,
     AgentPaused,
     AgentAsking,
+    AskWaiting,
     WorkflowAsking,
     ClaudeInvocationStarted,
     ClaudeStreamOutput,
@@ -268,6 +274,7 @@ impl Event {
             Event::AgentTerminated { .. } => EventKind::AgentTerminated,
             Event::AgentPaused { .. } => EventKind::AgentPaused,
             Event::AgentAsking { .. } => EventKind::AgentAsking,
+            Event::AskWaiting { .. } => EventKind::AskWaiting,
             Event::ClaudeInvocationStarted { .. } => EventKind::ClaudeInvocationStarted,
             Event::ClaudeStreamOutput { .. } => EventKind::ClaudeStreamOutput,
             Event::ScriptOutput { .. } => EventKind::ScriptOutput,

@@ -184,6 +184,11 @@ impl ConsoleObserver {
                     self.emphasis("asking:", "33")
                 )
             }
+            Event::AskWaiting { agent_id, seconds_left } => format!(
+                "{} still waiting for an answer ({} left; type it, then Enter)",
+                self.agent(agent_id),
+                duration(seconds_left * 1000)
+            ),
             Event::AgentAsking { agent_id, prompt, .. } => {
                 format!(
                     "{} {} {}",

@@ -5,6 +5,7 @@
 mod changes;
 mod launch;
 pub(crate) mod outcome;
+mod questions;
 pub(crate) mod retry_policy;
 pub(crate) mod shutdown;
 pub(crate) mod step_outcome;

@@ -39,6 +39,9 @@ pub(crate) struct RunLimits {
     /// Steps that fit in the open-file limit at once, and that limit
     /// (`process::limits`); further ready agents wait, as under `max_agents`.
     pub(crate) open_files: Option<OpenFiles>,
+    /// `--on-ask prompt` with a terminal on stdin and stderr: asks are answered there
+    /// while the run goes on.
+    pub(crate) answer_at_terminal: bool,
 }
 
 /// The open-file budget of a run.
@@ -59,6 +62,7 @@ impl Default for RunLimits {
             limit_buffer: Duration::from_secs(300),
             limit_poll: Duration::from_secs(300),
             open_files: None,
+            answer_at_terminal: false,
         }
     }
 }

@@ -83,7 +83,17 @@ impl WorkflowLoop {
     /// the run can drain and exit 2; otherwise the ask is refused and the agent paused.
     fn asked(&mut self, agent: &mut Agent) {
         let Some(ask) = agent.ask.clone() else { return };
-        if self.state.launch_params.on_ask.as_deref() == Some("pause") {
+        if self.limits.answer_at_terminal {
+            self.ask_at_terminal(agent.id.clone());
+            self.outbox.push(Event::AgentAsking {
+                agent_id: agent.id.clone(),
+                ask_id: ask.id,
+                prompt: ask.prompt,
+                next_state: ask.next,
+            });
+            return;
+        }
+        if matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt")) {
             if self.stop.is_none() {
                 self.stop = Some(Stop::Ask);
             }

@@ -35,6 +35,7 @@ use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
 use crate::run::changes::Changes;
 use crate::run::outcome::{RunLimits, RunOutcome};
+use crate::run::questions::Questions;
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::ShutdownSignal;
 use crate::store::failpoint;
@@ -110,6 +111,8 @@ pub(crate) struct WorkflowLoop {
     pub(super) synced: watch::Receiver<Synced>,
     /// False once the syncer thread ended (after a failed sync): stop watching it.
     pub(super) syncer_alive: bool,
+    /// Asks answered at the terminal (`--on-ask prompt`).
+    pub(super) questions: Questions,
 }
 
 impl WorkflowLoop {
@@ -154,6 +157,7 @@ impl WorkflowLoop {
             limit_polls: 0,
             synced,
             syncer_alive: true,
+            questions: Questions::default(),
         }
     }
 
@@ -206,15 +210,20 @@ impl WorkflowLoop {
                     self.start(index, delay);
                 }
             }
-            if self.tasks.is_empty() {
+            self.show_question();
+            // A question at the terminal keeps the run going, unless it is stopping.
+            let waiting_for_answer = self.questions.pending() && self.stop.is_none() && self.fatal.is_none();
+            if self.tasks.is_empty() && !waiting_for_answer {
                 match self.usage_limit_wait() {
                     Some(wait) if self.wait_out_limit(wait, &mut signals).await => continue,
                     _ => break,
                 }
             }
             let level = *self.stop_level.borrow();
+            let (question_deadline, countdown_at) = self.questions.clocks(far);
+            let asking = self.questions.pending();
             tokio::select! {
-                joined = self.tasks.join_next() => match joined {
+                joined = self.tasks.join_next(), if !self.tasks.is_empty() => match joined {
                     Some(Ok(completion)) => self.handle(completion),
                     Some(Err(join_error)) => self.record_fatal(FatalError {
                         agent: None,
@@ -222,6 +231,12 @@ impl WorkflowLoop {
                     }),
                     None => break,
                 },
+                line = self.questions.next_line(), if asking => match line {
+                    Some(line) => self.answered(line),
+                    None => self.terminal_closed(),
+                },
+                () = tokio::time::sleep_until(question_deadline), if asking => self.question_timed_out(),
+                () = tokio::time::sleep_until(countdown_at), if asking => self.count_down(),
                 changed = self.synced.changed(), if self.syncer_alive => match changed {
                     Ok(()) => self.synced(),
                     Err(_) => self.syncer_alive = false,
@@ -299,7 +314,7 @@ impl WorkflowLoop {
             RunOutcome::Interrupted { signal }
         } else if self.fatal.is_none()
             && let Some((agent_id, ask_id)) = self.first_ask()
-            && self.state.launch_params.on_ask.as_deref() == Some("pause")
+            && matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
         {
             let pending_count = self.state.asking_agents().len() - 1;
             self.state.status = RunStatus::Asking;

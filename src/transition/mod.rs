@@ -7,6 +7,7 @@
 //! here, once, with a message that names the tag.
 
 pub(crate) mod apply;
+pub(crate) mod ask_timeout;
 pub(crate) mod cd;
 pub(crate) mod interpret;
 pub(crate) mod task_folder;
