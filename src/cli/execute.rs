@@ -282,6 +282,8 @@ pub(crate) fn ask_json(state: &RunState) -> Option<serde_json::Value> {
         "next_state": ask.next,
         "timeout": ask.timeout,
         "timeout_next": ask.timeout_next,
+        "mode": ask.mode(),
+        "files": ask.files,
         "pending_count": asking.len() - 1,
     }))
 }

@@ -44,6 +44,8 @@ pub(crate) enum PauseReason {
     AskRejected,
     /// An `<ask>` whose `timeout` passed with no `timeout_next` (A11).
     AskTimeout,
+    /// An `<ask>`'s `display_files` could not be staged (R3.29).
+    AskStageError,
 }
 
 impl PauseReason {
@@ -56,6 +58,7 @@ impl PauseReason {
             PauseReason::UsageLimit => "usage_limit",
             PauseReason::AskRejected => "ask_rejected",
             PauseReason::AskTimeout => "ask_timeout",
+            PauseReason::AskStageError => "ask_stage_error",
         }
     }
 }
@@ -154,6 +157,25 @@ pub(crate) struct PendingAsk {
     pub(crate) timeout_next: Option<String>,
     /// RFC 3339, when the ask was made.
     pub(crate) asked_at: String,
+    /// The file attributes as written (`upload_slots`, `upload_bucket`, `upload_*`,
+    /// `display_files`; R3.29), validated by the parser.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) files: BTreeMap<String, String>,
+}
+
+impl PendingAsk {
+    /// What kind of answer the ask wants (R3.29): slot > bucket > display-only > text-only.
+    pub(crate) fn mode(&self) -> &'static str {
+        if self.files.contains_key("upload_slots") {
+            "slots"
+        } else if self.files.get("upload_bucket").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
+            "bucket"
+        } else if self.files.contains_key("display_files") {
+            "display"
+        } else {
+            "text"
+        }
+    }
 }
 
 fn is_zero(value: &u32) -> bool {

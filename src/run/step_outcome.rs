@@ -83,6 +83,20 @@ impl WorkflowLoop {
     /// the run can drain and exit 2; otherwise the ask is refused and the agent paused.
     fn asked(&mut self, agent: &mut Agent) {
         let Some(ask) = agent.ask.clone() else { return };
+        if let Some(list) = ask.files.get("display_files")
+            && let Err(problem) = stage_display_files(agent, &ask.id, list)
+        {
+            agent.ask = None;
+            let message = format!("{}: cannot stage its display_files: {problem}", ask.id);
+            agent.pause(PauseReason::AskStageError, message.clone());
+            self.outbox.push(Event::AgentPaused {
+                agent_id: agent.id.clone(),
+                state: agent.current_state.clone(),
+                reason: PauseReason::AskStageError.to_string(),
+                message,
+            });
+            return;
+        }
         if self.limits.answer_at_terminal {
             self.ask_at_terminal(agent.id.clone());
             self.outbox.push(Event::AgentAsking {
@@ -254,4 +268,24 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
         metadata.insert("workers".to_string(), ids.join(","));
     }
     metadata
+}
+
+/// R3.29: copy an ask's `display_files` (`src[:label],…`, relative to the agent's
+/// directory) into `<task_folder>/asks/<ask_id>/`, each under its label or name.
+fn stage_display_files(agent: &Agent, ask_id: &str, list: &str) -> Result<(), String> {
+    let folder = agent.task_folder.join("asks").join(ask_id);
+    std::fs::create_dir_all(&folder).map_err(|error| format!("{}: {error}", folder.display()))?;
+    for entry in list.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        let (source, label) = match entry.split_once(':') {
+            Some((source, label)) => (source.trim(), Some(label.trim())),
+            None => (entry, None),
+        };
+        let from = agent.cwd.join(source);
+        let name = label
+            .map(str::to_string)
+            .or_else(|| from.file_name().map(|name| name.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| source.to_string());
+        std::fs::copy(&from, folder.join(&name)).map_err(|error| format!("{}: {error}", from.display()))?;
+    }
+    Ok(())
 }

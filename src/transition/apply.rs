@@ -96,7 +96,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.scope_dir = entry.scope_dir.clone();
             start_over(&mut next, &entry.state, cd.as_deref(), input, *new_task, env);
         }
-        Transition::Ask { next: answer_to, prompt, timeout, timeout_next } => {
+        Transition::Ask { next: answer_to, prompt, timeout, timeout_next, files } => {
             // R3.25: the state, session and stack stay; the agent waits.
             next.status = AgentStatus::Asking;
             next.ask = Some(PendingAsk {
@@ -106,6 +106,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
                 timeout: timeout.clone(),
                 timeout_next: timeout_next.clone(),
                 asked_at: env.now.to_string(),
+                files: files.clone(),
             });
         }
         Transition::Result { payload } => match next.stack.pop() {

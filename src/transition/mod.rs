@@ -92,6 +92,8 @@ pub(crate) enum Transition {
         prompt: String,
         timeout: Option<String>,
         timeout_next: Option<String>,
+        /// The file attributes (R3.29).
+        files: BTreeMap<String, String>,
     },
     /// `<reset-workflow>`: start over in another workflow, stack cleared (R3.37).
     ResetWorkflow {
@@ -259,6 +261,12 @@ impl TryFrom<&Tag> for Transition {
                 prompt: tag.payload.clone().unwrap_or_default(),
                 timeout: tag.attribute("timeout").filter(|value| !value.is_empty()).map(str::to_string),
                 timeout_next: tag.attribute("timeout_next").filter(|value| !value.is_empty()).map(str::to_string),
+                files: tag
+                    .attributes
+                    .iter()
+                    .filter(|(name, _)| name.starts_with("upload_") || name.as_str() == "display_files")
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect(),
             },
             kind => return Err(TransitionError::NeedsScope { tag: kind }),
         })

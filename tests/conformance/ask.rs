@@ -157,3 +157,37 @@ fn r11_2_a_workflow_whose_policy_allows_ask_is_refused_at_launch_under_reject() 
     outcome.status(2);
     outcome.rerun(["answer", RUN, "because", "-q"]).status(0).stdout("because\n");
 }
+
+#[test]
+fn r3_29_display_files_are_staged_in_the_task_folder_and_the_ask_says_its_mode() {
+    let outcome = Test::new()
+        .write("report.txt", "the report")
+        .file("START.sh", &emit(r#"<ask next="GOT" display_files="report.txt:summary.txt" upload_slots="photo:image/png">Approve?</ask>"#))
+        .file("GOT.sh", &say("<result>$BATON_INPUT</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask = ask_of(&outcome.stdout);
+    assert_eq!(ask["mode"], "slots");
+    assert_eq!(ask["files"]["upload_slots"], "photo:image/png");
+    let staged = outcome
+        .root()
+        .join(".baton/tasks")
+        .join(RUN)
+        .join("main/asks")
+        .join(str_of(&ask["ask_id"]))
+        .join("summary.txt");
+    assert_eq!(std::fs::read_to_string(staged).expect("staged copy"), "the report");
+}
+
+#[test]
+fn r3_29_a_display_file_that_cannot_be_staged_pauses_the_agent() {
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" display_files="missing.txt">Look?</ask>"#))
+        .file("GOT.sh", &emit("<result>x</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(3);
+    let main = agent(&state(&outcome), "main").clone();
+    assert_eq!(main["pause_reason"], "ask_stage_error");
+    assert!(str_of(&main["error"]).contains("cannot stage its display_files: "), "{main}");
+    assert!(str_of(&main["error"]).ends_with("missing.txt: No such file or directory (os error 2)"), "{main}");
+}
