@@ -216,7 +216,12 @@ fn failpoint_after_journal_append_keeps_the_step_and_restores_its_trace() {
     assert_eq!(effects.lines().count(), 40, "no step ran twice: the committed one was not re-run");
     let recovered =
         outcome.events_of("test", "TransitionOccurred").into_iter().filter(|e| e["recovered"] == true).count();
-    assert_eq!(recovered, 1, "the crash kept one step out of the trace; the resume restored it");
+    // The step just written is kept out of the trace; so is the one before it when its
+    // sync was still running (its events wait for it). The resume restores both.
+    assert!(
+        (1..=2).contains(&recovered),
+        "the crash kept {recovered} steps out of the trace; the resume restored them"
+    );
 }
 
 /// The next step starts before the entry's sync: a crash there keeps the written
