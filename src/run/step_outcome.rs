@@ -97,26 +97,20 @@ impl WorkflowLoop {
             });
             return;
         }
-        if self.limits.answer_at_terminal {
-            self.ask_at_terminal(agent.id.clone());
+        if self.limits.answer_at_terminal
+            || matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
+        {
             self.outbox.push(Event::AgentAsking {
                 agent_id: agent.id.clone(),
                 ask_id: ask.id,
                 prompt: ask.prompt,
                 next_state: ask.next,
             });
-            return;
-        }
-        if matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt")) {
-            if self.stop.is_none() {
+            if self.limits.answer_at_terminal {
+                self.ask_at_terminal(agent.id.clone());
+            } else if self.stop.is_none() {
                 self.stop = Some(Stop::Ask);
             }
-            self.outbox.push(Event::AgentAsking {
-                agent_id: agent.id.clone(),
-                ask_id: ask.id,
-                prompt: ask.prompt,
-                next_state: ask.next,
-            });
             return;
         }
         agent.ask = None;
