@@ -25,6 +25,8 @@ pub(crate) enum CliError {
     ConfigExists { path: PathBuf },
     #[error(transparent)]
     Manifest(#[from] crate::workflow::manifest::ManifestError),
+    #[error(transparent)]
+    Remote(#[from] crate::workflow::remote::RemoteError),
     #[error(
         "workflow `{workflow}` runs on the `{backend}` backend (its manifest says so), which Baton does not have; \
          Baton runs prompts with Claude Code only"

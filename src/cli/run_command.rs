@@ -14,7 +14,9 @@ use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::ask_scan::find_ask;
 use crate::workflow::manifest::{InputMode, Manifest};
-use crate::workflow::target::{self, clean_lexically};
+use crate::workflow::remote::{self, REGISTRY_DIR};
+use crate::workflow::resolution::entry_point;
+use crate::workflow::target::{self, WorkflowTargetError, clean_lexically, is_url};
 
 pub(crate) async fn run(
     store: RunStore,
@@ -23,7 +25,15 @@ pub(crate) async fn run(
     cwd: PathBuf,
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
-    let target = target::interpret(&arguments.workflow, &cwd)?;
+    let scope_url = is_url(&arguments.workflow).then(|| arguments.workflow.clone());
+    let target = match &scope_url {
+        Some(url) => {
+            let copy = remote::fetch(url, &store.baton_dir().join(REGISTRY_DIR))?;
+            let initial_state = entry_point(&copy).map_err(WorkflowTargetError::from)?;
+            target::WorkflowTarget { scope_dir: copy, initial_state }
+        }
+        None => target::interpret(&arguments.workflow, &cwd)?,
+    };
     let manifest = Manifest::of(&target.scope_dir)?;
     let workflow = arguments.workflow.clone();
     let cwd = match &manifest {
@@ -64,6 +74,7 @@ pub(crate) async fn run(
         written_by: BATON_VERSION.to_string(),
         run_id,
         scope_dir: target.scope_dir,
+        scope_url,
         initial_state: target.initial_state.into(),
         launch_cwd: cwd,
         status: RunStatus::Running,

@@ -108,6 +108,9 @@ pub(crate) struct RunState {
     pub(crate) run_id: RunId,
     /// The launch scope, absolute.
     pub(crate) scope_dir: PathBuf,
+    /// The URL a remote workflow was fetched from (R1.2, R13.14); `scope_dir` is its copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) scope_url: Option<String>,
     pub(crate) initial_state: StateName,
     /// The directory `baton run` was started in; the main agent's first cwd.
     pub(crate) launch_cwd: PathBuf,

@@ -107,6 +107,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         written_by: String::new(),
         run_id: "r".into(),
         scope_dir: PathBuf::from("/wf"),
+        scope_url: None,
         initial_state: "START".into(),
         launch_cwd: dir.path().to_path_buf(),
         status: RunStatus::Running,

@@ -4,6 +4,7 @@
 
 pub(crate) mod ask_scan;
 pub(crate) mod manifest;
+pub(crate) mod remote;
 pub(crate) mod resolution;
 pub(crate) mod specifier;
 pub(crate) mod state_file;

@@ -12,6 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::ids::StateName;
+use crate::workflow::remote::is_fetched_copy;
 use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
 use crate::workflow::state_name::{self, abbreviation};
 use crate::workflow::target::{clean_lexically, is_url};
@@ -36,6 +37,11 @@ pub(crate) enum SpecifierError {
     Empty,
     #[error("`{spec}`: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { spec: String },
+    #[error(
+        "`{spec}`: this workflow was fetched from a URL, and specifiers relative to a URL are not supported by this \
+         version of baton yet"
+    )]
+    FromRemote { spec: String },
     #[error("`{spec}`: a state inside a YAML or zip workflow is written without a trailing `/`")]
     TrailingSlash { spec: String },
     #[error("`{spec}`: {} does not exist", .path.display())]
@@ -54,6 +60,9 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
     }
     if is_url(spec) {
         return Err(SpecifierError::Remote { spec: spec.to_string() });
+    }
+    if is_fetched_copy(caller_scope) && !Path::new(spec).is_absolute() {
+        return Err(SpecifierError::FromRemote { spec: spec.to_string() });
     }
     let path = clean_lexically(&scope_base(caller_scope).join(spec));
     let resolve_error = |source| SpecifierError::Resolve { spec: spec.to_string(), source };

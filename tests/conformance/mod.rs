@@ -9,6 +9,7 @@ mod failure_resume;
 mod forks;
 mod manifest;
 mod parsing;
+mod remote;
 mod resolution;
 mod script_env;
 mod script_errors;
