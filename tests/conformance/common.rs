@@ -1,7 +1,10 @@
 //! Helpers shared by the conformance tests: shell snippets for state scripts, and
 //! checks of the outcome of a run (exit code, console line, events, state file).
 
+use std::io::{Cursor, Write};
+
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::support::Outcome;
 
@@ -167,4 +170,19 @@ pub(crate) fn assert_paused(outcome: &Outcome, agent_id: &str, state_name: &str,
     assert_eq!(paused_agent["pause_reason"], reason);
     assert_eq!(paused_agent["current_state"], state_name);
     assert_eq!(norm(outcome, &str_of(&paused_agent["error"])), message);
+}
+
+/// A zip archive holding `files` (name, contents).
+pub(crate) fn archive(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for (name, contents) in files {
+        writer.start_file(*name, zip::write::SimpleFileOptions::default()).expect("start");
+        writer.write_all(contents.as_bytes()).expect("write");
+    }
+    writer.finish().expect("finish").into_inner()
+}
+
+/// The SHA-256 of `bytes`, in lowercase hex.
+pub(crate) fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -1,27 +1,12 @@
 //! Remote, hash-pinned zip workflows (R13.14) served by a test server on 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Cursor, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sha2::{Digest, Sha256};
-
-use super::common::{RUN, emit, state, str_of};
+use super::common::{RUN, archive, emit, sha256, state, str_of};
 use crate::support::Test;
-
-fn archive(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    for (name, contents) in files {
-        writer.start_file(*name, zip::write::SimpleFileOptions::default()).expect("start");
-        writer.write_all(contents.as_bytes()).expect("write");
-    }
-    writer.finish().expect("finish").into_inner()
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
-}
 
 /// Serve `body` (status 200) to every request on 127.0.0.1; returns the base URL and
 /// a count of the requests served.

@@ -1,27 +1,8 @@
 //! Zip workflows: a workflow directory shipped as one archive, read in place
 //! (R1.3, R1.4, R1.15, R1.18, R13.11).
 
-use std::io::{Cursor, Write};
-
-use sha2::{Digest, Sha256};
-
-use super::common::{RUN, emit};
+use super::common::{RUN, archive, emit, sha256};
 use crate::support::Test;
-
-/// A zip archive holding `files` (name, contents).
-fn archive(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default();
-    for (name, contents) in files {
-        writer.start_file(*name, options).expect("start");
-        writer.write_all(contents.as_bytes()).expect("write");
-    }
-    writer.finish().expect("finish").into_inner()
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
-}
 
 fn review() -> Vec<u8> {
     archive(&[
