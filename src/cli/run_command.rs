@@ -67,6 +67,7 @@ pub(crate) async fn run(
     let mut main =
         Agent::main(StateName::from(target.initial_state.as_str()), target.scope_dir.clone(), cwd.clone(), task_folder);
     main.pending_result = arguments.input;
+    main.scope_url = scope_url.clone();
     main.continue_and_fork = arguments.continue_session;
     let now = jiff::Timestamp::now().to_string();
     let state = RunState {

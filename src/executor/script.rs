@@ -31,6 +31,7 @@ use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
 use crate::syntax::template::render;
 use crate::transition::interpret::{InterpretError, interpret};
+use crate::workflow::specifier::Caller;
 use crate::workflow::state_file::{ScriptSource, script_source};
 
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
@@ -333,7 +334,9 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         )
     })?;
     warn_ignored_attributes(context, agent, &tags);
-    let mut transition = interpret(&tags, &agent.scope_dir).map_err(|error| {
+    let registry = context.registry();
+    let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), registry: &registry };
+    let mut transition = interpret(&tags, caller).map_err(|error| {
         let message = match &error {
             InterpretError::NoTag => {
                 let hint = if scan(&run.stderr).is_ok_and(|tags| !tags.is_empty()) {

@@ -79,6 +79,9 @@ pub(crate) struct Frame {
     /// The resolved return state.
     pub(crate) state: StateName,
     pub(crate) scope_dir: PathBuf,
+    /// The URL the caller's workflow came from (R13.15), restored on return.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) scope_url: Option<String>,
     pub(crate) cwd: PathBuf,
     #[serde(default)]
     pub(crate) nesting_depth: u32,
@@ -101,6 +104,9 @@ pub(crate) struct Agent {
     /// Absolute working directory for the agent's scripts and Claude sessions.
     pub(crate) cwd: PathBuf,
     pub(crate) scope_dir: PathBuf,
+    /// The URL its workflow was fetched from, when it was (R13.15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) scope_url: Option<String>,
     #[serde(default)]
     pub(crate) nesting_depth: u32,
     #[serde(default)]
@@ -203,6 +209,7 @@ impl Agent {
             pending_result: None,
             cwd,
             scope_dir,
+            scope_url: None,
             nesting_depth: 0,
             status: AgentStatus::Active,
             pause_reason: None,

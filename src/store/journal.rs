@@ -383,6 +383,7 @@ mod tests {
             session: None,
             state: state.into(),
             scope_dir: PathBuf::from("/wf"),
+            scope_url: None,
             cwd: PathBuf::from("/"),
             nesting_depth: 0,
             task_folder: PathBuf::from("/t"),

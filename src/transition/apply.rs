@@ -87,6 +87,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
                 next.cwd = resolve_cd(cd, &next.cwd);
             }
             next.scope_dir = callee.scope_dir.clone();
+            next.scope_url = callee.url.clone();
             next.current_state = callee.state.clone();
             next.pending_result = input.clone();
         }
@@ -94,6 +95,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.stack.clear();
             next.nesting_depth = 0;
             next.scope_dir = entry.scope_dir.clone();
+            next.scope_url = entry.url.clone();
             start_over(&mut next, &entry.state, cd.as_deref(), input, *new_task, env);
         }
         Transition::Ask { next: answer_to, prompt, timeout, timeout_next, files } => {
@@ -118,6 +120,8 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
                 next.current_state = frame.state;
                 next.pending_result = Some(payload.clone());
                 next.scope_dir = frame.scope_dir;
+                // R3.17: the URL is restored always, even to none.
+                next.scope_url = frame.scope_url;
                 next.cwd = frame.cwd;
                 next.nesting_depth = frame.nesting_depth;
                 next.task_folder = frame.task_folder;
@@ -173,6 +177,7 @@ fn frame_for(caller: &Agent, return_state: &StateName) -> Frame {
         session: caller.session_id.clone(),
         state: return_state.clone(),
         scope_dir: caller.scope_dir.clone(),
+        scope_url: caller.scope_url.clone(),
         cwd: caller.cwd.clone(),
         nesting_depth: caller.nesting_depth,
         task_folder: caller.task_folder.clone(),
@@ -192,14 +197,15 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         TaskMode::New => env.task_folders.folder_for(&id, 0),
     };
     let cwd = spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd));
-    let (scope_dir, nesting_depth) = match &spec.workflow {
-        Some(entry) => (entry.scope_dir.clone(), parent.nesting_depth),
-        None => (parent.scope_dir.clone(), 0),
+    let (scope_dir, scope_url, nesting_depth) = match &spec.workflow {
+        Some(entry) => (entry.scope_dir.clone(), entry.url.clone(), parent.nesting_depth),
+        None => (parent.scope_dir.clone(), parent.scope_url.clone(), 0),
     };
     Agent {
         pending_result: spec.input.clone(),
         fork_attributes: spec.attributes.clone(),
         nesting_depth,
+        scope_url,
         ..Agent::new(id, spec.target.clone(), scope_dir, cwd, task_folder)
     }
 }
@@ -403,6 +409,7 @@ mod tests {
             scope_dir: PathBuf::from("/lib"),
             state: "START.md".into(),
             abbrev: "lib".into(),
+            url: None,
         }
     }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::syntax::tag::{Tag, TagKind};
 use crate::transition::{Transition, TransitionError, cross_workflow_transition, fork_spec, workflow_fork_spec};
 use crate::workflow::resolution::{ResolveError, resolve_state};
-use crate::workflow::specifier::resolve_specifier;
+use crate::workflow::specifier::{Caller, resolve_specifier};
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub(crate) enum InterpretError {
@@ -33,12 +33,12 @@ pub(crate) enum InterpretError {
 
 /// The transition of one tag whose state names are resolved (`resolve_tag`); a
 /// cross-workflow specifier is resolved here, against the caller's `scope_dir`.
-pub(crate) fn transition_of(resolved: &Tag, scope_dir: &Path) -> Result<Transition, InterpretError> {
+pub(crate) fn transition_of(resolved: &Tag, caller: Caller<'_>) -> Result<Transition, InterpretError> {
     if !resolved.kind.is_cross_workflow() {
         return Ok(Transition::try_from(resolved)?);
     }
     let refuse = |reason: String| InterpretError::CrossWorkflow { tag: resolved.kind, reason };
-    let entry = resolve_specifier(&resolved.target, scope_dir).map_err(|error| refuse(error.to_string()))?;
+    let entry = resolve_specifier(&resolved.target, caller).map_err(|error| refuse(error.to_string()))?;
     cross_workflow_transition(resolved, entry).map_err(refuse)
 }
 
@@ -70,19 +70,21 @@ pub(crate) fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveErr
 }
 
 /// The transition for a whole output's tags.
-pub(crate) fn interpret(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
+pub(crate) fn interpret(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, InterpretError> {
+    let scope_dir = caller.scope;
     if is_multi_fork(tags) {
-        return interpret_multi_fork(tags, scope_dir);
+        return interpret_multi_fork(tags, caller);
     }
     match tags {
         [] => Err(InterpretError::NoTag),
-        [tag] => transition_of(&resolve_tag(scope_dir, tag)?, scope_dir),
+        [tag] => transition_of(&resolve_tag(scope_dir, tag)?, caller),
         _ => Err(InterpretError::MultipleTags { count: tags.len() }),
     }
 }
 
 /// R3.44 structure checks, then resolution of every target (A2).
-fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, InterpretError> {
+fn interpret_multi_fork(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, InterpretError> {
+    let scope_dir = caller.scope;
     if let Some(stray) = tags.iter().find(|tag| !tag.kind.is_fork_family() && tag.kind != TagKind::Goto) {
         return Err(InterpretError::InvalidMultiFork(format!(
             "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> may appear together",
@@ -127,7 +129,7 @@ fn interpret_multi_fork(tags: &[Tag], scope_dir: &Path) -> Result<Transition, In
         workers.push(if tag.kind == TagKind::Fork {
             fork_spec(tag)
         } else {
-            let entry = resolve_specifier(&tag.target, scope_dir)
+            let entry = resolve_specifier(&tag.target, caller)
                 .map_err(|error| InterpretError::CrossWorkflow { tag: tag.kind, reason: error.to_string() })?;
             workflow_fork_spec(tag, entry)
         });

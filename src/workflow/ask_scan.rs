@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::workflow::manifest::{HumanInput, Manifest};
 use crate::workflow::resolution::state_files;
-use crate::workflow::specifier::resolve_specifier;
+use crate::workflow::specifier::{Caller, resolve_specifier};
 use crate::workflow::state_file::read_prompt;
 
 /// Where an ask was found: the workflow and the state whose policy allows it.
@@ -55,7 +55,7 @@ fn scan(scope: &Path, seen: &mut HashSet<PathBuf>) -> Option<AskFound> {
     // Targets that do not resolve are skipped (R11.2).
     callees
         .iter()
-        .filter_map(|target| resolve_specifier(target, scope).ok())
+        .filter_map(|target| resolve_specifier(target, Caller::local(scope)).ok())
         .find_map(|entry| scan(&entry.scope_dir, seen))
 }
 

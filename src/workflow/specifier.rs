@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::ids::StateName;
-use crate::workflow::remote::is_fetched_copy;
+use crate::workflow::remote::{self, RemoteError, is_fetched_copy};
 use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
 use crate::workflow::state_name::{self, abbreviation};
 use crate::workflow::target::{clean_lexically, is_url};
@@ -28,6 +28,24 @@ pub(crate) struct WorkflowEntry {
     pub(crate) state: StateName,
     /// Lowercase, at most 6 bytes: the middle of a forked worker's id (R13.12).
     pub(crate) abbrev: String,
+    /// The URL the workflow was fetched from, when it was (R13.15).
+    pub(crate) url: Option<String>,
+}
+
+/// Who resolves a specifier: its workflow, the URL that came from (if fetched), and
+/// where fetched workflows are kept.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Caller<'a> {
+    pub(crate) scope: &'a Path,
+    pub(crate) url: Option<&'a str>,
+    pub(crate) registry: &'a Path,
+}
+
+impl<'a> Caller<'a> {
+    /// A caller whose workflow is on disk, not fetched.
+    pub(crate) fn local(scope: &'a Path) -> Caller<'a> {
+        Caller { scope, url: None, registry: Path::new("") }
+    }
 }
 
 /// Why a specifier names no workflow.
@@ -38,10 +56,14 @@ pub(crate) enum SpecifierError {
     #[error("`{spec}`: remote workflows (URLs) are not supported by this version of baton yet")]
     Remote { spec: String },
     #[error(
-        "`{spec}`: this workflow was fetched from a URL, and specifiers relative to a URL are not supported by this \
-         version of baton yet"
+        "`{spec}`: this workflow was fetched from a URL, and where that URL is was not recorded (a run from an \
+         older Baton); name the other workflow by its full path"
     )]
     FromRemote { spec: String },
+    #[error("`{spec}`: a workflow fetched from a URL names others relative to it, not by absolute URL (R13.15)")]
+    AbsoluteUrl { spec: String },
+    #[error("`{spec}`: {reason}")]
+    RemoteFailed { spec: String, reason: String },
     #[error("`{spec}`: a state inside a YAML or zip workflow is written without a trailing `/`")]
     TrailingSlash { spec: String },
     #[error("`{spec}`: {} does not exist", .path.display())]
@@ -52,12 +74,16 @@ pub(crate) enum SpecifierError {
     Resolve { spec: String, source: ResolveError },
 }
 
-/// Resolve `spec` (a tag's content) for a caller whose workflow is `caller_scope`.
-pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<WorkflowEntry, SpecifierError> {
+/// Resolve `spec` (a tag's content) for `caller`.
+pub(crate) fn resolve_specifier(spec: &str, caller: Caller<'_>) -> Result<WorkflowEntry, SpecifierError> {
     let spec = spec.trim();
     if spec.is_empty() {
         return Err(SpecifierError::Empty);
     }
+    if let Some(base) = caller.url {
+        return resolve_in_url_space(spec, base, caller.registry);
+    }
+    let caller_scope = caller.scope;
     if is_url(spec) {
         return Err(SpecifierError::Remote { spec: spec.to_string() });
     }
@@ -71,7 +97,7 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
         // A YAML or zip workflow: its entry point; abbreviated by the file's stem (R13.11).
         let state = entry_point(&path).map_err(resolve_error)?;
         let abbrev = abbreviation(state_name::stem(&file_name(&path)));
-        return Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev });
+        return Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev, url: None });
     }
     if extension == ".md" {
         // A state file named directly: its directory is the scope (R13.11).
@@ -80,13 +106,13 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
         }
         let (scope_dir, state) = split_file(&path);
         let abbrev = abbreviation(state_name::stem(&state));
-        return Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev });
+        return Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev, url: None });
     }
     match fs::metadata(&path) {
         Ok(metadata) if metadata.is_dir() => {
             let state = entry_point(&path).map_err(resolve_error)?;
             let abbrev = abbreviation(&file_name(&path));
-            Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev })
+            Ok(WorkflowEntry { scope_dir: path, state: state.into(), abbrev, url: None })
         }
         // A state inside another workflow: the last component names it.
         Ok(_) => state_in_parent(spec, &path),
@@ -95,6 +121,57 @@ pub(crate) fn resolve_specifier(spec: &str, caller_scope: &Path) -> Result<Workf
         }
         Err(error) => Err(SpecifierError::Unreadable { spec: spec.to_string(), path, reason: error.to_string() }),
     }
+}
+
+/// R13.15: a caller fetched from a URL resolves relative to it. The specifier is
+/// split at its first `.zip/` into an archive and an inner state; the archive is
+/// named relative to the caller's URL, must be pinned like any remote workflow, and
+/// is fetched (or found in the registry).
+fn resolve_in_url_space(spec: &str, base: &str, registry: &Path) -> Result<WorkflowEntry, SpecifierError> {
+    let remote_error =
+        |error: RemoteError| SpecifierError::RemoteFailed { spec: spec.to_string(), reason: error.to_string() };
+    if is_url(spec) {
+        return Err(SpecifierError::AbsoluteUrl { spec: spec.to_string() });
+    }
+    let lower = spec.to_ascii_lowercase();
+    let (archive, inner) = match lower.find(".zip/") {
+        Some(at) => (&spec[..at + 4], Some(&spec[at + 5..])),
+        None => (spec, None),
+    };
+    let url = join_url(base, archive);
+    let copy = remote::fetch(&url, registry).map_err(remote_error)?;
+    let resolve_error = |source| SpecifierError::Resolve { spec: spec.to_string(), source };
+    let state = match inner.map(str::trim).filter(|inner| !inner.is_empty()) {
+        None => entry_point(&copy).map_err(resolve_error)?,
+        Some(inner) if inner.ends_with('/') => return Err(SpecifierError::TrailingSlash { spec: spec.to_string() }),
+        Some(inner) => resolve_state(&copy, inner).map_err(resolve_error)?,
+    };
+    let name = url.rsplit('/').next().unwrap_or_default();
+    let abbrev = abbreviation(state_name::stem(name));
+    Ok(WorkflowEntry { scope_dir: copy, state: state.into(), abbrev, url: Some(url) })
+}
+
+/// `relative` joined to the URL `base` as a path below it (R13.15: `base + "/"`), with
+/// `.` and `..` folded (never above the host).
+fn join_url(base: &str, relative: &str) -> String {
+    let (origin, path) = match base.find("://").map(|at| at + 3) {
+        Some(start) => match base[start..].find('/') {
+            Some(slash) => base.split_at(start + slash),
+            None => (base, ""),
+        },
+        None => ("", base),
+    };
+    let mut parts: Vec<&str> = path.split('/').filter(|part| !part.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    format!("{origin}/{}", parts.join("/"))
 }
 
 /// `DIR/STATE` or `FILE.yaml/STATE`: resolve `STATE` in that workflow.
@@ -111,7 +188,7 @@ fn state_in_parent(spec: &str, path: &Path) -> Result<WorkflowEntry, SpecifierEr
         .map_err(|source| SpecifierError::Resolve { spec: spec.to_string(), source })?;
     let parent = file_name(&scope_dir);
     let abbrev = abbreviation(if packed { state_name::stem(&parent) } else { &parent });
-    Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev })
+    Ok(WorkflowEntry { scope_dir, state: state.into(), abbrev, url: None })
 }
 
 /// What a relative specifier is joined to: the caller's directory, or for a YAML or
@@ -163,7 +240,7 @@ mod tests {
     }
 
     fn resolve(root: &TempDir, spec: &str) -> Result<WorkflowEntry, SpecifierError> {
-        resolve_specifier(spec, &root.path().join("caller"))
+        resolve_specifier(spec, Caller::local(&root.path().join("caller")))
     }
 
     #[test]
@@ -196,7 +273,7 @@ mod tests {
     fn r13_10_an_absolute_specifier_ignores_the_caller() {
         let root = workflows();
         let spec = root.path().join("review").display().to_string();
-        let entry = resolve_specifier(&spec, Path::new("/elsewhere")).expect("resolves");
+        let entry = resolve_specifier(&spec, Caller::local(Path::new("/elsewhere"))).expect("resolves");
         assert_eq!(entry.scope_dir, root.path().join("review"));
     }
 
@@ -221,6 +298,15 @@ mod tests {
             resolve(&root, "../Flows.yaml/CHECK/").unwrap_err().to_string(),
             "`../Flows.yaml/CHECK/`: a state inside a YAML or zip workflow is written without a trailing `/`"
         );
+    }
+
+    #[test]
+    fn r13_15_urls_are_joined_below_the_callers_url() {
+        let base = "https://h.test/flows/a-1.zip";
+        assert_eq!(join_url(base, "../b-2.zip"), "https://h.test/flows/b-2.zip");
+        assert_eq!(join_url(base, "../../x/c.zip"), "https://h.test/x/c.zip");
+        assert_eq!(join_url(base, "../../../../c.zip"), "https://h.test/c.zip");
+        assert_eq!(join_url("http://h.test", "a.zip"), "http://h.test/a.zip");
     }
 
     #[test]

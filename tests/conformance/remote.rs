@@ -11,6 +11,11 @@ use crate::support::Test;
 /// Serve `body` (status 200) to every request on 127.0.0.1; returns the base URL and
 /// a count of the requests served.
 fn serve(body: Vec<u8>) -> (String, Arc<AtomicUsize>) {
+    serve_files(vec![(String::new(), body)])
+}
+
+/// Serve each body at the paths ending in its name (the first for any other path).
+fn serve_files(files: Vec<(String, Vec<u8>)>) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("address"));
     let served = Arc::new(AtomicUsize::new(0));
@@ -19,11 +24,20 @@ fn serve(body: Vec<u8>) -> (String, Arc<AtomicUsize>) {
         for stream in listener.incoming().take(16) {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
             let mut line = String::new();
             while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
                 line.clear();
             }
             count.fetch_add(1, Ordering::SeqCst);
+            let path = request.split_whitespace().nth(1).unwrap_or_default().to_string();
+            let body = files
+                .iter()
+                .find(|(name, _)| !name.is_empty() && path.ends_with(name.as_str()))
+                .or_else(|| files.first())
+                .map(|(_, body)| body.clone())
+                .unwrap_or_default();
             let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
             let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
         }
@@ -75,19 +89,44 @@ fn r13_14_an_unpinned_url_is_refused_before_any_fetch() {
 }
 
 #[test]
-fn r13_15_specifiers_relative_to_a_url_say_they_are_not_supported_yet() {
-    let bytes = archive(&[
-        ("START.sh", &emit(r#"<call-workflow return="DONE">../other/</call-workflow>"#)),
-        ("DONE.sh", &emit("<result>x</result>")),
+fn r13_15_a_fetched_workflow_calls_others_relative_to_its_url() {
+    let lib = archive(&[
+        ("START.sh", "echo \"<result>lib got $BATON_INPUT</result>\"\n"),
+        ("HALF.sh", "echo \"<result>half of $BATON_INPUT</result>\"\n"),
     ]);
-    let sha = sha256(&bytes);
-    let (base, _) = serve(bytes);
-    let outcome = Test::new().args(["run", &format!("{base}/flow-{sha}.zip"), "--run-id", RUN]).run();
-    outcome.status(3);
-    let main = &state(&outcome)["agents"][0];
-    assert_eq!(
-        str_of(&main["error"]),
-        "script `START.sh`: call-workflow: `../other/`: this workflow was fetched from a URL, and specifiers relative \
-         to a URL are not supported by this version of baton yet"
-    );
+    let lib_name = format!("lib-{}.zip", sha256(&lib));
+    let main = archive(&[
+        ("START.sh", &emit(&format!(r#"<call-workflow return="NEXT" input="1">../{lib_name}</call-workflow>"#))),
+        (
+            "NEXT.sh",
+            &format!(
+                "echo \"<call-workflow return=\\\"DONE\\\" input=\\\"$BATON_INPUT\\\">../{lib_name}/HALF</call-workflow>\"\n"
+            ),
+        ),
+        ("DONE.sh", "echo \"<result>$BATON_INPUT</result>\"\n"),
+    ]);
+    let main_name = format!("flows/main-{}.zip", sha256(&main));
+    let (base, _) = serve_files(vec![(main_name.clone(), main), (lib_name.clone(), lib)]);
+    let outcome = Test::new().args(["run", &format!("{base}/{main_name}"), "--run-id", RUN, "-q"]).run();
+    outcome.status(0).stdout("half of lib got 1\n");
+}
+
+#[test]
+fn r13_15_an_absolute_or_unpinned_specifier_from_a_fetched_workflow_pauses_the_agent() {
+    for (tag, expected) in [
+        (
+            r#"<call-workflow return="DONE">https://example.test/x.zip</call-workflow>"#,
+            "`https://example.test/x.zip`: a workflow fetched from a URL names others relative to it, not by absolute \
+             URL (R13.15)",
+        ),
+        (r#"<call-workflow return="DONE">../other/</call-workflow>"#, "a remote workflow is a zip whose file name"),
+    ] {
+        let bytes = archive(&[("START.sh", &emit(tag)), ("DONE.sh", &emit("<result>x</result>"))]);
+        let sha = sha256(&bytes);
+        let (base, _) = serve(bytes);
+        let outcome = Test::new().args(["run", &format!("{base}/flow-{sha}.zip"), "--run-id", RUN]).run();
+        outcome.status(3);
+        let error = str_of(&state(&outcome)["agents"][0]["error"]);
+        assert!(error.contains(expected), "{error}");
+    }
 }

@@ -34,6 +34,7 @@ use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::template::render;
 use crate::transition::Transition;
+use crate::workflow::specifier::Caller;
 use crate::workflow::state_file::read_prompt;
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
@@ -128,6 +129,7 @@ async fn run_markdown_state(
     })?;
     let frontmatter = prompt.frontmatter;
     let timeout = context.timeout_for(&agent.scope_dir, &agent.current_state);
+    let registry = context.registry();
     if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(&agent.scope_dir)) {
         let message = format!("prompt file `{}`: {problem}", path.display());
         return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
@@ -218,7 +220,8 @@ async fn run_markdown_state(
         if let Ok(tags) = scan(&response.text) {
             warn_ignored_attributes(context, agent, &tags);
         }
-        match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, &agent.scope_dir) {
+        let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), registry: &registry };
+        match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, caller) {
             Ok(transition) => return step.done(transition),
             Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
             Err(TurnError::Remindable { kind, message }) => {

@@ -15,6 +15,7 @@ use crate::syntax::tag::Tag;
 use crate::syntax::template::render;
 use crate::transition::Transition;
 use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag, transition_of};
+use crate::workflow::specifier::Caller;
 
 /// Why one turn's output could not become a transition.
 pub(super) enum TurnError {
@@ -30,8 +31,9 @@ pub(super) fn interpret_turn(
     frontmatter: &StateFrontmatter,
     policy: &Policy,
     template_variables: &BTreeMap<String, String>,
-    scope_dir: &Path,
+    caller: Caller<'_>,
 ) -> Result<Transition, TurnError> {
+    let scope_dir = caller.scope;
     let implicit = || -> Result<Transition, TurnError> {
         let tag = policy.implicit_tag(|input| render(input, template_variables)).ok_or_else(|| {
             TurnError::Fatal(StepFailure::fatal(
@@ -45,7 +47,7 @@ pub(super) fn interpret_turn(
                 format!("implicit transition: {error}"),
             ))
         })?;
-        let mut transition = transition_of(&resolved, scope_dir).map_err(fatal_transition)?;
+        let mut transition = transition_of(&resolved, caller).map_err(fatal_transition)?;
         transition.render_workflow_input(|input| render(input, template_variables));
         Ok(transition)
     };
@@ -60,7 +62,7 @@ pub(super) fn interpret_turn(
         for tag in &tags {
             check_policy(policy, scope_dir, tag)?;
         }
-        return interpret(&tags, scope_dir).map_err(|error| match &error {
+        return interpret(&tags, caller).map_err(|error| match &error {
             InterpretError::InvalidMultiFork(reason) => {
                 TurnError::Fatal(StepFailure::of_interpretation(&error, format!("invalid multi-fork output: {reason}")))
             }
@@ -77,7 +79,7 @@ pub(super) fn interpret_turn(
         }),
         [tag] => {
             let resolved = check_policy(policy, scope_dir, tag)?;
-            let mut transition = transition_of(&resolved, scope_dir).map_err(fatal_transition)?;
+            let mut transition = transition_of(&resolved, caller).map_err(fatal_transition)?;
             if let Transition::Result { payload } = &mut transition {
                 *payload = payload.trim().to_string();
             }
