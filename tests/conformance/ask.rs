@@ -191,3 +191,15 @@ fn r3_29_a_display_file_that_cannot_be_staged_pauses_the_agent() {
     assert!(str_of(&main["error"]).contains("cannot stage its display_files: "), "{main}");
     assert!(str_of(&main["error"]).ends_with("missing.txt: No such file or directory (os error 2)"), "{main}");
 }
+
+#[test]
+fn r3_24_an_ask_without_next_is_a_parse_error_that_fails_the_run() {
+    let outcome =
+        Test::new().file("START.sh", &emit("<ask>Which colour?</ask>")).run_workflow(&["-q", "--on-ask", "pause"]);
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: run test failed: agent main at START.sh: script `START.sh` printed an invalid transition tag: <ask> \
+         needs a non-empty `next` attribute\ncontinue after fixing it with `baton resume test`"
+    );
+}
