@@ -301,3 +301,30 @@ fn missing_working_directory_is_named_in_the_error() {
         "error: run test failed: agent main at NEXT.sh: script `NEXT.sh` cannot run: its working directory [ROOT]/nowhere does not exist (an agent's directory comes from a tag's `cd=`; create it first)",
     );
 }
+
+/// `baton completion bash` is a working completion: sourced into a real bash, it
+/// completes subcommands and their options.
+#[test]
+fn completion_scripts_complete_subcommands_and_options() {
+    let script = format!(
+        "source <('{}' completion bash)\n\
+         COMP_WORDS=(baton re); COMP_CWORD=1; _baton baton re baton; printf '%s\\n' \"${{COMPREPLY[@]}}\"; echo --\n\
+         COMP_WORDS=(baton run --max-a); COMP_CWORD=2; _baton baton --max-a run; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        env!("CARGO_BIN_EXE_baton")
+    );
+    let output = std::process::Command::new("bash").args(["-c", &script]).output().expect("bash");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let (subcommands, options) = text.split_once("--\n").expect("two completions");
+    let mut subcommands: Vec<&str> = subcommands.lines().collect();
+    subcommands.sort_unstable();
+    assert_eq!(subcommands, ["repair", "resume"], "{text}");
+    assert_eq!(options.trim(), "--max-agents", "{text}");
+    for shell in ["zsh", "fish"] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["completion", shell])
+            .output()
+            .expect("baton");
+        assert!(output.status.success());
+        assert!(String::from_utf8_lossy(&output.stdout).contains("resume"), "{shell}");
+    }
+}

@@ -45,6 +45,11 @@ pub(crate) enum Command {
     Repair(RepairArguments),
     /// Create a `.baton/config.toml` listing every setting (commented out).
     InitConfig,
+    /// Print a shell completion script: `baton completion bash > /etc/bash_completion.d/baton`.
+    Completion {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Options shared by `run` and `resume`.

@@ -69,6 +69,12 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             repair_command::repair(&project()?.1, &repair.run_id)
         }
+        Command::Completion { shell } => {
+            let mut command = <Arguments as clap::CommandFactory>::command();
+            let mut stdout = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut command, "baton", &mut stdout);
+            Ok(exit_code::COMPLETED)
+        }
         Command::InitConfig => {
             init_tracing(false);
             init_config_command::init_config(&project()?.1)
