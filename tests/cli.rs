@@ -328,3 +328,30 @@ fn completion_scripts_complete_subcommands_and_options() {
         assert!(String::from_utf8_lossy(&output.stdout).contains("resume"), "{shell}");
     }
 }
+
+#[test]
+fn baton_new_writes_a_template_that_runs_and_never_overwrites() {
+    let test = Test::new();
+    let created = test.args(["new", "demo"]).run();
+    created.status(0);
+    assert_eq!(
+        crate::support::normalize(&created.stdout, created.root()),
+        "Created [ROOT]/demo (loop template); run it with `baton run demo`\n"
+    );
+    let ran = created.rerun(["run", "demo", "--input", "2", "-q"]);
+    ran.status(0).stdout("Liftoff!\n");
+    let fanout = ran.rerun(["new", "fan", "--template", "fanout"]);
+    fanout.status(0);
+    fanout.rerun(["run", "fan", "--input", "ab cde", "-q"]).status(0).stdout("2 words, 5 letters\n");
+    let review = Test::new().args(["new", "rl", "--template", "review"]).run();
+    review.status(0);
+    for file in ["START.md", "IMPLEMENT.md", "TEST.sh", "REVIEW.md", "DECIDE.sh"] {
+        let written = std::fs::read_to_string(review.root().join("rl").join(file)).expect("written");
+        let sample = std::fs::read_to_string(format!("{}/states/review-loop/{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("sample");
+        assert_eq!(written, sample, "{file}");
+    }
+    let again = review.rerun(["new", "rl"]);
+    again.status(1);
+    assert_eq!(again.error_message(), "error: [ROOT]/rl already exists; pick another name");
+}

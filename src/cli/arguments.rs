@@ -45,6 +45,13 @@ pub(crate) enum Command {
     Repair(RepairArguments),
     /// Create a `.baton/config.toml` listing every setting (commented out).
     InitConfig,
+    /// Create a workflow directory from a template (script-only ones run without Claude).
+    New {
+        /// The directory to create.
+        name: String,
+        #[arg(long, value_enum, default_value_t)]
+        template: crate::cli::new_command::Template,
+    },
     /// Print a shell completion script: `baton completion bash > /etc/bash_completion.d/baton`.
     Completion {
         /// bash, zsh, fish, elvish or powershell.

@@ -23,6 +23,10 @@ pub(crate) enum CliError {
     Trace { path: PathBuf, source: io::Error },
     #[error("{} already exists; edit it, or remove it to start from the template", .path.display())]
     ConfigExists { path: PathBuf },
+    #[error("{} already exists; pick another name", .path.display())]
+    WorkflowExists { path: PathBuf },
+    #[error("cannot write the new workflow in {}: {source}", .path.display())]
+    NewWorkflow { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Manifest(#[from] crate::workflow::manifest::ManifestError),
     #[error(transparent)]

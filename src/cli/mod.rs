@@ -8,6 +8,7 @@ mod error;
 mod execute;
 mod init_config_command;
 mod list_command;
+mod new_command;
 mod raymond_form;
 mod repair_command;
 mod resume_command;
@@ -68,6 +69,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::Repair(repair) => {
             init_tracing(false);
             repair_command::repair(&project()?.1, &repair.run_id)
+        }
+        Command::New { name, template } => {
+            init_tracing(false);
+            let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+            new_command::new_workflow(&cwd, &name, template)
         }
         Command::Completion { shell } => {
             let mut command = <Arguments as clap::CommandFactory>::command();
