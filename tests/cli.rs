@@ -355,3 +355,27 @@ fn baton_new_writes_a_template_that_runs_and_never_overwrites() {
     again.status(1);
     assert_eq!(again.error_message(), "error: [ROOT]/rl already exists; pick another name");
 }
+
+#[test]
+fn baton_convert_round_trips_a_sample_and_never_overwrites_without_force() {
+    let test = Test::new();
+    let sample = format!("{}/states/factorial", env!("CARGO_MANIFEST_DIR"));
+    let to_yaml = test.args(["convert", &sample, "--to", "yaml", "--output", "fact.yaml"]).run();
+    to_yaml.status(0);
+    // The YAML workflow runs like the directory.
+    to_yaml.rerun(["run", "fact.yaml", "--input", "5", "-q"]).status(0).stdout("5! = 120\n");
+    let again = Test::new().args(["convert", &sample, "--to", "yaml", "--output", "fact.yaml"]).run();
+    let again = again.rerun(["convert", &sample, "--to", "yaml", "--output", "fact.yaml"]);
+    again.status(1);
+    assert_eq!(
+        again.error_message(),
+        "error: [ROOT]/fact.yaml already exists; give --force to replace it, or --output another path"
+    );
+    let back = again.rerun(["convert", "fact.yaml", "--to", "dir"]);
+    back.status(0);
+    for file in ["START.sh", "FACT.sh", "MULTIPLY.sh", "REPORT.sh"] {
+        let converted = std::fs::read_to_string(back.root().join("fact").join(file)).expect("converted");
+        let original = std::fs::read_to_string(format!("{sample}/{file}")).expect("sample");
+        assert_eq!(converted, original, "{file}");
+    }
+}

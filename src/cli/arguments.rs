@@ -52,6 +52,19 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value_t)]
         template: crate::cli::new_command::Template,
     },
+    /// Convert a workflow directory to one YAML file, or a YAML workflow to a directory.
+    Convert {
+        /// The workflow directory or YAML file.
+        path: String,
+        #[arg(long, value_enum)]
+        to: crate::cli::convert_command::Form,
+        /// Where to write (default: beside PATH, as `PATH.yaml` or `PATH` without `.yaml`).
+        #[arg(long, value_name = "PATH")]
+        output: Option<String>,
+        /// Replace what is already there.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print a shell completion script: `baton completion bash > /etc/bash_completion.d/baton`.
     Completion {
         /// bash, zsh, fish, elvish or powershell.

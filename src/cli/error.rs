@@ -25,6 +25,12 @@ pub(crate) enum CliError {
     ConfigExists { path: PathBuf },
     #[error("{} already exists; pick another name", .path.display())]
     WorkflowExists { path: PathBuf },
+    #[error("cannot convert {}: {reason}", .path.display())]
+    Convert { path: PathBuf, reason: String },
+    #[error("{} already exists; give --force to replace it, or --output another path", .path.display())]
+    ConvertTargetExists { path: PathBuf },
+    #[error("cannot write {}: {source}", .path.display())]
+    ConvertWrite { path: PathBuf, source: io::Error },
     #[error("cannot write the new workflow in {}: {source}", .path.display())]
     NewWorkflow { path: PathBuf, source: io::Error },
     #[error(transparent)]

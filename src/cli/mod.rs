@@ -4,6 +4,7 @@
 
 mod arguments;
 pub(crate) mod config;
+mod convert_command;
 mod error;
 mod execute;
 mod init_config_command;
@@ -74,6 +75,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
             new_command::new_workflow(&cwd, &name, template)
+        }
+        Command::Convert { path, to, output, force } => {
+            init_tracing(false);
+            let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+            convert_command::convert(&cwd, &path, to, output.as_deref(), force)
         }
         Command::Completion { shell } => {
             let mut command = <Arguments as clap::CommandFactory>::command();

@@ -3,6 +3,7 @@
 //! names (R13.9–R13.12), and did-you-mean suggestions.
 
 pub(crate) mod ask_scan;
+pub(crate) mod convert;
 pub(crate) mod manifest;
 pub(crate) mod remote;
 pub(crate) mod resolution;
