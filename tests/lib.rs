@@ -15,5 +15,6 @@ mod markdown;
 mod raymond_cli;
 mod regression;
 mod samples;
+mod schema;
 mod shutdown;
 mod state_compat;

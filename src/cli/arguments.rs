@@ -65,6 +65,11 @@ pub(crate) enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Print the JSON Schema of a prompt's frontmatter or of a YAML workflow, for editors.
+    Schema {
+        #[arg(value_enum)]
+        kind: crate::cli::schema_command::SchemaKind,
+    },
     /// Print a shell completion script: `baton completion bash > /etc/bash_completion.d/baton`.
     Completion {
         /// bash, zsh, fish, elvish or powershell.

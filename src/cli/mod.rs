@@ -14,6 +14,7 @@ mod raymond_form;
 mod repair_command;
 mod resume_command;
 mod run_command;
+mod schema_command;
 mod status_command;
 
 use std::ffi::OsString;
@@ -81,6 +82,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
             convert_command::convert(&cwd, &path, to, output.as_deref(), force)
         }
+        Command::Schema { kind } => schema_command::print_schema(kind),
         Command::Completion { shell } => {
             let mut command = <Arguments as clap::CommandFactory>::command();
             let mut stdout = std::io::stdout().lock();

@@ -11,8 +11,20 @@
 use std::ffi::{OsStr, OsString};
 
 /// The words that start Baton's own form.
-const SUBCOMMANDS: &[&str] =
-    &["run", "resume", "answer", "list", "status", "repair", "init-config", "completion", "new", "convert", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "resume",
+    "answer",
+    "list",
+    "status",
+    "repair",
+    "init-config",
+    "completion",
+    "new",
+    "convert",
+    "schema",
+    "help",
+];
 
 /// raymond's action flags that take a value: the Baton subcommand each becomes.
 const ACTIONS_WITH_VALUE: &[(&str, &str)] = &[("--resume", "resume"), ("--status", "status")];

@@ -1,0 +1,58 @@
+//! `baton schema frontmatter|yaml-workflow`: JSON Schemas for editors, so a prompt's
+//! frontmatter and a YAML workflow can be validated and completed as they are typed.
+//! The YAML workflow schema states R13.4–R13.6, which `YamlWorkflow` enforces.
+
+use std::io::Write;
+
+use clap::ValueEnum;
+use serde_json::Value;
+
+use crate::cli::CliError;
+use crate::exit_code;
+
+const FRONTMATTER: &str = include_str!("../../schemas/frontmatter.schema.json");
+const YAML_WORKFLOW: &str = include_str!("../../schemas/yaml-workflow.schema.json");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SchemaKind {
+    /// A prompt state's frontmatter.
+    Frontmatter,
+    /// A YAML workflow file.
+    YamlWorkflow,
+}
+
+/// The schema, self-contained: the YAML workflow schema gets the policy
+/// definition from the frontmatter schema, so the two cannot drift apart.
+pub(crate) fn schema(kind: SchemaKind) -> Value {
+    let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    let frontmatter = parse(FRONTMATTER);
+    match kind {
+        SchemaKind::Frontmatter => frontmatter,
+        SchemaKind::YamlWorkflow => {
+            let mut workflow = parse(YAML_WORKFLOW);
+            if let Some(defs) = workflow.get_mut("$defs").and_then(Value::as_object_mut) {
+                defs.insert("policy".into(), frontmatter["$defs"]["policy"].clone());
+            }
+            workflow
+        }
+    }
+}
+
+pub(crate) fn print_schema(kind: SchemaKind) -> Result<i32, CliError> {
+    let text = serde_json::to_string_pretty(&schema(kind)).unwrap_or_default();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}").map_err(|source| CliError::Stdout { source })?;
+    Ok(exit_code::COMPLETED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_schemas_parse_and_the_workflow_one_carries_the_policy() {
+        assert_eq!(schema(SchemaKind::Frontmatter)["type"], "object");
+        let workflow = schema(SchemaKind::YamlWorkflow);
+        assert_eq!(workflow["$defs"]["policy"]["type"], "array");
+    }
+}
