@@ -118,3 +118,21 @@ fn closing_the_terminals_input_falls_back_to_pause() {
     assert_eq!(status, 2, "{screen}");
     assert!(screen.contains(r#""prompt":"Anyone?""#), "{screen}");
 }
+
+/// A run that stopped to ask (`--on-ask pause`) can be resumed with the question
+/// asked at the terminal instead of answered on the command line.
+#[test]
+fn a_run_stopped_at_an_ask_is_answered_at_the_terminal_on_resume() {
+    let test = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT">Colour?</ask>"#))
+        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
+    let args: Vec<String> = ["run", "wf", "--run-id", "t", "--on-ask", "pause", "-q"].map(String::from).to_vec();
+    let paused = test.command(&args).output().expect("baton");
+    assert_eq!(paused.status.code(), Some(2), "{}", String::from_utf8_lossy(&paused.stderr));
+    let mut terminal = Terminal::start(&test, "resume t --on-ask prompt");
+    terminal.wait_for("asks: Colour?");
+    terminal.type_line("teal");
+    let (status, screen) = terminal.finish();
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("answer=teal"), "{screen}");
+}

@@ -40,6 +40,15 @@ pub(crate) async fn resume(
     for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Paused) {
         agent.unpause();
     }
+    if let Some(budget) = check_budget(arguments.budget)? {
+        state.budget_usd = budget;
+    }
+    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
+    if let Some(seconds) = arguments.execution.timeout {
+        state.launch_params.timeout_seconds = Some(seconds);
+    }
+    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
+    let limits = limits(&arguments.execution, &state.launch_params, config)?;
     let expired = expire_asks(&mut state, jiff::Timestamp::now());
     let asking = state.asking_agents().len();
     if asking == 0 && arguments.input.is_some() {
@@ -50,7 +59,8 @@ pub(crate) async fn resume(
             answer(&mut state, arguments.ask.as_deref(), text)?;
         }
         let answered = arguments.input.is_some();
-        if !state.asking_agents().is_empty() {
+        // `--on-ask prompt` at a terminal asks the remaining questions there instead.
+        if !state.asking_agents().is_empty() && !limits.answer_at_terminal {
             // Nothing runs while an ask waits; what changed is saved, the next ask shown.
             if answered || expired {
                 let run_dir = store.run_dir(&state.run_id);
@@ -63,15 +73,7 @@ pub(crate) async fn resume(
             return Ok(exit_code::ASKING);
         }
     }
-    if let Some(budget) = check_budget(arguments.budget)? {
-        state.budget_usd = budget;
-    }
-    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
-    if let Some(seconds) = arguments.execution.timeout {
-        state.launch_params.timeout_seconds = Some(seconds);
-    }
-    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
-    let limits = limits(&arguments.execution, &state.launch_params, config)?;
+
     let run = RunToExecute {
         state,
         journal_intact: loaded.journal_intact,

@@ -79,6 +79,25 @@ impl WorkflowLoop {
         self.questions.waiting.push_back(agent_id);
     }
 
+    /// The asks a resumed run still waits on, shown again, the earliest first.
+    pub(super) fn ask_again_at_terminal(&mut self) {
+        let asking: Vec<(AgentId, crate::model::agent::PendingAsk)> = self
+            .state
+            .asking_agents()
+            .into_iter()
+            .filter_map(|agent| agent.ask.clone().map(|ask| (agent.id.clone(), ask)))
+            .collect();
+        for (agent_id, ask) in asking {
+            self.context.bus.emit(Event::AgentAsking {
+                agent_id: agent_id.clone(),
+                ask_id: ask.id,
+                prompt: ask.prompt,
+                next_state: ask.next,
+            });
+            self.ask_at_terminal(agent_id);
+        }
+    }
+
     /// Start the clock of the first waiting question once it is shown (its
     /// `AgentAsking` event was published with the step that asked).
     pub(super) fn show_question(&mut self) {

@@ -179,6 +179,10 @@ impl WorkflowLoop {
         self.state.paused_by = None;
         // Committed with the first launches.
         self.dirty = true;
+        // Asks left from an earlier invocation are asked at this terminal.
+        if self.limits.answer_at_terminal {
+            self.ask_again_at_terminal();
+        }
         let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
             Some(limit) => {
