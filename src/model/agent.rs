@@ -228,6 +228,12 @@ impl Agent {
         }
     }
 
+    /// Its ask will not be answered (refused, unstageable, timed out): drop it and pause.
+    pub(crate) fn drop_ask(&mut self, reason: PauseReason, message: String) {
+        self.ask = None;
+        self.pause(reason, message);
+    }
+
     /// The answer to its ask arrived: go to the ask's `next` with it (R3.26).
     pub(crate) fn answer(&mut self, answer: String) {
         if let Some(ask) = self.ask.take() {

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use crate::events::Event;
 use crate::ids::AgentId;
 use crate::model::agent::AgentStatus;
+use crate::run::step_outcome::paused_event;
 use crate::run::workflow_loop::{Stop, WorkflowLoop};
 use crate::transition::ask_timeout::{remaining, time_out};
 
@@ -143,13 +144,8 @@ impl WorkflowLoop {
             self.changes.touch(agent);
             if agent.is_active() {
                 self.ready.push_back(agent_id);
-            } else if let (Some(reason), Some(message)) = (agent.pause_reason, agent.error.clone()) {
-                self.outbox.push(Event::AgentPaused {
-                    agent_id: agent.id.clone(),
-                    state: agent.current_state.clone(),
-                    reason: reason.to_string(),
-                    message,
-                });
+            } else {
+                self.outbox.extend(paused_event(agent));
             }
             self.dirty = true;
         }

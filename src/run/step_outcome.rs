@@ -86,15 +86,9 @@ impl WorkflowLoop {
         if let Some(list) = ask.files.get("display_files")
             && let Err(problem) = stage_display_files(agent, &ask.id, list)
         {
-            agent.ask = None;
             let message = format!("{}: cannot stage its display_files: {problem}", ask.id);
-            agent.pause(PauseReason::AskStageError, message.clone());
-            self.outbox.push(Event::AgentPaused {
-                agent_id: agent.id.clone(),
-                state: agent.current_state.clone(),
-                reason: PauseReason::AskStageError.to_string(),
-                message,
-            });
+            agent.drop_ask(PauseReason::AskStageError, message);
+            self.outbox.extend(paused_event(agent));
             return;
         }
         if self.limits.answer_at_terminal
@@ -113,19 +107,13 @@ impl WorkflowLoop {
             }
             return;
         }
-        agent.ask = None;
         let message = format!(
             "state `{}` produced <ask> but --on-ask=reject is in effect; resume with `baton resume {} --on-ask pause` \
              to let the workflow ask",
             agent.current_state, self.state.run_id
         );
-        agent.pause(PauseReason::AskRejected, message.clone());
-        self.outbox.push(Event::AgentPaused {
-            agent_id: agent.id.clone(),
-            state: agent.current_state.clone(),
-            reason: PauseReason::AskRejected.to_string(),
-            message,
-        });
+        agent.drop_ask(PauseReason::AskRejected, message);
+        self.outbox.extend(paused_event(agent));
     }
 
     pub(super) fn apply_failure(&mut self, index: usize, failure: StepFailure) {
@@ -169,14 +157,20 @@ impl WorkflowLoop {
             FailureClass::Pause(reason) => reason,
             FailureClass::Throttled => return,
         };
-        agent.pause(pause, failure.message.clone());
-        self.outbox.push(Event::AgentPaused {
-            agent_id: agent.id.clone(),
-            state: agent.current_state.clone(),
-            reason: pause.to_string(),
-            message: failure.message,
-        });
+        agent.pause(pause, failure.message);
+        self.outbox.extend(paused_event(agent));
     }
+}
+
+/// The `AgentPaused` event of a paused `agent`: its reason and message, as
+/// `Agent::pause` recorded them (`None` if it is not paused).
+pub(super) fn paused_event(agent: &Agent) -> Option<Event> {
+    Some(Event::AgentPaused {
+        agent_id: agent.id.clone(),
+        state: agent.current_state.clone(),
+        reason: agent.pause_reason?.to_string(),
+        message: agent.error.clone()?,
+    })
 }
 
 impl WorkflowLoop {

@@ -33,15 +33,13 @@ pub(crate) fn time_out(agent: &mut Agent) {
             agent.answer(String::new());
         }
         Some(Err(error)) => {
-            agent.ask = None;
             let message =
                 format!("{} timed out after {timeout}, and its timeout_next does not resolve: {error}", ask.id);
-            agent.pause(PauseReason::AskTimeout, message);
+            agent.drop_ask(PauseReason::AskTimeout, message);
         }
         None => {
-            agent.ask = None;
             let message = format!("{} timed out after {timeout} with no answer, and has no timeout_next", ask.id);
-            agent.pause(PauseReason::AskTimeout, message);
+            agent.drop_ask(PauseReason::AskTimeout, message);
         }
     }
 }
