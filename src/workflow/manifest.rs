@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::workflow::state_file::PackedWorkflow;
-use crate::workflow::yaml_scope::is_yaml_scope;
+use crate::workflow::yaml_scope::{is_yaml_scope, non_negative_number};
 
 /// The manifest file of a directory or zip workflow.
 pub(crate) const MANIFEST_FILE: &str = "workflow.yaml";
@@ -127,14 +127,9 @@ impl Manifest {
             }
         }
         if let Some(value) = key("default_budget") {
-            let budget = match value {
-                Yaml::Integer(number) => Some(*number as f64),
-                Yaml::Real(number) => number.parse::<f64>().ok(),
-                _ => None,
-            };
-            match budget {
-                Some(budget) if budget.is_finite() && budget >= 0.0 => manifest.default_budget = Some(budget),
-                _ => return Err(invalid("`default_budget` must be an amount in US dollars, 0 or more".into())),
+            match non_negative_number(value) {
+                Some(budget) => manifest.default_budget = Some(budget),
+                None => return Err(invalid("`default_budget` must be an amount in US dollars, 0 or more".into())),
             }
         }
         if let Some(value) = key("working_directory") {

@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use crate::workflow::zip_scope::sha256_hex;
 
 /// Where fetched workflows are kept, inside the `.baton` directory.
 pub(crate) const REGISTRY_DIR: &str = "registry";
@@ -72,7 +72,7 @@ pub(crate) fn fetch(url: &str, registry: &Path) -> Result<PathBuf, RemoteError> 
     }
     let bytes =
         response.body_mut().with_config().limit(MAX_BYTES).read_to_vec().map_err(|error| failed(error.to_string()))?;
-    let actual: String = Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect();
+    let actual = sha256_hex(&bytes);
     if actual != expected {
         return Err(RemoteError::HashMismatch { url: url.to_string(), expected, actual });
     }

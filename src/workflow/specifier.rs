@@ -196,7 +196,7 @@ fn state_in_parent(spec: &str, path: &Path) -> Result<WorkflowEntry, SpecifierEr
 fn scope_base(caller_scope: &Path) -> PathBuf {
     let text = caller_scope.to_str().unwrap_or_default();
     let extension = state_name::extension(text);
-    if is_scope_file_extension(&extension.to_ascii_lowercase()) {
+    if is_packed(caller_scope) {
         PathBuf::from(&text[..text.len() - extension.len()])
     } else {
         caller_scope.to_path_buf()
@@ -206,10 +206,6 @@ fn scope_base(caller_scope: &Path) -> PathBuf {
 /// A YAML or zip workflow: one file.
 fn is_packed(path: &Path) -> bool {
     is_yaml_scope(path) || is_zip_scope(path)
-}
-
-fn is_scope_file_extension(extension: &str) -> bool {
-    matches!(extension, ".yaml" | ".yml" | ".zip")
 }
 
 fn split_file(path: &Path) -> (PathBuf, String) {

@@ -241,15 +241,20 @@ fn state_kind(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<StateKi
 /// R13.6: `timeout`, a number of seconds, 0 or more.
 fn timeout_of(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<Option<f64>, YamlError> {
     let Some(timeout) = fields.get(&Yaml::String("timeout".into())) else { return Ok(None) };
-    let seconds = match timeout {
-        Yaml::Integer(value) => Some(*value as f64),
-        Yaml::Real(value) => value.parse::<f64>().ok(),
-        _ => None,
-    };
-    match seconds {
-        Some(seconds) if seconds >= 0.0 && seconds.is_finite() => Ok(Some(seconds)),
-        _ => Err(at("`timeout` must be a number of seconds, 0 or more".into())),
+    match non_negative_number(timeout) {
+        Some(seconds) => Ok(Some(seconds)),
+        None => Err(at("`timeout` must be a number of seconds, 0 or more".into())),
     }
+}
+
+/// A YAML number that is finite and 0 or more (`timeout`, a manifest's `default_budget`).
+pub(crate) fn non_negative_number(value: &Yaml) -> Option<f64> {
+    let number = match value {
+        Yaml::Integer(number) => *number as f64,
+        Yaml::Real(text) => text.parse::<f64>().ok()?,
+        _ => return None,
+    };
+    (number.is_finite() && number >= 0.0).then_some(number)
 }
 
 /// R13.7: the prompt alone, or with a frontmatter holding every field that is

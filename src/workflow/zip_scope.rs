@@ -48,7 +48,7 @@ impl ZipWorkflow {
         let bytes = std::fs::read(path)
             .map_err(|error| ZipError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
         if let Some(expected) = pinned_hash(path)? {
-            let actual: String = Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect();
+            let actual = sha256_hex(&bytes);
             if actual != expected {
                 return Err(ZipError::HashMismatch { path: path.to_path_buf(), expected, actual });
             }
@@ -86,6 +86,11 @@ impl ZipWorkflow {
         let (_, bytes) = self.files.iter().find(|(file, _)| file == name)?;
         Some(String::from_utf8(bytes.clone()).map_err(|_| format!("`{name}` in the archive is not UTF-8 text")))
     }
+}
+
+/// The SHA-256 of `bytes` in lowercase hex, as file names pin it.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// R1.4: the SHA-256 a file name pins, if any: the one lowercase-hex run of exactly
@@ -168,10 +173,6 @@ pub(crate) mod tests {
         })
     }
 
-    fn sha(bytes: &[u8]) -> String {
-        Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
-    }
-
     #[test]
     fn r1_3_flat_and_single_folder_layouts_list_the_same_states() {
         let flat = load("w.zip", &archive(&[("START.md", "go"), ("CHECK.sh", "echo")])).expect("flat");
@@ -215,7 +216,7 @@ pub(crate) mod tests {
     #[test]
     fn r1_4_a_pinned_hash_is_checked() {
         let bytes = archive(&[("START.md", "go")]);
-        let good = sha(&bytes);
+        let good = sha256_hex(&bytes);
         assert!(load(&format!("review-{good}.zip"), &bytes).is_ok());
         assert!(load(&format!("review-{}.zip", good.to_uppercase()), &bytes).is_ok(), "any case in the name");
         let wrong = "0".repeat(64);
