@@ -14,7 +14,6 @@ use crate::ids::RunId;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::text::duration::{self, MAX_DURATION, SecondsError};
-use crate::workflow::remote::REGISTRY_DIR;
 use crate::workflow::state_file::declared_timeout;
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
@@ -88,11 +87,6 @@ pub(crate) struct ExecutionContext {
 }
 
 impl ExecutionContext {
-    /// Where fetched workflows are kept (`.baton/registry`).
-    pub(crate) fn registry(&self) -> PathBuf {
-        self.baton_dir.join(REGISTRY_DIR)
-    }
-
     /// The timeout for state `state` of workflow `scope`: its own, when its YAML
     /// workflow gives one, else the run's.
     pub(crate) fn timeout_for(&self, scope: &Path, state: &str) -> StateTimeout {

@@ -334,8 +334,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         )
     })?;
     warn_ignored_attributes(context, agent, &tags);
-    let registry = context.registry();
-    let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), registry: &registry };
+    let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), baton_dir: &context.baton_dir };
     let mut transition = interpret(&tags, caller).map_err(|error| {
         let message = match &error {
             InterpretError::NoTag => {
@@ -360,9 +359,9 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         };
         StepFailure::of_interpretation(&error, message)
     })?;
-    // R3.41: a cross-workflow tag's input is a template, as in a prompt state.
-    let variables = template_variables(context, agent);
-    transition.render_workflow_input(|input| render(input, &variables));
+    // R3.41: a cross-workflow tag's input is a template, as in a prompt state (the
+    // variables are built only for such a tag).
+    transition.render_workflow_input(|input| render(input, &template_variables(context, agent)));
 
     context.bus.emit(Event::StateCompleted {
         agent_id: agent.id.clone(),

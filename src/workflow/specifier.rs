@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::ids::StateName;
-use crate::workflow::remote::{self, RemoteError, is_fetched_copy};
+use crate::workflow::remote::{self, REGISTRY_DIR, RemoteError, is_fetched_copy};
 use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
 use crate::workflow::state_name::{self, abbreviation};
 use crate::workflow::target::{clean_lexically, is_url};
@@ -33,18 +33,18 @@ pub(crate) struct WorkflowEntry {
 }
 
 /// Who resolves a specifier: its workflow, the URL that came from (if fetched), and
-/// where fetched workflows are kept.
+/// the `.baton` directory, whose registry keeps fetched workflows.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Caller<'a> {
     pub(crate) scope: &'a Path,
     pub(crate) url: Option<&'a str>,
-    pub(crate) registry: &'a Path,
+    pub(crate) baton_dir: &'a Path,
 }
 
 impl<'a> Caller<'a> {
     /// A caller whose workflow is on disk, not fetched.
     pub(crate) fn local(scope: &'a Path) -> Caller<'a> {
-        Caller { scope, url: None, registry: Path::new("") }
+        Caller { scope, url: None, baton_dir: Path::new("") }
     }
 }
 
@@ -81,7 +81,7 @@ pub(crate) fn resolve_specifier(spec: &str, caller: Caller<'_>) -> Result<Workfl
         return Err(SpecifierError::Empty);
     }
     if let Some(base) = caller.url {
-        return resolve_in_url_space(spec, base, caller.registry);
+        return resolve_in_url_space(spec, base, &caller.baton_dir.join(REGISTRY_DIR));
     }
     let caller_scope = caller.scope;
     if is_url(spec) {

@@ -129,7 +129,6 @@ async fn run_markdown_state(
     })?;
     let frontmatter = prompt.frontmatter;
     let timeout = context.timeout_for(&agent.scope_dir, &agent.current_state);
-    let registry = context.registry();
     if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(&agent.scope_dir)) {
         let message = format!("prompt file `{}`: {problem}", path.display());
         return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
@@ -220,7 +219,7 @@ async fn run_markdown_state(
         if let Ok(tags) = scan(&response.text) {
             warn_ignored_attributes(context, agent, &tags);
         }
-        let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), registry: &registry };
+        let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), baton_dir: &context.baton_dir };
         match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, caller) {
             Ok(transition) => return step.done(transition),
             Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
