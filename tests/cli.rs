@@ -371,7 +371,13 @@ fn baton_convert_round_trips_a_sample_and_never_overwrites_without_force() {
         again.error_message(),
         "error: [ROOT]/fact.yaml already exists; give --force to replace it, or --output another path"
     );
-    let back = again.rerun(["convert", "fact.yaml", "--to", "dir"]);
+    let wrong = again.rerun(["convert", "fact.yaml", "--to", "yaml", "--output", "other.yaml"]);
+    wrong.status(1);
+    assert_eq!(
+        wrong.error_message(),
+        "error: cannot convert [ROOT]/fact.yaml: is not a workflow directory (use --to dir for a YAML file)"
+    );
+    let back = wrong.rerun(["convert", "fact.yaml", "--to", "dir"]);
     back.status(0);
     for file in ["START.sh", "FACT.sh", "MULTIPLY.sh", "REPORT.sh"] {
         let converted = std::fs::read_to_string(back.root().join("fact").join(file)).expect("converted");
