@@ -18,6 +18,7 @@ mod events;
 mod executor;
 mod exit_code;
 mod ids;
+mod lint;
 mod model;
 mod observers;
 mod process;

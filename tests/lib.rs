@@ -11,6 +11,7 @@ mod cli;
 mod conformance;
 mod crash_resume;
 mod kill_anywhere;
+mod lint;
 mod markdown;
 mod raymond_cli;
 mod regression;

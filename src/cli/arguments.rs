@@ -65,6 +65,18 @@ pub(crate) enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Check a workflow (directory, YAML or zip) for mistakes before running it: unknown targets,
+    /// missing returns, unreachable states, bad frontmatter (docs/lint.md lists every check).
+    Lint {
+        /// The workflow directory, YAML or zip file, or a state file in a workflow.
+        workflow: String,
+        /// Print one JSON document (docs/lint.md) instead of lines.
+        #[arg(long)]
+        json: bool,
+        /// The least severe finding to show; errors decide the exit code whatever is shown.
+        #[arg(long, value_enum, default_value_t)]
+        level: crate::cli::lint_command::Level,
+    },
     /// Print the JSON Schema of a prompt's frontmatter or of a YAML workflow, for editors.
     Schema {
         #[arg(value_enum)]
@@ -110,7 +122,7 @@ pub(crate) struct ExecutionArguments {
     /// Claude model for prompt states without a `model` in their frontmatter: opus, sonnet or haiku.
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
-    /// Claude effort for prompt states without an `effort`: low, medium, high or max.
+    /// Claude effort for prompt states without an `effort`: low, medium, high, xhigh or max.
     #[arg(long, value_name = "EFFORT")]
     pub(crate) effort: Option<String>,
     /// Let Claude act without asking (default true); `=false` uses `--permission-mode acceptEdits`.

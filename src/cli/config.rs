@@ -20,7 +20,7 @@ pub(crate) const CONFIG_FILE: &str = "config.toml";
 
 /// The models and efforts Baton accepts on its command line and in config (R5.22).
 pub(crate) const MODELS: [&str; 3] = ["opus", "sonnet", "haiku"];
-pub(crate) const EFFORTS: [&str; 4] = ["low", "medium", "high", "max"];
+pub(crate) use crate::backend::claude::vocabulary::EFFORTS;
 
 const KEYS: [&str; 10] = [
     "model",

@@ -11,7 +11,7 @@ use crate::store::runs::RunStore;
 const TEMPLATE: &str = "\
 # Baton's project settings. Command-line flags win over these; remove the `#` to set one.
 # model = \"sonnet\"                      # opus, sonnet or haiku, for prompts that name none
-# effort = \"medium\"                     # low, medium, high or max
+# effort = \"medium\"                     # low, medium, high, xhigh or max
 # dangerously_skip_permissions = true    # false runs Claude with --permission-mode acceptEdits
 # claude_bin = \"/usr/local/bin/claude\"  # else BATON_CLAUDE_BIN, then `claude` on PATH
 # budget = 5.0                           # US dollars per run (0 = unlimited)

@@ -8,6 +8,7 @@ mod convert_command;
 mod error;
 mod execute;
 mod init_config_command;
+mod lint_command;
 mod list_command;
 mod new_command;
 mod raymond_form;
@@ -81,6 +82,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
             convert_command::convert(&cwd, &path, to, output.as_deref(), force)
+        }
+        Command::Lint { workflow, json, level } => {
+            init_tracing(false);
+            let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+            lint_command::lint(&cwd, &workflow, json, level)
         }
         Command::Schema { kind } => schema_command::print_schema(kind),
         Command::Completion { shell } => {

@@ -22,6 +22,7 @@ const SUBCOMMANDS: &[&str] = &[
     "completion",
     "new",
     "convert",
+    "lint",
     "schema",
     "help",
 ];

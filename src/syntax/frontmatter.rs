@@ -310,30 +310,44 @@ static BLOCK_POSITION: LazyLock<Regex> =
 
 /// `, line L, column C` in the file for an error inside the frontmatter.
 fn file_position(error: &FrontmatterError) -> String {
-    let block_line = |line: usize| line + 1;
-    match error {
-        FrontmatterError::Syntax { message } => BLOCK_POSITION
-            .captures(message)
-            .and_then(|captures| {
-                let line: usize = captures.get(1)?.as_str().parse().ok()?;
-                Some(format!(", line {}, column {}", block_line(line), captures.get(2)?.as_str()))
-            })
-            .unwrap_or_default(),
-        FrontmatterError::TooDeep { line } => format!(", line {}", block_line(*line)),
-        _ => String::new(),
+    match error.block_position() {
+        // The frontmatter's first line is the file's second.
+        Some((line, Some(column))) => format!(", line {}, column {column}", line + 1),
+        Some((line, None)) => format!(", line {}", line + 1),
+        None => String::new(),
     }
 }
 
 /// The error's text without the block-relative position [`file_position`] replaces.
 fn without_block_position(error: &FrontmatterError) -> String {
-    match error {
-        FrontmatterError::Syntax { message } => {
-            format!("Invalid YAML frontmatter: {}", BLOCK_POSITION.replace(message, ""))
+    error.message_without_position()
+}
+
+impl FrontmatterError {
+    /// The line (and column, when known) of the error within the frontmatter
+    /// block, both from 1.
+    pub(crate) fn block_position(&self) -> Option<(usize, Option<usize>)> {
+        match self {
+            FrontmatterError::Syntax { message } => BLOCK_POSITION.captures(message).and_then(|captures| {
+                let line: usize = captures.get(1)?.as_str().parse().ok()?;
+                Some((line, captures.get(2)?.as_str().parse().ok()))
+            }),
+            FrontmatterError::TooDeep { line } => Some((*line, None)),
+            _ => None,
         }
-        FrontmatterError::TooDeep { .. } => {
-            format!("Invalid YAML frontmatter: nested or indented deeper than {MAX_INDENT_COLUMNS} columns")
+    }
+
+    /// The message, without the block-relative position of a YAML syntax error.
+    pub(crate) fn message_without_position(&self) -> String {
+        match self {
+            FrontmatterError::Syntax { message } => {
+                format!("Invalid YAML frontmatter: {}", BLOCK_POSITION.replace(message, ""))
+            }
+            FrontmatterError::TooDeep { .. } => {
+                format!("Invalid YAML frontmatter: nested or indented deeper than {MAX_INDENT_COLUMNS} columns")
+            }
+            other => other.to_string(),
         }
-        other => other.to_string(),
     }
 }
 

@@ -9,6 +9,7 @@
 //! `data-item="x"` into `item="x"`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -52,14 +53,30 @@ pub(crate) enum TagParseError {
 /// Every recognised, closed transition tag in `output`, in the order of their
 /// opening tags.
 pub(crate) fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
-    let mut tags = Vec::new();
+    scan_each(output).into_iter().map(|found| found.parsed).collect()
+}
+
+/// A closed tag found in a text: where it is, from `<` of the opening tag to `>`
+/// of the closing one, and what it says, or why it is malformed.
+#[derive(Debug)]
+pub(crate) struct FoundTag {
+    pub(crate) span: Range<usize>,
+    pub(crate) kind: TagKind,
+    pub(crate) parsed: Result<Tag, TagParseError>,
+}
+
+/// Every recognised, closed transition tag in `text` with its place, malformed
+/// ones included: [`scan`] stops a run at the first of those, `baton lint`
+/// reports each.
+pub(crate) fn scan_each(text: &str) -> Vec<FoundTag> {
+    let mut found = Vec::new();
     // The first `</name>` found from an earlier opener is still the first one after a
     // later opener if it lies beyond it, and an absent one stays absent; remembering
     // them spares rescanning the rest of the output for every unclosed opener.
     let mut closing_tags: BTreeMap<TagKind, Option<usize>> = BTreeMap::new();
     // `captures_iter` resumes after each opening tag, never after its closing tag,
     // which is what makes nested tags count (R4.4).
-    for opening in OPENING_TAG.captures_iter(output) {
+    for opening in OPENING_TAG.captures_iter(text) {
         let (_, [name, attribute_text]) = opening.extract();
         let Some(kind) = TagKind::from_name(name) else {
             continue;
@@ -68,7 +85,7 @@ pub(crate) fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
         let closing_tag = match closing_tags.get(&kind) {
             Some(&known) if known.is_none_or(|start| start >= body_start) => known,
             _ => {
-                let found = output[body_start..].find(&format!("</{name}>")).map(|offset| body_start + offset);
+                let found = text[body_start..].find(&format!("</{name}>")).map(|offset| body_start + offset);
                 closing_tags.insert(kind, found);
                 found
             }
@@ -76,13 +93,16 @@ pub(crate) fn scan(output: &str) -> Result<Vec<Tag>, TagParseError> {
         let Some(body_end) = closing_tag else {
             continue;
         };
-        let content = &output[body_start..body_end];
+        let content = &text[body_start..body_end];
         let (attributes, ignored) = parse_attributes(attribute_text.trim());
-        let mut tag = build_tag(kind, content, attributes)?;
-        tag.ignored = ignored;
-        tags.push(tag);
+        let parsed = build_tag(kind, content, attributes).map(|mut tag| {
+            tag.ignored = ignored;
+            tag
+        });
+        let span = opening.get_match().start()..body_end + name.len() + 3;
+        found.push(FoundTag { span, kind, parsed });
     }
-    Ok(tags)
+    found
 }
 
 /// The quoted `name="value"` attributes of an opening tag, and the words of what

@@ -15,14 +15,12 @@
 //! validated again on every access (R13.8): editing it between steps, or before a
 //! resume, takes effect, and a mistake is reported where it is made, with its line.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
 use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
+use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
 
@@ -36,12 +34,19 @@ pub(crate) fn is_yaml_scope(scope: &Path) -> bool {
 #[derive(Debug)]
 pub(crate) struct YamlWorkflow {
     states: Vec<YamlState>,
+    /// Where each key is written, for messages that point into the file.
+    positions: KeyPositions,
 }
+
+/// Deep enough for `states.NAME.allowed_transitions.N.target`.
+const KEY_DEPTH: usize = 5;
 
 #[derive(Debug)]
 struct YamlState {
     name: String,
     kind: StateKind,
+    /// Keys that are no state key (R5.5 words them for prompt states at run time).
+    unknown_keys: Vec<String>,
     /// Seconds; 0 disables the timeout, like `--timeout 0`.
     timeout: Option<f64>,
 }
@@ -95,13 +100,15 @@ impl YamlWorkflow {
     pub(crate) fn parse(path: &Path, text: &str) -> Result<YamlWorkflow, YamlError> {
         let invalid =
             |line: Option<usize>, message: String| YamlError::Invalid { path: path.to_path_buf(), line, message };
-        let lines = key_lines(text);
-        if let Some((name, first, second)) = lines.duplicate_state.clone() {
+        let positions = key_positions(text, KEY_DEPTH);
+        let twice = positions.duplicates.iter().find(|(path, ..)| path.len() == 2 && path[0] == "states");
+        if let Some((path, first, second)) = twice {
+            let (name, first, second) = (&path[1], first.line, second.line);
             return Err(invalid(Some(second), format!("state `{name}` is defined twice (lines {first} and {second})")));
         }
         let documents = YamlLoader::load_from_str(text)
             .map_err(|error| invalid(Some(error.marker().line()), format!("invalid YAML: {}", error.info())))?;
-        let line_of = |keys: &[&str]| lines.get(&keys.iter().map(|key| key.to_string()).collect::<Vec<_>>()).copied();
+        let line_of = |keys: &[&str]| positions.get(keys).map(|position| position.line);
         let Some(Yaml::Hash(root)) = documents.first() else {
             return Err(invalid(None, "expected a mapping with a `states:` key at the top".to_string()));
         };
@@ -136,9 +143,20 @@ impl YamlWorkflow {
             let Yaml::Hash(fields) = value else {
                 return Err(at("expected a mapping with `prompt:` or `sh:`".into()));
             };
-            parsed.push(YamlState { kind: state_kind(fields, &at)?, timeout: timeout_of(fields, &at)?, name });
+            let unknown_keys = fields
+                .keys()
+                .filter_map(Yaml::as_str)
+                .filter(|key| !STATE_KEYS.contains(key))
+                .map(str::to_string)
+                .collect();
+            parsed.push(YamlState {
+                kind: state_kind(fields, &at)?,
+                timeout: timeout_of(fields, &at)?,
+                unknown_keys,
+                name,
+            });
         }
-        Ok(YamlWorkflow { states: parsed })
+        Ok(YamlWorkflow { states: parsed, positions })
     }
 
     /// The virtual file names, in the order the states are written (R1.5).
@@ -163,6 +181,18 @@ impl YamlWorkflow {
     pub(crate) fn timeout(&self, file: &str) -> Option<f64> {
         let stem = state_name::strip_state_extension(file);
         self.states.iter().find(|state| state.name == stem)?.timeout
+    }
+
+    /// The keys of the state virtual file `file` belongs to that are no state key,
+    /// in the order written.
+    pub(crate) fn unknown_keys(&self, file: &str) -> &[String] {
+        let stem = state_name::strip_state_extension(file);
+        self.states.iter().find(|state| state.name == stem).map_or(&[], |state| &state.unknown_keys)
+    }
+
+    /// Where the key at `path` (`["states", "START", "prompt"]`) is written.
+    pub(crate) fn position(&self, path: &[&str]) -> Option<Position> {
+        self.positions.get(path)
     }
 
     /// The contents of virtual file `file` (a name from `listing`).
@@ -275,92 +305,6 @@ fn virtual_markdown(fields: &Hash, prompt: &str) -> String {
     }
     let yaml = yaml.strip_prefix("---").unwrap_or(&yaml).trim_start_matches('\n');
     format!("---\n{yaml}\n---\n{prompt}")
-}
-
-/// The line (from 1) of each mapping key up to three levels deep, by its path
-/// (`["states", "REVIEW", "sh"]`), and the first state name written twice.
-#[derive(Default)]
-struct KeyLines {
-    lines: HashMap<Vec<String>, usize>,
-    duplicate_state: Option<(String, usize, usize)>,
-}
-
-impl KeyLines {
-    fn get(&self, path: &[String]) -> Option<&usize> {
-        self.lines.get(path)
-    }
-}
-
-fn key_lines(text: &str) -> KeyLines {
-    let mut walker = KeyWalker::default();
-    // A syntax error stops the walk; the loader reports it with its position.
-    let _ = Parser::new_from_str(text).load(&mut walker, false);
-    walker.result
-}
-
-/// A mapping or sequence being read; a mapping knows its current key while the
-/// key's value is read.
-enum Container {
-    Map { key: Option<String> },
-    Seq,
-}
-
-#[derive(Default)]
-struct KeyWalker {
-    stack: Vec<Container>,
-    result: KeyLines,
-}
-
-impl KeyWalker {
-    /// The keys leading to the current position, if it is inside mappings only.
-    fn path(&self) -> Option<Vec<String>> {
-        self.stack
-            .iter()
-            .map(|container| match container {
-                Container::Map { key } => key.clone(),
-                Container::Seq => None,
-            })
-            .collect()
-    }
-
-    /// A value was read: the enclosing mapping expects a key next.
-    fn value_done(&mut self) {
-        if let Some(Container::Map { key }) = self.stack.last_mut() {
-            *key = None;
-        }
-    }
-
-    fn key(&mut self, name: String, line: usize) {
-        if let Some(Container::Map { key }) = self.stack.last_mut() {
-            *key = Some(name);
-        }
-        let Some(path) = self.path().filter(|path| path.len() <= 3) else { return };
-        if let Some(first) = self.result.lines.get(&path)
-            && path.len() == 2
-            && path[0] == "states"
-            && self.result.duplicate_state.is_none()
-        {
-            self.result.duplicate_state = Some((path[1].clone(), *first, line));
-        }
-        self.result.lines.entry(path).or_insert(line);
-    }
-}
-
-impl MarkedEventReceiver for KeyWalker {
-    fn on_event(&mut self, event: Event, mark: Marker) {
-        let expecting_key = matches!(self.stack.last(), Some(Container::Map { key: None }));
-        match event {
-            Event::Scalar(value, ..) if expecting_key => self.key(value, mark.line()),
-            Event::Scalar(..) | Event::Alias(_) => self.value_done(),
-            Event::MappingStart(..) => self.stack.push(Container::Map { key: None }),
-            Event::SequenceStart(..) => self.stack.push(Container::Seq),
-            Event::MappingEnd | Event::SequenceEnd => {
-                self.stack.pop();
-                self.value_done();
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

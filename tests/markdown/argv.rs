@@ -163,7 +163,7 @@ fn r5_22_invalid_effort_flag_is_refused_with_the_valid_ones() {
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),
-        "error: invalid value `huge` for --effort: expected one of low, medium, high, max"
+        "error: invalid value `huge` for --effort: expected one of low, medium, high, xhigh, max"
     );
 }
 

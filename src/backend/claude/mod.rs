@@ -11,3 +11,4 @@ pub(crate) mod command;
 pub(crate) mod process;
 pub(crate) mod stream_reader;
 pub(crate) mod usage_limit;
+pub(crate) mod vocabulary;

@@ -24,7 +24,7 @@ impl Platform {
     }
 
     /// Whether a state with extension `ext` (any case) cannot run here (R1.8).
-    pub(super) fn rejects_extension(self, ext: &str) -> bool {
+    pub(crate) fn rejects_extension(self, ext: &str) -> bool {
         let foreign: &[&str] = match self {
             Platform::Unix => &[".bat", ".ps1"],
             Platform::Windows => &[".sh"],

@@ -1,0 +1,146 @@
+//! The checks `baton lint` makes, by the ids raymond's `ray lint` gives them
+//! (spec §15), so a team can move between the two and keep its scripts; Baton's
+//! own additions say what raymond's checks cannot (`invalid-tag`,
+//! `unreadable-state`).
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How bad a finding is. `Error`: the run would fail or go wrong; `Warning`: it
+/// probably does not do what was meant; `Info`: worth knowing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One check. Its id is stable: it appears in text and JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Check {
+    NoEntryPoint,
+    AmbiguousEntryPoint,
+    FrontmatterParseError,
+    InvalidModel,
+    InvalidEffort,
+    MissingTarget,
+    MissingReturn,
+    MissingForkNext,
+    AmbiguousStateResolution,
+    ForceImplicitInvalid,
+    InvalidTaskValue,
+    UnsupportedTaskAttribute,
+    MissingAskNext,
+    UnsupportedCdAttribute,
+    InvalidTag,
+    UnreadableState,
+    ForkNextMismatch,
+    UnusedAllowedTransition,
+    UnreachableState,
+    DeadEndState,
+    CallWithoutResultPath,
+    UnknownField,
+    ImplicitTransition,
+    ScriptStateNoStaticAnalysis,
+}
+
+impl Check {
+    pub(crate) const ALL: [Check; 24] = [
+        Check::NoEntryPoint,
+        Check::AmbiguousEntryPoint,
+        Check::FrontmatterParseError,
+        Check::InvalidModel,
+        Check::InvalidEffort,
+        Check::MissingTarget,
+        Check::MissingReturn,
+        Check::MissingForkNext,
+        Check::AmbiguousStateResolution,
+        Check::ForceImplicitInvalid,
+        Check::InvalidTaskValue,
+        Check::UnsupportedTaskAttribute,
+        Check::MissingAskNext,
+        Check::UnsupportedCdAttribute,
+        Check::InvalidTag,
+        Check::UnreadableState,
+        Check::ForkNextMismatch,
+        Check::UnusedAllowedTransition,
+        Check::UnreachableState,
+        Check::DeadEndState,
+        Check::CallWithoutResultPath,
+        Check::UnknownField,
+        Check::ImplicitTransition,
+        Check::ScriptStateNoStaticAnalysis,
+    ];
+
+    pub(crate) fn id(self) -> &'static str {
+        match self {
+            Check::NoEntryPoint => "no-entry-point",
+            Check::AmbiguousEntryPoint => "ambiguous-entry-point",
+            Check::FrontmatterParseError => "frontmatter-parse-error",
+            Check::InvalidModel => "invalid-model",
+            Check::InvalidEffort => "invalid-effort",
+            Check::MissingTarget => "missing-target",
+            Check::MissingReturn => "missing-return",
+            Check::MissingForkNext => "missing-fork-next",
+            Check::AmbiguousStateResolution => "ambiguous-state-resolution",
+            Check::ForceImplicitInvalid => "force-implicit-invalid",
+            Check::InvalidTaskValue => "invalid-task-value",
+            Check::UnsupportedTaskAttribute => "unsupported-task-attribute",
+            Check::MissingAskNext => "missing-ask-next",
+            Check::UnsupportedCdAttribute => "unsupported-cd-attribute",
+            Check::InvalidTag => "invalid-tag",
+            Check::UnreadableState => "unreadable-state",
+            Check::ForkNextMismatch => "fork-next-mismatch",
+            Check::UnusedAllowedTransition => "unused-allowed-transition",
+            Check::UnreachableState => "unreachable-state",
+            Check::DeadEndState => "dead-end-state",
+            Check::CallWithoutResultPath => "call-without-result-path",
+            Check::UnknownField => "unknown-field",
+            Check::ImplicitTransition => "implicit-transition",
+            Check::ScriptStateNoStaticAnalysis => "script-state-no-static-analysis",
+        }
+    }
+
+    pub(crate) fn severity(self) -> Severity {
+        match self {
+            Check::ForkNextMismatch
+            | Check::UnusedAllowedTransition
+            | Check::UnreachableState
+            | Check::DeadEndState
+            | Check::CallWithoutResultPath
+            | Check::UnknownField => Severity::Warning,
+            Check::ImplicitTransition | Check::ScriptStateNoStaticAnalysis => Severity::Info,
+            _ => Severity::Error,
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.id())
+    }
+}

@@ -1,0 +1,399 @@
+//! The checks that look at one state at a time: its frontmatter, and each
+//! transition it names, resolved the way a run would resolve it.
+
+use std::collections::BTreeSet;
+
+use crate::backend::claude::vocabulary::{EFFORTS, MODEL_ALIASES, is_model};
+use crate::lint::check::Check;
+use crate::lint::diagnostic::{Diagnostic, Location};
+use crate::lint::source::LintedWorkflow;
+use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
+use crate::syntax::scanner::TagParseError;
+use crate::syntax::tag::TagKind;
+use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
+use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_specifier};
+use crate::workflow::state_name;
+use crate::workflow::suggestion::did_you_mean;
+
+/// The frontmatter keys Baton reads (R5.2).
+const FRONTMATTER_KEYS: [&str; 4] = ["allowed_transitions", "model", "effort", "force_implicit"];
+/// The keys a YAML workflow's state may have (R13.6).
+const YAML_STATE_KEYS: [&str; 9] =
+    ["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
+
+/// Tags that take `task` (R3.x): new or inherit, and `reset` only `new`.
+const TASK_TAGS: [TagKind; 4] = [TagKind::Reset, TagKind::Fork, TagKind::ResetWorkflow, TagKind::ForkWorkflow];
+
+/// Findings about one state, and the workflows its cross-workflow tags lead to.
+pub(crate) struct StateFindings {
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Each cross-workflow tag that resolved: the tag and where it leads.
+    pub(crate) followed: Vec<(Transition, WorkflowEntry)>,
+}
+
+pub(crate) struct StateChecker<'a> {
+    workflow: &'a LintedWorkflow,
+    state: &'a StateAnalysis,
+    /// Abstract names already reported as ambiguous in this workflow.
+    ambiguous_seen: &'a mut BTreeSet<String>,
+    findings: StateFindings,
+}
+
+impl<'a> StateChecker<'a> {
+    pub(crate) fn check(
+        workflow: &'a LintedWorkflow,
+        state: &'a StateAnalysis,
+        ambiguous_seen: &'a mut BTreeSet<String>,
+    ) -> StateFindings {
+        let mut checker = StateChecker {
+            workflow,
+            state,
+            ambiguous_seen,
+            findings: StateFindings { diagnostics: Vec::new(), followed: Vec::new() },
+        };
+        checker.frontmatter();
+        checker.malformed_tags();
+        for transition in &state.transitions {
+            checker.transition(transition);
+        }
+        checker.forks();
+        checker.script();
+        checker.findings
+    }
+
+    fn file(&self) -> &str {
+        &self.state.text.file
+    }
+
+    fn diagnostic(&self, check: Check, at: Location, message: String) -> Diagnostic {
+        Diagnostic::new(check, &self.workflow.label, at, message).state(&self.state.text.file)
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.findings.diagnostics.push(diagnostic);
+    }
+
+    fn report(&mut self, check: Check, at: Location, message: String) {
+        self.push(self.diagnostic(check, at, message));
+    }
+
+    fn at_key(&self, path: &[&str]) -> Location {
+        self.workflow.at_key(&self.state.text, path)
+    }
+
+    /// Where a transition's `key` (`target`, `next`, …) is written.
+    fn at(&self, transition: &Transition, key: &str) -> Location {
+        self.workflow.at_transition(&self.state.text, transition, key)
+    }
+
+    fn frontmatter(&mut self) {
+        let state: &'a StateAnalysis = self.state;
+        if let Some(error) = &state.frontmatter_error {
+            let at = match error.block_position() {
+                Some((line, column)) if !self.workflow.is_yaml() => Location {
+                    file: self.workflow.file_of(self.file()),
+                    line: Some(line + 1),
+                    column: Some(column.unwrap_or(1)),
+                },
+                _ => self.at_key(&["allowed_transitions"]),
+            };
+            self.report(Check::FrontmatterParseError, at, error.message_without_position());
+        }
+        let Some(frontmatter) = &state.frontmatter else { return };
+        if let Some(model) = frontmatter.model.as_deref().filter(|model| !is_model(model)) {
+            let suggestion = did_you_mean(model, MODEL_ALIASES).map(str::to_string);
+            let message = format!(
+                "model `{model}` is not a Claude Code model (an alias such as opus, sonnet or haiku, or a full name \
+                 such as `claude-sonnet-4-5`){}",
+                hint(suggestion.as_deref())
+            );
+            let at = self.at_key(&["model"]);
+            self.push(self.diagnostic(Check::InvalidModel, at, message).found(model).suggestion(suggestion));
+        }
+        if let Some(effort) = frontmatter.effort.as_deref().filter(|effort| !EFFORTS.contains(effort)) {
+            let suggestion = did_you_mean(effort, EFFORTS).map(str::to_string);
+            let message = format!(
+                "effort `{effort}` is not a Claude Code effort level ({}){}",
+                EFFORTS.join(", "),
+                hint(suggestion.as_deref())
+            );
+            let at = self.at_key(&["effort"]);
+            self.push(self.diagnostic(Check::InvalidEffort, at, message).found(effort).suggestion(suggestion));
+        }
+        self.unknown_fields();
+        let policy = frontmatter.policy.as_ref();
+        if frontmatter.force_implicit && !policy.is_some_and(|policy| policy.can_use_implicit()) {
+            let entries = policy.map_or(0, |policy| policy.entries.len());
+            let message = format!(
+                "`force_implicit: true` needs exactly one `allowed_transitions` entry that is a `result` with a \
+                 `payload` or another tag (not `ask`) with a `target`; this state has {entries} {}",
+                if entries == 1 { "entry that is neither" } else { "entries" }
+            );
+            let at = self.at_key(&["force_implicit"]);
+            self.report(Check::ForceImplicitInvalid, at, message);
+        }
+        if let Some(policy) = policy {
+            if policy.can_use_implicit() && !frontmatter.force_implicit {
+                let message = format!(
+                    "the only allowed transition, `{}`, is taken when the agent emits no tag",
+                    policy.entries[0]
+                );
+                let at = self.at_key(&["allowed_transitions"]);
+                self.report(Check::ImplicitTransition, at, message);
+            }
+            for (index, entry) in policy.entries.iter().enumerate() {
+                if entry.tag() == "ask" && entry.get("next").is_none_or(str::is_empty) {
+                    let message = format!(
+                        "`allowed_transitions` entry {} (`tag: ask`) has no `next`: the state the agent goes to once answered",
+                        index + 1
+                    );
+                    let at = self.at_key(&["allowed_transitions", &index.to_string(), "tag"]);
+                    self.report(Check::MissingAskNext, at, message);
+                }
+            }
+            if policy.entries.len() > 1 {
+                self.unused_entries(policy);
+            }
+        }
+        for (index, tag) in &state.unknown_policy_tags {
+            let names = TagKind::ALL.map(TagKind::name);
+            let suggestion = did_you_mean(tag, names).map(str::to_string);
+            let message = format!(
+                "`allowed_transitions` entry {} has `tag: {tag}`, which is no transition tag{}",
+                index + 1,
+                hint(suggestion.as_deref())
+            );
+            let at = self.at_key(&["allowed_transitions", &index.to_string(), "tag"]);
+            self.push(self.diagnostic(Check::InvalidTag, at, message).found(tag).suggestion(suggestion));
+        }
+    }
+
+    fn unknown_fields(&mut self) {
+        let state: &'a StateAnalysis = self.state;
+        let (fields, known): (Vec<(String, Location)>, &[&str]) = match self.workflow.unknown_state_keys(self.file()) {
+            Some(keys) => (keys, &YAML_STATE_KEYS),
+            None => {
+                let unknown = state.frontmatter.as_ref().map_or(&[][..], |frontmatter| &frontmatter.unknown_fields);
+                (unknown.iter().map(|field| (field.clone(), self.at_key(&[field]))).collect(), &FRONTMATTER_KEYS)
+            }
+        };
+        for (field, at) in fields {
+            let suggestion = did_you_mean(&field, known.iter().copied()).map(str::to_string);
+            let message = format!("unknown field `{field}`, ignored at run time{}", hint(suggestion.as_deref()));
+            self.push(self.diagnostic(Check::UnknownField, at, message).found(&field).suggestion(suggestion));
+        }
+    }
+
+    /// R5.18 re-prompts list every entry, but the prompt itself is what the agent
+    /// reads first: an entry it never mentions is one the agent does not know of.
+    fn unused_entries(&mut self, policy: &crate::syntax::policy::Policy) {
+        let state: &'a StateAnalysis = self.state;
+        let body = state.text.body();
+        for (index, entry) in policy.entries.iter().enumerate() {
+            let Some(target) = entry.get("target").filter(|target| !target.is_empty()) else { continue };
+            let named = TagKind::from_name(entry.tag()).is_some();
+            if !named
+                || matches!(entry.tag(), "result" | "ask")
+                || body.contains(state_name::strip_state_extension(target))
+            {
+                continue;
+            }
+            let message = format!(
+                "`allowed_transitions` entry {} allows `<{}>` to `{target}`, but the prompt never mentions `{target}`",
+                index + 1,
+                entry.tag()
+            );
+            let at = self.at_key(&["allowed_transitions", &index.to_string(), "target"]);
+            self.push(self.diagnostic(Check::UnusedAllowedTransition, at, message).found(target));
+        }
+    }
+
+    fn malformed_tags(&mut self) {
+        let state: &'a StateAnalysis = self.state;
+        for (offset, kind, error) in &state.malformed {
+            let check =
+                if matches!(error, TagParseError::MissingAskNext) { Check::MissingAskNext } else { Check::InvalidTag };
+            let message = format!("{error}; a run stops if the agent emits this `<{kind}>`");
+            let at = self.workflow.at_offset(&self.state.text, *offset);
+            self.report(check, at, message);
+        }
+    }
+
+    fn transition(&mut self, transition: &Transition) {
+        let kind = transition.kind;
+        if kind.is_cross_workflow() {
+            self.cross_workflow(transition);
+        } else if !transition.target.is_empty() {
+            self.local_name(transition, "target", &transition.target.clone(), Check::MissingTarget);
+        }
+        for key in ["next", "timeout_next"] {
+            let applies = match key {
+                "next" => kind.is_fork_family(),
+                _ => kind == TagKind::Ask,
+            };
+            if let Some(name) = transition.attribute(key).filter(|name| applies && !name.is_empty()) {
+                self.local_name(transition, key, name, Check::MissingTarget);
+            }
+        }
+        if matches!(kind, TagKind::Call | TagKind::Function | TagKind::CallWorkflow | TagKind::FunctionWorkflow) {
+            match transition.attribute("return").filter(|name| !name.is_empty()) {
+                Some(name) => self.local_name(transition, "return", name, Check::MissingReturn),
+                None => {
+                    let message = format!(
+                        "{} has no `return` attribute: the state the `<result>` of `{}` comes back to",
+                        transition.subject(),
+                        transition.target
+                    );
+                    let at = self.at(transition, "return");
+                    self.report(Check::MissingReturn, at, message);
+                }
+            }
+        }
+        if kind == TagKind::Ask && transition.attributes.contains_key("cd") {
+            let message =
+                format!("{} does not take a `cd` attribute: the agent stays where it is", transition.subject());
+            let at = self.at(transition, "cd");
+            self.report(Check::UnsupportedCdAttribute, at, message);
+        }
+        self.task(transition);
+    }
+
+    fn task(&mut self, transition: &Transition) {
+        let Some(value) = transition.attribute("task") else { return };
+        let subject = transition.subject();
+        let at = self.at(transition, "task");
+        if !TASK_TAGS.contains(&transition.kind) {
+            let message =
+                format!("{subject} does not take a `task` attribute; only reset, fork and their -workflow forms do");
+            self.report(Check::UnsupportedTaskAttribute, at, message);
+        } else if value != "new" && value != "inherit" {
+            let suggestion = did_you_mean(value, ["new", "inherit"]).map(str::to_string);
+            let message =
+                format!("{subject} has task=\"{value}\"; expected `new` or `inherit`{}", hint(suggestion.as_deref()));
+            self.push(self.diagnostic(Check::InvalidTaskValue, at, message).found(value).suggestion(suggestion));
+        } else if value == "inherit" && matches!(transition.kind, TagKind::Reset | TagKind::ResetWorkflow) {
+            let message = format!("{subject} does not take task=\"inherit\": a reset keeps its task folder already");
+            self.report(Check::UnsupportedTaskAttribute, at, message);
+        }
+    }
+
+    /// Check that `name`, written as `key` of `transition`, names a state here.
+    fn local_name(&mut self, transition: &Transition, key: &str, name: &str, check: Check) {
+        let Err(error) = self.workflow.resolve(name) else { return };
+        // How the name is written: a tag's content, or an attribute.
+        let what = match key {
+            "target" if transition.kind != TagKind::Ask => format!("target `{name}`"),
+            "target" => format!("next=\"{name}\""),
+            _ => format!("{key}=\"{name}\""),
+        };
+        let subject = transition.subject();
+        let at = self.at(transition, key);
+        match error {
+            ResolveError::NotFound { suggestion, .. } => {
+                let message =
+                    format!("{subject} {what} is not a state of this workflow{}", hint(suggestion.as_deref()));
+                self.push(self.diagnostic(check, at, message).found(name).suggestion(suggestion));
+            }
+            ResolveError::Ambiguous { files, .. } => {
+                if self.ambiguous_seen.insert(name.to_string()) {
+                    let message = format!(
+                        "{subject} {what} is ambiguous: {} exist; write the file name with its extension",
+                        both(&files)
+                    );
+                    self.push(self.diagnostic(Check::AmbiguousStateResolution, at, message).found(name));
+                }
+            }
+            other => {
+                let message = format!("{subject} {what}: {other}");
+                self.push(self.diagnostic(check, at, message).found(name));
+            }
+        }
+    }
+
+    fn cross_workflow(&mut self, transition: &Transition) {
+        if transition.target.is_empty() {
+            return;
+        }
+        match resolve_specifier(&transition.target, Caller::local(&self.workflow.scope)) {
+            Ok(entry) => self.findings.followed.push((transition.clone(), entry)),
+            // A remote workflow is fetched when a run reaches it; lint stays offline.
+            Err(SpecifierError::Remote { .. }) => {}
+            Err(error) => {
+                let message = format!("{} names no workflow: {error}", transition.subject());
+                let at = self.at(transition, "target");
+                self.push(self.diagnostic(Check::MissingTarget, at, message).found(&transition.target));
+            }
+        }
+    }
+
+    fn forks(&mut self) {
+        let state: &'a StateAnalysis = self.state;
+        let transitions = &state.transitions;
+        let Some(first_fork) = transitions.iter().find(|transition| transition.kind.is_fork_family()) else { return };
+        let nexts: Vec<&Transition> = transitions
+            .iter()
+            .filter(|transition| transition.kind.is_fork_family() && transition.attribute("next").is_some())
+            .collect();
+        let has_goto = transitions.iter().any(|transition| transition.kind == TagKind::Goto);
+        if nexts.is_empty() && !has_goto {
+            let message = format!(
+                "{} has no `next` attribute and the state shows no `<goto>`: the forking agent has nowhere to continue",
+                first_fork.subject()
+            );
+            let at = self.at(first_fork, "next");
+            self.report(Check::MissingForkNext, at, message);
+        }
+        let Some(first) = nexts.first() else { return };
+        let first_next = first.attribute("next").unwrap_or_default().to_string();
+        if let Some(other) = nexts.iter().find(|transition| transition.attribute("next") != Some(first_next.as_str())) {
+            let other_next = other.attribute("next").unwrap_or_default().to_string();
+            let first_at = self.at(first, "next");
+            let message = format!(
+                "the fork tags disagree on `next`: `{other_next}` here, `{first_next}` at line {}; the forking agent continues at one state",
+                first_at.line.unwrap_or(1)
+            );
+            let at = self.at(other, "next");
+            self.push(self.diagnostic(Check::ForkNextMismatch, at, message).found(&other_next));
+        }
+    }
+
+    fn script(&mut self) {
+        let state: &'a StateAnalysis = self.state;
+        let message = match &state.dynamic {
+            None => return,
+            Some(Dynamic::NoLiteralTag) => (
+                self.workflow.at_offset(&self.state.text, 0),
+                "the script prints no transition tag literally; where it goes is decided at run time and cannot be checked"
+                    .to_string(),
+            ),
+            Some(Dynamic::Computed { offset, source }) => (
+                self.workflow.at_offset(&self.state.text, *offset),
+                format!("`{source}` is built at run time; its target cannot be checked before the script runs"),
+            ),
+        };
+        let (at, message) = message;
+        self.report(Check::ScriptStateNoStaticAnalysis, at, message);
+    }
+}
+
+impl LintedWorkflow {
+    /// Resolve state name `name` here, as a run would (R1.6–R1.16).
+    pub(crate) fn resolve(&self, name: &str) -> Result<String, ResolveError> {
+        // R1.16: in a YAML workflow an extension is dropped and the name searched as abstract.
+        let name = if self.is_yaml() { state_name::strip_state_extension(name) } else { name };
+        resolve_in_listing(&self.all_files, &self.label, name, Platform::CURRENT)
+    }
+}
+
+/// `both A and B`, `all of A, B and C`.
+fn both(files: &[String]) -> String {
+    match files {
+        [first, second] => format!("both {first} and {second}"),
+        [init @ .., last] => format!("all of {} and {last}", init.join(", ")),
+        [] => String::new(),
+    }
+}
+
+fn hint(suggestion: Option<&str>) -> String {
+    suggestion.map_or_else(String::new, |suggestion| format!("; did you mean `{suggestion}`?"))
+}

@@ -1,0 +1,315 @@
+//! One minimal failing workflow per check id, with its exact diagnostic.
+
+use super::golden;
+
+const DONE: (&str, &str) = ("DONE.md", "Finish with <result>done</result>.\n");
+
+#[test]
+fn a_clean_workflow_yields_nothing() {
+    golden(&[("START.md", "Work, then <goto>DONE</goto>.\n"), DONE], 0, "wf: no issues found\n");
+}
+
+#[test]
+fn no_entry_point() {
+    golden(
+        &[DONE],
+        1,
+        "wf: error[no-entry-point]: workflow `wf` has no entry point: expected a `1_START` or `START` state \
+         (1_START.md, 1_START.sh, START.md or START.sh)\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn ambiguous_entry_point() {
+    golden(
+        &[("1_START.md", "<goto>DONE</goto>\n"), ("START.md", "<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf: error[ambiguous-entry-point]: workflow `wf` has an ambiguous entry point: both 1_START.md and START.md exist\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn frontmatter_parse_error() {
+    golden(
+        &[("START.md", "---\nallowed_transitions: [\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:3:1: error[frontmatter-parse-error]: Invalid YAML frontmatter: while parsing a node, did not find expected node content\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_model() {
+    golden(
+        &[("START.md", "---\nmodel: sonet\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:2:1: error[invalid-model]: model `sonet` is not a Claude Code model (an alias such as opus, sonnet or haiku, or a full name such as `claude-sonnet-4-5`); did you mean `sonnet`?\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_model_accepts_full_model_names() {
+    golden(
+        &[("START.md", "---\nmodel: claude-sonnet-4-5-20250929[1m]\neffort: xhigh\n---\n<goto>DONE</goto>\n"), DONE],
+        0,
+        "wf: no issues found\n",
+    );
+}
+
+#[test]
+fn invalid_effort() {
+    golden(
+        &[("START.md", "---\neffort: hgh\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:2:1: error[invalid-effort]: effort `hgh` is not a Claude Code effort level (low, medium, high, xhigh, max); did you mean `high`?\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn missing_target() {
+    golden(
+        &[("START.md", "Review it, then\n  <goto>REVEIW</goto>\n"), ("REVIEW.md", "<result>ok</result>\n")],
+        1,
+        "wf/REVIEW.md:1:1: warning[unreachable-state]: no transition leads to `REVIEW.md` from `START.md`; it never runs\nwf/START.md:2:3: error[missing-target]: `<goto>` target `REVEIW` is not a state of this workflow; did you mean `REVIEW.md`?\nwf: 1 error, 1 warning\n",
+    );
+}
+
+#[test]
+fn missing_target_in_ask_timeout_next_and_fork_next() {
+    golden(
+        &[
+            (
+                "START.md",
+                "<ask next=\"DONE\" timeout=\"60\" timeout_next=\"GONE\">Go?</ask>\n<fork next=\"JOIN\">DONE</fork>\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:1:1: error[missing-target]: `<ask>` timeout_next=\"GONE\" is not a state of this workflow; did you mean `DONE.md`?\nwf/START.md:2:1: error[missing-target]: `<fork>` next=\"JOIN\" is not a state of this workflow\nwf: 2 errors\n",
+    );
+}
+
+#[test]
+fn missing_return() {
+    golden(
+        &[("START.md", "<call>SUB</call>\n<call return=\"BACK\">SUB</call>\n"), ("SUB.md", "<result>x</result>\n")],
+        1,
+        "wf/START.md:1:1: error[missing-return]: `<call>` has no `return` attribute: the state the `<result>` of `SUB` comes back to\nwf/START.md:2:1: error[missing-return]: `<call>` return=\"BACK\" is not a state of this workflow\nwf: 2 errors\n",
+    );
+}
+
+#[test]
+fn missing_fork_next() {
+    golden(
+        &[("START.md", "<fork>WORKER</fork>\n"), ("WORKER.md", "<result>x</result>\n")],
+        1,
+        "wf/START.md:1:1: error[missing-fork-next]: `<fork>` has no `next` attribute and the state shows no `<goto>`: the forking agent has nowhere to continue\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn ambiguous_state_resolution() {
+    golden(
+        &[
+            ("START.md", "<goto>POLL</goto>\n"),
+            ("POLL.md", "<result>x</result>\n"),
+            ("POLL.sh", "echo '<result>x</result>'\n"),
+        ],
+        1,
+        "wf/START.md:1:1: error[ambiguous-state-resolution]: `<goto>` target `POLL` is ambiguous: both POLL.md and POLL.sh exist; write the file name with its extension\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn force_implicit_invalid() {
+    golden(
+        &[
+            (
+                "START.md",
+                "---\nforce_implicit: true\nallowed_transitions:\n  - {tag: goto, target: DONE}\n  - {tag: result}\n---\n<goto>DONE</goto> or <result>x</result>\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:2:1: error[force-implicit-invalid]: `force_implicit: true` needs exactly one `allowed_transitions` entry that is a `result` with a `payload` or another tag (not `ask`) with a `target`; this state has 2 entries\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_task_value() {
+    golden(
+        &[("START.md", "<fork next=\"DONE\" task=\"old\">DONE</fork>\n"), DONE],
+        1,
+        "wf/START.md:1:1: error[invalid-task-value]: `<fork>` has task=\"old\"; expected `new` or `inherit`\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn unsupported_task_attribute() {
+    golden(
+        &[("START.md", "<goto task=\"new\">MID</goto>\n"), ("MID.md", "<reset task=\"inherit\">DONE</reset>\n"), DONE],
+        1,
+        "wf/MID.md:1:1: error[unsupported-task-attribute]: `<reset>` does not take task=\"inherit\": a reset keeps its task folder already\nwf/START.md:1:1: error[unsupported-task-attribute]: `<goto>` does not take a `task` attribute; only reset, fork and their -workflow forms do\nwf: 2 errors\n",
+    );
+}
+
+#[test]
+fn missing_ask_next() {
+    golden(
+        &[
+            (
+                "START.md",
+                "---\nallowed_transitions:\n  - tag: ask\n  - {tag: goto, target: DONE}\n---\nAsk <ask>Which one?</ask> or <goto>DONE</goto>\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:3:5: error[missing-ask-next]: `allowed_transitions` entry 1 (`tag: ask`) has no `next`: the state the agent goes to once answered\nwf/START.md:6:5: error[missing-ask-next]: <ask> needs a non-empty `next` attribute; a run stops if the agent emits this `<ask>`\nwf: 2 errors\n",
+    );
+}
+
+#[test]
+fn unsupported_cd_attribute() {
+    golden(
+        &[("START.md", "<ask next=\"DONE\" cd=\"sub\">Ready?</ask>\n"), DONE],
+        1,
+        "wf/START.md:1:1: error[unsupported-cd-attribute]: `<ask>` does not take a `cd` attribute: the agent stays where it is\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_tag() {
+    golden(
+        &[
+            (
+                "START.md",
+                "---\nallowed_transitions:\n  - {tag: goot, target: DONE}\n  - {tag: goto, target: DONE}\n---\n<goto>DONE</goto> <goto>a/b</goto>\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:3:6: error[invalid-tag]: `allowed_transitions` entry 1 has `tag: goot`, which is no transition tag; did you mean `goto`?\nwf/START.md:6:19: error[invalid-tag]: <goto> target `a/b` contains a path separator; targets are bare state names in the same workflow; a run stops if the agent emits this `<goto>`\nwf: 2 errors\n",
+    );
+}
+
+#[test]
+fn fork_next_mismatch() {
+    golden(
+        &[
+            ("START.md", "<fork next=\"DONE\">W</fork>\n<fork next=\"JOIN\">W</fork>\n"),
+            ("W.md", "<result>x</result>\n"),
+            ("JOIN.md", "<result>x</result>\n"),
+            DONE,
+        ],
+        0,
+        "wf/START.md:2:1: warning[fork-next-mismatch]: the fork tags disagree on `next`: `JOIN` here, `DONE` at line 1; the forking agent continues at one state\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn unused_allowed_transition() {
+    golden(
+        &[
+            (
+                "START.md",
+                "---\nallowed_transitions:\n  - {tag: goto, target: DONE}\n  - {tag: goto, target: REVIEW}\n---\nWhen finished, go to DONE.\n",
+            ),
+            DONE,
+            ("REVIEW.md", "<goto>DONE</goto>\n"),
+        ],
+        0,
+        "wf/START.md:4:17: warning[unused-allowed-transition]: `allowed_transitions` entry 2 allows `<goto>` to `REVIEW`, but the prompt never mentions `REVIEW`\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn unreachable_state() {
+    golden(
+        &[("START.md", "<goto>DONE</goto>\n"), DONE, ("ORPHAN.md", "<goto>DONE</goto>\n")],
+        0,
+        "wf/ORPHAN.md:1:1: warning[unreachable-state]: no transition leads to `ORPHAN.md` from `START.md`; it never runs\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn dead_end_state() {
+    golden(
+        &[("START.md", "<goto>STUCK</goto>\n"), ("STUCK.md", "Think about it.\n")],
+        0,
+        "wf/STUCK.md:1:1: warning[dead-end-state]: the prompt shows no transition tag and has no `allowed_transitions`: the agent has no way to leave this state\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn call_without_result_path() {
+    golden(
+        &[
+            ("START.md", "<call return=\"DONE\">SUB</call>\n"),
+            ("SUB.md", "<goto>LOOP</goto>\n"),
+            ("LOOP.md", "<goto>SUB</goto>\n"),
+            DONE,
+        ],
+        0,
+        "wf/START.md:1:1: warning[call-without-result-path]: `<call>` to `SUB` never returns: no state the callee reaches from `SUB.md` emits `<result>`\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn unknown_field() {
+    golden(
+        &[
+            ("START.md", "---\nforce_implcit: true\nallowed_transitions:\n  - {tag: goto, target: DONE}\n---\nGo.\n"),
+            DONE,
+        ],
+        0,
+        "wf/START.md:2:1: warning[unknown-field]: unknown field `force_implcit`, ignored at run time; did you mean `force_implicit`?\nwf/START.md:3:1: info[implicit-transition]: the only allowed transition, `<goto>DONE</goto>`, is taken when the agent emits no tag\nwf: 1 warning, 1 info\n",
+    );
+}
+
+#[test]
+fn implicit_transition() {
+    golden(
+        &[("START.md", "---\nallowed_transitions:\n  - {tag: goto, target: DONE}\n---\nDo the work.\n"), DONE],
+        0,
+        "wf/START.md:2:1: info[implicit-transition]: the only allowed transition, `<goto>DONE</goto>`, is taken when the agent emits no tag\nwf: 1 info\n",
+    );
+}
+
+#[test]
+fn script_state_no_static_analysis() {
+    golden(
+        &[
+            ("START.sh", "#!/bin/bash\n# <goto>NOT_A_TAG</goto> in a comment\necho \"<goto>$NEXT</goto>\"\n"),
+            ("PICK.sh", "cat decision.txt\n"),
+        ],
+        0,
+        "wf/PICK.sh:1:1: warning[unreachable-state]: no transition leads to `PICK.sh` from `START.sh`; it never runs\nwf/PICK.sh:1:1: info[script-state-no-static-analysis]: the script prints no transition tag literally; where it goes is decided at run time and cannot be checked\nwf/START.sh:3:7: info[script-state-no-static-analysis]: `<goto>$NEXT</goto>` is built at run time; its target cannot be checked before the script runs\nwf: 1 warning, 2 info\n",
+    );
+}
+
+#[test]
+fn script_literal_tags_are_checked() {
+    golden(
+        &[
+            (
+                "START.sh",
+                "#!/bin/bash\nif make; then\n  echo \"<goto next=\\\"X\\\">DONE</goto>\"\nelse\n  echo '<goto>FIXX</goto>'\nfi\n",
+            ),
+            ("FIX.md", "<goto>START</goto>\n"),
+            DONE,
+        ],
+        1,
+        "wf/FIX.md:1:1: warning[unreachable-state]: no transition leads to `FIX.md` from `START.sh`; it never runs\nwf/START.sh:5:9: error[missing-target]: `<goto>` target `FIXX` is not a state of this workflow; did you mean `FIX.md`?\nwf: 1 error, 1 warning\n",
+    );
+}
+
+#[test]
+fn unreadable_state() {
+    let test =
+        crate::support::Test::new().file("START.md", "<goto>BAD</goto> or <goto>DONE</goto>\n").file(DONE.0, DONE.1);
+    std::fs::write(test.root().join("wf/BAD.md"), b"caf\xe9 <result>x</result>\n").expect("write");
+    let outcome = test.args(["lint", "wf"]).run();
+    outcome.status(1).stdout(
+        "wf/BAD.md:1:1: error[unreadable-state]: cannot read state `BAD.md`: it is not UTF-8 text (first invalid \
+         byte at offset 3)\nwf: 1 error\n",
+    );
+}
