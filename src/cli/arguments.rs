@@ -163,6 +163,10 @@ pub(crate) struct RunArguments {
     /// Start from a fork of the latest Claude session of this directory (`claude -c --fork-session`).
     #[arg(long)]
     pub(crate) continue_session: bool,
+    /// Run even if `baton lint` finds errors in the workflow (by default such a run is refused
+    /// before any step, with the errors).
+    #[arg(long)]
+    pub(crate) no_lint: bool,
     #[command(flatten)]
     pub(crate) execution: ExecutionArguments,
 }

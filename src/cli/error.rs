@@ -58,6 +58,12 @@ pub(crate) enum CliError {
     NoAgentWaiting { run_id: String },
     #[error("run `{run_id}` has no ask `{ask_id}` waiting; the asks waiting are: {open}")]
     NoSuchAsk { run_id: String, ask_id: String, open: String },
+    #[error(
+        "workflow `{workflow}` has {} that would fail the run; fix {}, or run with --no-lint:\n{findings}",
+        if *.count == 1 { "a lint error".to_string() } else { format!("{} lint errors", .count) },
+        if *.count == 1 { "it" } else { "them" }
+    )]
+    LintErrors { workflow: String, count: usize, findings: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

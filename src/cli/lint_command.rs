@@ -85,9 +85,15 @@ impl Summary {
 }
 
 pub(crate) fn lint(cwd: &Path, argument: &str, json: bool, level: Level) -> Result<i32, CliError> {
-    let label = argument.trim_end_matches('/');
-    let label = if label.is_empty() { argument } else { label };
     let scope = lint_scope(cwd, argument)?;
+    // The workflow as the user wrote it, or, for a state file, the workflow it is in.
+    let trimmed = argument.trim_end_matches('/');
+    let label = if clean_lexically(&cwd.join(argument)) == scope && !trimmed.is_empty() {
+        trimmed.to_string()
+    } else {
+        crate::lint::shown(&scope)
+    };
+    let label = label.as_str();
     let diagnostics = crate::lint::lint(&scope, label).map_err(|error| CliError::Workflow(error.into()))?;
     let mut stdout = std::io::stdout().lock();
     let written = if json {

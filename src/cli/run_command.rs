@@ -7,6 +7,7 @@ use super::arguments::RunArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
 use crate::ids::{AgentId, RunId, StateName};
+use crate::lint::check::Severity;
 use crate::model::agent::Agent;
 use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, STATE_VERSION};
 use crate::process::watchdog::Watchdog;
@@ -17,6 +18,28 @@ use crate::workflow::manifest::{InputMode, Manifest};
 use crate::workflow::remote::{self, REGISTRY_DIR};
 use crate::workflow::resolution::entry_point;
 use crate::workflow::target::{self, WorkflowTargetError, clean_lexically, is_url};
+
+/// `baton run` lints first: a workflow with lint errors would fail (or go wrong)
+/// after spending money, so it is refused before any step, with the errors. A
+/// workflow lint cannot read is left to the run, which says why.
+fn refuse_lint_errors(target: &target::WorkflowTarget, workflow: &str) -> Result<(), CliError> {
+    let scope = &target.scope_dir;
+    // A run started at a state other than the entry point needs no entry point.
+    let start = entry_point(scope).ok().filter(|entry| *entry == target.initial_state);
+    let start = if start.is_some() { None } else { Some(target.initial_state.as_str()) };
+    let Ok(found) = crate::lint::lint_from(scope, &crate::lint::shown(scope), start) else { return Ok(()) };
+    let errors: Vec<String> = found
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .map(|diagnostic| {
+            format!("  {}: {}[{}]: {}", diagnostic.place(), diagnostic.severity, diagnostic.check, diagnostic.message)
+        })
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::LintErrors { workflow: workflow.to_string(), count: errors.len(), findings: errors.join("\n") })
+}
 
 pub(crate) async fn run(
     store: RunStore,
@@ -34,6 +57,9 @@ pub(crate) async fn run(
         }
         None => target::interpret(&arguments.workflow, &cwd)?,
     };
+    if !arguments.no_lint {
+        refuse_lint_errors(&target, &arguments.workflow)?;
+    }
     let manifest = Manifest::of(&target.scope_dir)?;
     let workflow = arguments.workflow.clone();
     let cwd = match &manifest {

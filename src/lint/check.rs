@@ -63,6 +63,7 @@ pub(crate) enum Check {
 }
 
 impl Check {
+    #[cfg(test)]
     pub(crate) const ALL: [Check; 24] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
@@ -142,5 +143,19 @@ impl fmt::Display for Check {
 impl Serialize for Check {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_is_documented_with_its_severity() {
+        let docs = include_str!("../../docs/lint.md");
+        for check in Check::ALL {
+            let row = format!("| `{}` | {} |", check.id(), check.severity());
+            assert!(docs.contains(&row), "docs/lint.md lacks the row starting {row}");
+        }
     }
 }

@@ -38,8 +38,15 @@ const MAX_WORKFLOWS: usize = 64;
 /// Lint the workflow at `scope` (shown as `label`) and every workflow its
 /// cross-workflow tags name. The error is a workflow that cannot be read at all.
 pub(crate) fn lint(scope: &Path, label: &str) -> Result<Vec<Diagnostic>, ResolveError> {
+    lint_from(scope, label, None)
+}
+
+/// [`lint`] for a run that starts at state `start` (a file name) instead of the
+/// entry point, which then need not exist.
+pub(crate) fn lint_from(scope: &Path, label: &str, start: Option<&str>) -> Result<Vec<Diagnostic>, ResolveError> {
     let root = LintedWorkflow::open(scope, label.to_string())?;
-    let mut linted = vec![lint_workflow(root, true, &BTreeSet::new())];
+    let entered: BTreeSet<String> = start.map(str::to_string).into_iter().collect();
+    let mut linted = vec![lint_workflow(root, entered.is_empty(), &entered)];
     let mut index: BTreeMap<PathBuf, usize> = BTreeMap::new();
     index.insert(absolute(scope), 0);
     let mut next = 0;
@@ -65,18 +72,14 @@ pub(crate) fn lint(scope: &Path, label: &str) -> Result<Vec<Diagnostic>, Resolve
         }
         next += 1;
     }
+    let calls: Vec<Vec<Diagnostic>> =
+        linted.iter().map(|workflow| calls_into_other_workflows(workflow, &linted, &index)).collect();
     let mut diagnostics = Vec::new();
-    for workflow in &linted {
-        diagnostics.extend(calls_into_other_workflows(workflow, &linted, &index));
-    }
-    for (position, workflow) in linted.into_iter().enumerate() {
+    for (workflow, calls) in linted.into_iter().zip(calls) {
         let mut found = workflow.diagnostics;
+        found.extend(calls);
         found.sort_by(|a, b| (&a.file, a.line, a.column, a.check).cmp(&(&b.file, b.line, b.column, b.check)));
-        if position == 0 {
-            diagnostics.splice(0..0, found);
-        } else {
-            diagnostics.extend(found);
-        }
+        diagnostics.extend(found);
     }
     Ok(diagnostics)
 }
@@ -222,8 +225,76 @@ fn absolute(path: &Path) -> PathBuf {
         .map_or_else(|_| path.to_path_buf(), |path| crate::workflow::target::clean_lexically(&path))
 }
 
-/// A followed workflow as shown: relative to the current directory when below it.
-fn shown(scope: &Path) -> String {
+/// A workflow as shown: relative to the current directory when below it.
+pub(crate) fn shown(scope: &Path) -> String {
     let relative = std::env::current_dir().ok().and_then(|cwd| scope.strip_prefix(cwd).ok().map(Path::to_path_buf));
     relative.unwrap_or_else(|| scope.to_path_buf()).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Pieces of workflows, well and badly formed, to be shuffled together.
+    const FRAGMENTS: &[&str] = &[
+        "---\n",
+        "allowed_transitions:\n",
+        "  - {tag: goto, target: A}\n",
+        "  - tag: ask\n",
+        "model: x\n",
+        "force_implicit: true\n",
+        "- [",
+        "<goto>A</goto>",
+        "<goto>",
+        "</goto>",
+        "<call return=\"B\">",
+        "</call>",
+        "<fork next=\"\">A</fork>",
+        "<ask>",
+        "</ask>",
+        "<result>",
+        "</result>",
+        "<!--",
+        "-->",
+        "```\n",
+        "<call-workflow return=\"A\">../",
+        "</call-workflow>",
+        "$X",
+        "\\\"",
+        "\n",
+        "é",
+        "\r\n",
+        "<reset task=\"inherit\">START</reset>",
+        "<function>",
+        "/",
+        "# ",
+    ];
+    const NAMES: &[&str] = &["START.md", "1_START.md", "START.sh", "A.md", "A.sh", "B.md", "notes.txt", "x.ps1"];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lint_never_panics_on_arbitrary_workflows(
+            files in prop::collection::vec(
+                (prop::sample::select(NAMES), crate::syntax::fragment_soup(FRAGMENTS), any::<bool>()),
+                0..6,
+            )
+        ) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            for (name, text, garble) in &files {
+                let mut bytes = text.clone().into_bytes();
+                if *garble {
+                    bytes.push(0xff);
+                }
+                std::fs::write(dir.path().join(name), bytes).expect("write");
+            }
+            let found = lint(dir.path(), "wf").expect("a directory can always be listed");
+            for diagnostic in found {
+                prop_assert!(!diagnostic.message.is_empty());
+            }
+        }
+    }
 }

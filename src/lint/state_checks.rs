@@ -99,6 +99,7 @@ impl<'a> StateChecker<'a> {
             };
             self.report(Check::FrontmatterParseError, at, error.message_without_position());
         }
+        self.unknown_fields();
         let Some(frontmatter) = &state.frontmatter else { return };
         if let Some(model) = frontmatter.model.as_deref().filter(|model| !is_model(model)) {
             let suggestion = did_you_mean(model, MODEL_ALIASES).map(str::to_string);
@@ -120,7 +121,6 @@ impl<'a> StateChecker<'a> {
             let at = self.at_key(&["effort"]);
             self.push(self.diagnostic(Check::InvalidEffort, at, message).found(effort).suggestion(suggestion));
         }
-        self.unknown_fields();
         let policy = frontmatter.policy.as_ref();
         if frontmatter.force_implicit && !policy.is_some_and(|policy| policy.can_use_implicit()) {
             let entries = policy.map_or(0, |policy| policy.entries.len());
@@ -316,8 +316,9 @@ impl<'a> StateChecker<'a> {
         }
         match resolve_specifier(&transition.target, Caller::local(&self.workflow.scope)) {
             Ok(entry) => self.findings.followed.push((transition.clone(), entry)),
-            // A remote workflow is fetched when a run reaches it; lint stays offline.
-            Err(SpecifierError::Remote { .. }) => {}
+            // A remote workflow is fetched when a run reaches it, and a fetched one names
+            // others relative to its URL; lint stays offline.
+            Err(SpecifierError::Remote { .. } | SpecifierError::FromRemote { .. }) => {}
             Err(error) => {
                 let message = format!("{} names no workflow: {error}", transition.subject());
                 let at = self.at(transition, "target");

@@ -194,8 +194,12 @@ fn r3_29_a_display_file_that_cannot_be_staged_pauses_the_agent() {
 
 #[test]
 fn r3_24_an_ask_without_next_is_a_parse_error_that_fails_the_run() {
-    let outcome =
-        Test::new().file("START.sh", &emit("<ask>Which colour?</ask>")).run_workflow(&["-q", "--on-ask", "pause"]);
+    let outcome = Test::new().file("START.sh", &emit("<ask>Which colour?</ask>")).run_workflow(&[
+        "--no-lint",
+        "-q",
+        "--on-ask",
+        "pause",
+    ]);
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),

@@ -84,7 +84,7 @@ fn r3_36_a_lone_fork_workflow_without_next_leaves_the_parent_at_its_state() {
             "if [ -e forked ]; then echo '<result>again</result>'; else touch forked; \
              echo '<fork-workflow>../w</fork-workflow>'; fi\n",
         )
-        .run_workflow(&["-q"]);
+        .run_workflow(&["--no-lint", "-q"]);
     outcome.status(0).stdout("again\n");
     assert!(transitions(&outcome).contains(&"main:START.sh -fork-workflow-> START.sh".to_string()));
 }
@@ -105,7 +105,7 @@ fn r3_30_a_specifier_that_names_no_workflow_pauses_the_agent() {
     let outcome = Test::new()
         .file("START.sh", &emit(r#"<call-workflow return="DONE">../missing/</call-workflow>"#))
         .file("DONE.sh", &emit("<result>x</result>"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     outcome.status(3);
     let main = agent(&state(&outcome), "main").clone();
     assert_eq!(main["status"], "paused");
@@ -134,7 +134,7 @@ fn r3_30_call_workflow_refuses_cd_and_a_missing_return() {
         let outcome = with_lib(Test::new())
             .file("START.sh", &emit(tag))
             .file("DONE.sh", &emit("<result>x</result>"))
-            .run_workflow(&[]);
+            .run_workflow(&["--no-lint"]);
         outcome.status(3);
         assert_eq!(str_of(&agent(&state(&outcome), "main")["error"]), format!("script `START.sh`: {reason}"));
     }
@@ -183,7 +183,7 @@ fn a1_a_multi_fork_with_a_bad_specifier_pauses_the_caller_and_creates_no_worker(
             &emit("<fork-workflow>../w/</fork-workflow>\n<fork-workflow>../nope/</fork-workflow>\n<goto>DONE</goto>"),
         )
         .file("DONE.sh", &emit("<result>done</result>"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     outcome.status(3);
     let state = state(&outcome);
     assert_eq!(state["agents"].as_array().map(Vec::len), Some(1));

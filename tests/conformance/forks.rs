@@ -224,7 +224,7 @@ fn r3_44_multi_fork_without_continuation_pauses() {
         .file("START.sh", &emit("<fork>A</fork>\n<fork>B</fork>"))
         .file("A.sh", &result_state("a"))
         .file("B.sh", &result_state("b"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_paused(
         &outcome,
         "main",
@@ -241,7 +241,7 @@ fn a2_multi_fork_unresolvable_worker_target_is_fatal() {
         .file("START.sh", &emit("<fork>A</fork>\n<fork>MISSING</fork>\n<goto>N</goto>"))
         .file("A.sh", "touch ran_a\necho '<result>a</result>'\n")
         .file("N.sh", &result_state("n"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",

@@ -32,7 +32,7 @@ fn r4_7_path_separator_target_refused_without_running_anything() {
     let outcome = Test::new()
         .file("START.sh", &emit("<goto>../evil</goto>"))
         .write("evil.sh", &marker_state("ran_evil"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_separator_refused(&outcome, "../evil", "ran_evil");
 }
 
@@ -41,7 +41,7 @@ fn r4_7_subdirectory_target_refused() {
     let outcome = Test::new()
         .file("START.sh", &emit("<goto>sub/X.sh</goto>"))
         .file("sub/X.sh", &marker_state("ran_sub_x"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_separator_refused(&outcome, "sub/X.sh", "ran_sub_x");
 }
 
@@ -52,14 +52,14 @@ fn r4_7_backslash_target_refused() {
         .file("START.sh", &emit(r"<goto>..\X</goto>"))
         .file(r"..\X.sh", &marker_state("ran_backslash"))
         .write("X.sh", &marker_state("ran_parent_x"))
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_separator_refused(&outcome, r"..\X", "ran_backslash");
     assert!(!outcome.root().join("ran_parent_x").exists());
 }
 
 #[test]
 fn r4_7_blank_target_is_an_empty_target() {
-    let outcome = Test::new().file("START.sh", &emit("<goto>   </goto>")).run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>   </goto>")).run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -129,7 +129,7 @@ fn r4_6_spaces_around_equals_are_ignored() {
         .file("START.sh", &emit(r#"<fork next = "N">W</fork>"#))
         .file("W.sh", "echo '<result>w</result>'\n")
         .file("N.sh", "echo '<result>n</result>'\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",

@@ -29,7 +29,7 @@ fn r1_12_ambiguous_md_and_sh_is_fatal() {
         .file("START.sh", &emit("<goto>B</goto>"))
         .file("B.md", "prompt\n")
         .file("B.sh", DONE_B_SH)
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -56,7 +56,7 @@ fn r1_12_only_windows_script_is_not_compatible_with_this_platform() {
     let outcome = Test::new()
         .file("START.sh", &emit("<goto>P</goto>"))
         .file("P.bat", "@echo <result>windows</result>\r\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -72,7 +72,7 @@ fn r1_8_explicit_ps1_target_is_a_platform_error() {
     let outcome = Test::new()
         .file("START.sh", &emit("<goto>P.ps1</goto>"))
         .file("P.ps1", "Write-Output '<result>windows</result>'\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",

@@ -105,7 +105,7 @@ fn r7_8_unresolved_target_suggests_the_close_name() {
     let outcome = Test::new()
         .file("START.sh", &emit("<goto>next</goto>"))
         .file("NEXT.sh", "echo '<result>next</result>'\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -118,7 +118,7 @@ fn r7_8_unresolved_target_suggests_the_close_name() {
 
 #[test]
 fn r7_8_unresolved_target_without_a_close_name() {
-    let outcome = Test::new().file("START.sh", &emit("<goto>ELSEWHERE</goto>")).run_workflow(&[]);
+    let outcome = Test::new().file("START.sh", &emit("<goto>ELSEWHERE</goto>")).run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -134,7 +134,7 @@ fn r3_10_call_without_return_is_fatal() {
     let outcome = Test::new()
         .file("START.sh", &emit("<call>SUB</call>"))
         .file("SUB.sh", "echo '<result>sub</result>'\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",
@@ -150,7 +150,7 @@ fn r3_20_fork_without_next_is_fatal() {
     let outcome = Test::new()
         .file("START.sh", &emit("<fork>W</fork>"))
         .file("W.sh", "echo '<result>w</result>'\n")
-        .run_workflow(&[]);
+        .run_workflow(&["--no-lint"]);
     assert_fatal(
         &outcome,
         "main",

@@ -3,6 +3,7 @@
 //! kinds, cross-workflow following, `--json` and `--level`.
 
 mod checks;
+mod run;
 mod scopes;
 
 use crate::support::Test;

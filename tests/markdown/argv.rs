@@ -203,7 +203,7 @@ fn r5_22_frontmatter_model_is_passed_through_without_validation() {
         .with_fake_claude()
         .file("START.md", &with_frontmatter("model: claude-opus-4-1\neffort: extreme", "[[START]]\n"));
     fake(&test).rule("a", "", Reply::text("<result>ok</result>"));
-    let outcome = test.run_workflow(&[]);
+    let outcome = test.run_workflow(&["--no-lint"]);
     outcome.status(0).stdout("ok\n");
     let call = &calls(&outcome)[0];
     assert_eq!(call.flag("--model"), Some("claude-opus-4-1"));

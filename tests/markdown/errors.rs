@@ -42,7 +42,7 @@ fn now() -> i64 {
 fn r5_3_invalid_frontmatter_pauses_at_once_with_its_line_and_column() {
     let test = Test::new().with_fake_claude().file("START.md", &with_frontmatter("model: [unclosed", "[[START]]\n"));
     fake(&test).rule("a", "", Reply::text("<result>never</result>"));
-    let outcome = test.run_workflow(&[]);
+    let outcome = test.run_workflow(&["--no-lint"]);
     assert_paused(
         &outcome,
         "main",
@@ -66,7 +66,7 @@ fn r5_8_a_policy_naming_a_missing_state_pauses_before_any_turn() {
         .file("START.md", &with_frontmatter("allowed_transitions:\n  - tag: goto\n    target: REVEIW", "[[START]]\n"))
         .file("REVIEW.md", "[[REVIEW]]\n");
     fake(&test).rule("a", "", Reply::text("<goto>REVIEW</goto>"));
-    let outcome = test.run_workflow(&[]);
+    let outcome = test.run_workflow(&["--no-lint"]);
     assert_paused(
         &outcome,
         "main",

@@ -220,7 +220,7 @@ fn r5_14_force_implicit_ignores_the_models_tag() {
     fake(&test)
         .rule("a", "[[START]]", Reply::text("<goto>ELSEWHERE</goto> and even <result>x</result>").cost(0.25))
         .rule("b", "[[NEXT]]", Reply::text("<result>done</result>"));
-    let outcome = test.run_workflow(&[]);
+    let outcome = test.run_workflow(&["--no-lint"]);
     outcome.status(0).stdout("done\n");
     assert!(calls_for(&outcome, "[[ELSEWHERE]]").is_empty());
     assert_eq!(transitions(&outcome)[0], "main:START.md -goto-> NEXT.md");
