@@ -222,3 +222,125 @@ fn an_unknown_run_is_the_stores_error() {
         "error: run `nope` not found in [ROOT]/.baton/runs; `baton list` shows the runs there are"
     );
 }
+
+/// The prompt of the browser test: every way a prompt could try to run code.
+const HOSTILE_PROMPT: &str = "# Evil prompt\n\nSome **bold** advice.\n\n\
+<script>document.title='pwned'</script>\n\n\
+Inline <img src=x onerror=\"document.title='pwned'\"> image and a [link](javascript:alert(1)).\n\n\
+</script><script>document.title='pwned'</script>\n\n\
+Then <goto>TOOL</goto>.\n";
+
+/// Chromium, which CI installs (`.ci/run`); the test fails without it rather
+/// than pass without checking anything.
+fn chromium() -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let candidates = std::env::var_os("BATON_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain(std::env::split_paths(&path).map(|dir| dir.join("chromium")))
+        .chain([std::path::PathBuf::from("/usr/bin/chromium")]);
+    for candidate in candidates {
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    panic!(
+        "the HTML diagram test needs a headless Chromium: install it (`apt-get install chromium`, as .ci/run does) \
+         or set BATON_CHROMIUM to its path"
+    );
+}
+
+/// Run headless Chromium on `url` with every network path closed; stdout (the
+/// DOM once scripts ran) and stderr (Chromium's log, the page's console included).
+fn dump_dom(profile: &std::path::Path, url: &str) -> (String, String) {
+    let mut child = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--proxy-server=127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let read_out =
+        std::thread::spawn(move || std::io::read_to_string(stdout.expect("stdout piped")).unwrap_or_default());
+    let read_err =
+        std::thread::spawn(move || std::io::read_to_string(stderr.expect("stderr piped")).unwrap_or_default());
+    loop {
+        match child.try_wait().expect("wait for chromium") {
+            Some(status) => {
+                let (out, err) = (read_out.join().unwrap_or_default(), read_err.join().unwrap_or_default());
+                assert!(status.success(), "chromium failed ({status}):\n{err}");
+                return (out, err);
+            }
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromium did not finish within 90 s");
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+}
+
+#[test]
+fn html_page_in_a_headless_browser_shows_the_graph_and_no_injected_code() {
+    let outcome = Test::new()
+        .file("START.md", HOSTILE_PROMPT)
+        .file("TOOL.sh", "#!/usr/bin/env bash\necho '</script><b>x</b>'\necho '<goto>DONE</goto>'\n")
+        .file("DONE.md", "<result>done</result>\n")
+        .args(["diagram", "wf", "--format", "html", "--output", "page.html"])
+        .run();
+    outcome.status(0).stdout("");
+    let page = outcome.root().join("page.html");
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(!html.contains("<script>document.title"), "a prompt's script reached the page");
+    assert!(html.contains("content=\"default-src 'none';"), "the page has its CSP");
+
+    let profile = outcome.root().join(".chromium");
+    let url = format!("file://{}#select=START", page.display());
+    let (dom, log) = dump_dom(&profile, &url);
+
+    // The graph: one clickable node per state, and the page's own title.
+    assert!(dom.contains("<svg") && dom.contains("id=\"diagram\""), "no SVG graph in:\n{dom}");
+    let nodes: Vec<&str> = dom.match_indices("class=\"node ").map(|(at, _)| &dom[at..at + 40]).collect();
+    assert_eq!(nodes.len(), 3, "one node per state: {nodes:?}");
+    for state in ["DONE", "START", "TOOL"] {
+        assert!(dom.contains(&format!("data-id=\"{state}\"")), "no node for {state}");
+    }
+    assert!(dom.contains("<title>wf — baton diagram</title>"), "the title changed:\n{dom}");
+    assert!(!dom.contains("pwned</title>"));
+
+    // The page's script opened START's panel from the URL and rendered its markdown.
+    assert!(dom.contains("<h2 id=\"panel-title\">START.md</h2>"), "the panel was not opened:\n{dom}");
+    assert!(dom.contains("<div id=\"panel-body\" data-state=\"START\">"), "{dom}");
+    assert!(dom.contains("<h1>Evil prompt</h1>") && dom.contains("<strong>bold</strong>"), "{dom}");
+    assert!(dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "the script is shown as text");
+    assert!(dom.contains("<a href=\"#\">link</a>"), "the javascript: link is neutralised:\n{dom}");
+
+    // Nothing injected is alive: only the page's own two scripts, no image, no handler.
+    assert_eq!(dom.matches("<script").count(), 2, "{dom}");
+    assert!(!dom.contains("<img"), "an injected image is in the DOM:\n{dom}");
+    assert!(!dom.to_ascii_lowercase().contains("href=\"javascript:"), "{dom}");
+    assert!(!dom.contains("<b>x</b>"), "a script's output markup is in the DOM");
+
+    // The page logged nothing: no uncaught error, no CSP refusal, no console output.
+    let console: Vec<&str> =
+        log.lines().filter(|line| line.contains(":CONSOLE") || line.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "the page logged:\n{}", console.join("\n"));
+}
