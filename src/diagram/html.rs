@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
 
-use crate::diagram::layout::layout;
+use crate::diagram::layout::{label_width, layout};
 use crate::diagram::{Content, Diagram, NodeKind, Style};
 
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
@@ -215,7 +215,7 @@ fn svg(diagram: &Diagram) -> String {
             continue;
         }
         let (x, y) = curve.label_at;
-        let width = edge.label.chars().count() as f64 * 6.6 + 8.0;
+        let width = label_width(&edge.label);
         let _ = writeln!(
             svg,
             "<g class=\"edge-label\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"16\" rx=\"3\"/>\

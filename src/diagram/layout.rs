@@ -10,7 +10,7 @@ use crate::diagram::{Diagram, NodeKind};
 const ROW_HEIGHT: f64 = 120.0;
 const NODE_HEIGHT: f64 = 40.0;
 const CIRCLE: f64 = 22.0;
-const GAP: f64 = 56.0;
+const GAP: f64 = 72.0;
 const MARGIN: f64 = 40.0;
 /// Approximate width of a character of the 14px sans-serif labels.
 const CHAR_WIDTH: f64 = 8.2;
@@ -148,28 +148,39 @@ pub(crate) fn layout(diagram: &Diagram) -> Layout {
             let reach = 46.0 + spread;
             let start = (x, y - 8.0);
             let end = (x, y + 8.0);
-            cubic(start, (x + reach, y - 30.0), (x + reach, y + 30.0), end)
+            let mut curve = cubic(start, (x + reach, y - 30.0), (x + reach, y + 30.0), end, 0.5);
+            // Beside the loop, not on it.
+            curve.label_at = (x + reach * 0.75 + 8.0 + label_width(&edge.label) / 2.0, y);
+            curve
         } else if to.y > from.y {
             let start = (from.x + spread * 0.3, from.y + from.height / 2.0);
             let end = (to.x + spread * 0.3, to.y - to.height / 2.0);
             let bend = (end.1 - start.1) * 0.45;
-            cubic(start, (start.0 + spread, start.1 + bend), (end.0 + spread, end.1 - bend), end)
+            // Labels sit nearer the target, where edges that leave one node have parted.
+            cubic(start, (start.0 + spread, start.1 + bend), (end.0 + spread, end.1 - bend), end, 0.62)
         } else {
             // Back up, or along the row: out of the right side and round.
             back_edges += 1;
             let start = (from.x + from.width / 2.0, from.y);
             let end = (to.x + to.width / 2.0, to.y);
             let out = start.0.max(end.0) + 40.0 + (back_edges % 8) as f64 * 22.0 + spread;
-            cubic(start, (out, start.1), (out, end.1), end)
+            cubic(start, (out, start.1), (out, end.1), end, 0.5)
         };
         edges.push(curve);
     }
     Layout { nodes, edges, width, height }
 }
 
-fn cubic(p0: (f64, f64), p1: (f64, f64), p2: (f64, f64), p3: (f64, f64)) -> Curve {
+/// The curve through `p0`..`p3`, its label at parameter `t`.
+fn cubic(p0: (f64, f64), p1: (f64, f64), p2: (f64, f64), p3: (f64, f64), t: f64) -> Curve {
     let path =
         format!("M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}", p0.0, p0.1, p1.0, p1.1, p2.0, p2.1, p3.0, p3.1);
-    let at = |a: f64, b: f64, c: f64, d: f64| (a + 3.0 * b + 3.0 * c + d) / 8.0;
+    let u = 1.0 - t;
+    let at = |a: f64, b: f64, c: f64, d: f64| u * u * u * a + 3.0 * u * u * t * b + 3.0 * u * t * t * c + t * t * t * d;
     Curve { path, label_at: (at(p0.0, p1.0, p2.0, p3.0), at(p0.1, p1.1, p2.1, p3.1)) }
+}
+
+/// The width of an edge label's background (11.5px text).
+pub(crate) fn label_width(label: &str) -> f64 {
+    label.chars().count() as f64 * 6.6 + 8.0
 }
