@@ -14,6 +14,7 @@
 
 mod backend;
 mod cli;
+mod diagram;
 mod events;
 mod executor;
 mod exit_code;

@@ -10,6 +10,7 @@ mod claude_e2e;
 mod cli;
 mod conformance;
 mod crash_resume;
+mod diagram;
 mod kill_anywhere;
 mod lint;
 mod markdown;

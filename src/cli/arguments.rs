@@ -77,6 +77,23 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value_t)]
         level: crate::cli::lint_command::Level,
     },
+    /// Draw a workflow's states and transitions: Mermaid (default), Graphviz DOT, or one
+    /// self-contained HTML page (an SVG graph; click a state to read it) that works offline.
+    Diagram {
+        /// The workflow directory, YAML or zip file, or a state file in a workflow.
+        workflow: String,
+        /// mermaid: a `flowchart TD` for Markdown and GitHub; dot: for Graphviz (`dot -Tsvg`);
+        /// html: an interactive page.
+        #[arg(long, value_enum, default_value_t)]
+        format: crate::cli::diagram_command::Format,
+        /// Write the diagram to FILE instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Draw what run RUN did over the graph: how often each state started, where each
+        /// live agent is now.
+        #[arg(long, value_name = "RUN")]
+        run: Option<String>,
+    },
     /// Print the JSON Schema of a prompt's frontmatter or of a YAML workflow, for editors.
     Schema {
         #[arg(value_enum)]

@@ -31,6 +31,8 @@ pub(crate) enum CliError {
     ConvertTargetExists { path: PathBuf },
     #[error("cannot write {}: {source}", .path.display())]
     ConvertWrite { path: PathBuf, source: io::Error },
+    #[error("cannot write the diagram to {}: {source}", .path.display())]
+    DiagramWrite { path: PathBuf, source: io::Error },
     #[error("cannot write the new workflow in {}: {source}", .path.display())]
     NewWorkflow { path: PathBuf, source: io::Error },
     #[error(transparent)]

@@ -138,7 +138,7 @@ pub(crate) fn write_text(
 /// The workflow `argument` names: a directory, a YAML or zip file, or the
 /// workflow a state file is in. A directory needs no entry point here; its
 /// absence is a finding, not a reason to refuse.
-fn lint_scope(cwd: &Path, argument: &str) -> Result<PathBuf, CliError> {
+pub(crate) fn lint_scope(cwd: &Path, argument: &str) -> Result<PathBuf, CliError> {
     let path = clean_lexically(&cwd.join(argument));
     if path.is_dir() || (path.is_file() && (is_yaml_scope(&path) || is_zip_scope(&path))) {
         return Ok(path);

@@ -5,6 +5,7 @@
 mod arguments;
 pub(crate) mod config;
 mod convert_command;
+mod diagram_command;
 mod error;
 mod execute;
 mod init_config_command;
@@ -87,6 +88,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
             lint_command::lint(&cwd, &workflow, json, level)
+        }
+        Command::Diagram { workflow, format, output, run } => {
+            init_tracing(false);
+            let (cwd, store) = project()?;
+            diagram_command::diagram(&cwd, &store, &workflow, format, output.as_deref(), run.as_deref())
         }
         Command::Schema { kind } => schema_command::print_schema(kind),
         Command::Completion { shell } => {

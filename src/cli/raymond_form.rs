@@ -23,6 +23,7 @@ const SUBCOMMANDS: &[&str] = &[
     "new",
     "convert",
     "lint",
+    "diagram",
     "schema",
     "help",
 ];

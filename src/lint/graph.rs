@@ -68,6 +68,17 @@ impl Graph {
         reached.iter().any(|state| self.results.contains(state) || self.open.contains(state))
     }
 
+    /// Every state one agent entering `roots` moves through on its own: no
+    /// callee's frame and no forked worker, but the states calls return to.
+    pub(crate) fn same_agent_reachable<'a>(&self, roots: impl IntoIterator<Item = &'a String>) -> BTreeSet<String> {
+        self.walk(roots, |edge| edge == Edge::SameAgent)
+    }
+
+    /// The states that emit `<result>`.
+    pub(crate) fn results(&self) -> &BTreeSet<String> {
+        &self.results
+    }
+
     fn walk<'a>(&self, roots: impl IntoIterator<Item = &'a String>, follow: impl Fn(Edge) -> bool) -> BTreeSet<String> {
         let mut seen: BTreeSet<String> = roots.into_iter().cloned().collect();
         let mut queue: VecDeque<String> = seen.iter().cloned().collect();

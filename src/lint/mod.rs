@@ -13,10 +13,10 @@
 
 pub(crate) mod check;
 pub(crate) mod diagnostic;
-mod graph;
-mod source;
+pub(crate) mod graph;
+pub(crate) mod source;
 mod state_checks;
-mod transitions;
+pub(crate) mod transitions;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
