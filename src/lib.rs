@@ -19,6 +19,7 @@ mod events;
 mod executor;
 mod exit_code;
 mod ids;
+mod inspect;
 mod lint;
 mod model;
 mod observers;

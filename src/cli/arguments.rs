@@ -41,6 +41,14 @@ pub(crate) enum Command {
     List,
     /// Show a run's agents, their states and stacks, and its totals.
     Status(StatusArguments),
+    /// What a run spent where: per state visits, time, tokens, cost, retries, reminders and
+    /// tool calls; per agent steps, cost and result; the slowest and most expensive steps.
+    Report {
+        run_id: String,
+        /// Print one JSON document (docs/inspecting.md).
+        #[arg(long)]
+        json: bool,
+    },
     /// Cut a damaged journal back to its intact entries (after a backup) so the run can resume.
     Repair(RepairArguments),
     /// Create a `.baton/config.toml` listing every setting (commented out).

@@ -14,6 +14,7 @@ mod list_command;
 mod new_command;
 mod raymond_form;
 mod repair_command;
+mod report_command;
 mod resume_command;
 mod run_command;
 mod schema_command;
@@ -69,6 +70,10 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::Status(status) => {
             init_tracing(false);
             status_command::status(&project()?.1, &status.run_id, status.json)
+        }
+        Command::Report { run_id, json } => {
+            init_tracing(false);
+            report_command::report_run(&project()?.1, &run_id, json)
         }
         Command::Repair(repair) => {
             init_tracing(false);

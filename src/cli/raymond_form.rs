@@ -17,6 +17,7 @@ const SUBCOMMANDS: &[&str] = &[
     "answer",
     "list",
     "status",
+    "report",
     "repair",
     "init-config",
     "completion",

@@ -28,6 +28,9 @@ use crate::events::bus::{EventBus, HandlerError};
 use crate::ids::AgentId;
 use crate::workflow::state_name::display_stem;
 
+/// The trace of events in a run directory (`docs/trace-format.md`).
+pub(crate) const TRACE_FILE: &str = "events.jsonl";
+
 /// The version of the `events.jsonl` line format.
 pub(crate) const TRACE_VERSION: u32 = 1;
 
@@ -115,7 +118,7 @@ impl DebugObserver {
     /// Open (or continue) the trace in `run_dir`.
     pub(crate) fn open(run_dir: &Path) -> io::Result<DebugObserver> {
         std::fs::create_dir_all(run_dir)?;
-        let events_path = run_dir.join("events.jsonl");
+        let events_path = run_dir.join(TRACE_FILE);
         let (last_seq, last_commit) = trace_position(&events_path);
         let files = Files {
             events: append(&events_path)?,
@@ -185,7 +188,7 @@ impl DebugObserver {
             return Ok(());
         }
         if let Err(error) = self.write_event(event) {
-            report_broken(&self.broken, &self.run_dir, &self.run_dir.join("events.jsonl"), &error);
+            report_broken(&self.broken, &self.run_dir, &self.run_dir.join(TRACE_FILE), &error);
         }
         Ok(())
     }

@@ -1,0 +1,405 @@
+//! `baton report`: what a run spent where, computed from its trace.
+//!
+//! Per state: visits, time, tokens, cost, retries, reminders and tool calls by
+//! tool (with failures, read from Claude's stream: a `tool_result` marked
+//! `is_error` for a `tool_use` id); per agent: steps, cost, result; the run's
+//! totals; the slowest and the most expensive steps. The run's status comes from
+//! its state, so a live, failed or paused run reports what it did so far.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How many of the slowest and most expensive steps are listed.
+const TOP_STEPS: usize = 5;
+
+/// The fields of a trace line the report reads; the rest are skipped unparsed.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    ts: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    step: Option<u64>,
+    #[serde(default)]
+    attempt: Option<u64>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+    #[serde(default)]
+    cost_usd: Option<f64>,
+    #[serde(default)]
+    reminder: Option<u64>,
+    #[serde(default)]
+    result: Option<String>,
+    #[serde(default)]
+    json: Option<StreamObject>,
+}
+
+/// The parts of one Claude Code stream-json object the report needs.
+#[derive(Deserialize)]
+struct StreamObject {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    message: Option<StreamMessage>,
+}
+
+#[derive(Deserialize)]
+struct StreamMessage {
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub(crate) struct Usage {
+    #[serde(default)]
+    pub(crate) input_tokens: u64,
+    #[serde(default)]
+    pub(crate) output_tokens: u64,
+    #[serde(default)]
+    pub(crate) cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub(crate) cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
+}
+
+/// One step: a state executed by an agent, all its attempts and turns.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct StepFigures {
+    pub(crate) agent: String,
+    pub(crate) state: String,
+    pub(crate) step: u64,
+    /// `None` while the step runs (or when it never completed).
+    pub(crate) duration_ms: Option<u64>,
+    pub(crate) cost_usd: f64,
+    pub(crate) tokens: Usage,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct ToolFigures {
+    pub(crate) calls: u64,
+    pub(crate) failures: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct StateFigures {
+    pub(crate) state: String,
+    /// Steps started (retries of a step are not visits).
+    pub(crate) visits: u64,
+    pub(crate) completed: u64,
+    pub(crate) duration_total_ms: u64,
+    pub(crate) duration_median_ms: u64,
+    pub(crate) duration_max_ms: u64,
+    pub(crate) tokens: Usage,
+    pub(crate) cost_usd: f64,
+    /// Attempts after the first, over all visits.
+    pub(crate) retries: u64,
+    /// Reminder turns (R5.18), over all visits.
+    pub(crate) reminders: u64,
+    pub(crate) tools: BTreeMap<String, ToolFigures>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct AgentFigures {
+    pub(crate) agent: String,
+    pub(crate) steps: u64,
+    pub(crate) cost_usd: f64,
+    /// The `<result>` it terminated with; `None` while it lives.
+    pub(crate) result: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct Totals {
+    pub(crate) steps: u64,
+    pub(crate) cost_usd: f64,
+    pub(crate) tokens: Usage,
+    pub(crate) retries: u64,
+    pub(crate) reminders: u64,
+    pub(crate) tool_calls: u64,
+    pub(crate) tool_failures: u64,
+    /// From the trace's first line to its last.
+    pub(crate) wall_ms: u64,
+}
+
+/// What a run did, by state and agent. Also the `--json` document (`docs/inspecting.md`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct Report {
+    pub(crate) states: Vec<StateFigures>,
+    pub(crate) agents: Vec<AgentFigures>,
+    pub(crate) totals: Totals,
+    pub(crate) slowest_steps: Vec<StepFigures>,
+    pub(crate) most_expensive_steps: Vec<StepFigures>,
+    /// Trace lines that could not be read (a torn or foreign line); skipped.
+    pub(crate) unreadable_lines: u64,
+}
+
+/// Adds trace lines up; `finish` gives the report.
+#[derive(Default)]
+pub(crate) struct ReportBuilder {
+    states: BTreeMap<String, StateFigures>,
+    agents: BTreeMap<String, AgentFigures>,
+    steps: Vec<StepFigures>,
+    /// The index in `steps` of each agent's running step.
+    open_steps: HashMap<(String, u64), usize>,
+    /// Each `tool_use` id's tool, for the `tool_result` that may report its failure.
+    tool_names: HashMap<String, String>,
+    first_ts: Option<String>,
+    last_ts: Option<String>,
+    unreadable_lines: u64,
+}
+
+impl ReportBuilder {
+    pub(crate) fn add(&mut self, line: &str) {
+        let Ok(line) = serde_json::from_str::<Line>(line) else {
+            self.unreadable_lines += 1;
+            return;
+        };
+        if let Some(ts) = line.ts.clone() {
+            self.first_ts.get_or_insert_with(|| ts.clone());
+            self.last_ts = Some(ts);
+        }
+        let agent = line.agent_id.clone().unwrap_or_default();
+        match line.kind.as_str() {
+            "StateStarted" => self.state_started(&line, agent),
+            "StateCompleted" => self.state_completed(&line, agent),
+            "PromptRendered" if line.reminder.unwrap_or(0) > 0 => {
+                if let Some(state) = &line.state {
+                    self.state(state).reminders += 1;
+                }
+            }
+            "ClaudeStreamOutput" => self.stream_object(&line, agent),
+            "AgentTerminated" => self.agent(&agent).result = line.result.clone(),
+            _ => {}
+        }
+    }
+
+    fn state(&mut self, state: &str) -> &mut StateFigures {
+        self.states
+            .entry(state.to_string())
+            .or_insert_with(|| StateFigures { state: state.to_string(), ..StateFigures::default() })
+    }
+
+    fn agent(&mut self, agent: &str) -> &mut AgentFigures {
+        self.agents
+            .entry(agent.to_string())
+            .or_insert_with(|| AgentFigures { agent: agent.to_string(), ..AgentFigures::default() })
+    }
+
+    fn state_started(&mut self, line: &Line, agent: String) {
+        let (Some(state), Some(step)) = (&line.state, line.step) else { return };
+        self.agent(&agent);
+        if line.attempt.unwrap_or(1) > 1 {
+            self.state(state).retries += 1;
+            return;
+        }
+        self.state(state).visits += 1;
+        self.open_steps.insert((agent.clone(), step), self.steps.len());
+        self.steps.push(StepFigures { agent, state: state.clone(), step, ..StepFigures::default() });
+    }
+
+    fn state_completed(&mut self, line: &Line, agent: String) {
+        let (Some(state), Some(step)) = (&line.state, line.step) else { return };
+        let cost = line.cost_usd.unwrap_or(0.0);
+        let duration = line.duration_ms.unwrap_or(0);
+        let figures = self.state(state);
+        figures.completed += 1;
+        figures.cost_usd += cost;
+        let record = self.agent(&agent);
+        record.steps += 1;
+        record.cost_usd += cost;
+        let index = match self.open_steps.remove(&(agent.clone(), step)) {
+            Some(index) => index,
+            None => {
+                self.steps.push(StepFigures { agent, state: state.clone(), step, ..StepFigures::default() });
+                self.steps.len() - 1
+            }
+        };
+        if let Some(figures) = self.steps.get_mut(index) {
+            figures.duration_ms = Some(duration);
+            figures.cost_usd = cost;
+        }
+    }
+
+    fn stream_object(&mut self, line: &Line, agent: String) {
+        let (Some(object), Some(state), Some(step)) = (&line.json, &line.state, line.step) else { return };
+        match object.kind.as_deref() {
+            Some("result") => {
+                let usage = object.usage.unwrap_or_default();
+                self.state(state).tokens.add(usage);
+                if let Some(index) = self.open_steps.get(&(agent, step)).copied()
+                    && let Some(figures) = self.steps.get_mut(index)
+                {
+                    figures.tokens.add(usage);
+                }
+            }
+            Some("assistant") => {
+                for (id, name) in content_items(object, "tool_use", "id", "name") {
+                    self.tool_names.insert(id, name.clone());
+                    self.state(state).tools.entry(name).or_default().calls += 1;
+                }
+            }
+            Some("user") => {
+                for item in
+                    content(object).filter(|item| item.get("type").and_then(Value::as_str) == Some("tool_result"))
+                {
+                    let failed = item.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                    let id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
+                    if let (true, Some(name)) = (failed, self.tool_names.get(id).cloned()) {
+                        self.state(state).tools.entry(name).or_default().failures += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn finish(self) -> Report {
+        let mut durations: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for step in &self.steps {
+            if let Some(duration) = step.duration_ms {
+                durations.entry(step.state.as_str()).or_default().push(duration);
+            }
+        }
+        let mut states: Vec<StateFigures> = self.states.values().cloned().collect();
+        for figures in &mut states {
+            let mut taken = durations.remove(figures.state.as_str()).unwrap_or_default();
+            taken.sort_unstable();
+            figures.duration_total_ms = taken.iter().sum();
+            figures.duration_max_ms = taken.last().copied().unwrap_or(0);
+            figures.duration_median_ms = median(&taken);
+        }
+        let mut totals = Totals::default();
+        for figures in &states {
+            totals.steps += figures.completed;
+            totals.cost_usd += figures.cost_usd;
+            totals.tokens.add(figures.tokens);
+            totals.retries += figures.retries;
+            totals.reminders += figures.reminders;
+            totals.tool_calls += figures.tools.values().map(|tool| tool.calls).sum::<u64>();
+            totals.tool_failures += figures.tools.values().map(|tool| tool.failures).sum::<u64>();
+        }
+        totals.wall_ms = wall_ms(self.first_ts.as_deref(), self.last_ts.as_deref());
+        let completed: Vec<&StepFigures> = self.steps.iter().filter(|step| step.duration_ms.is_some()).collect();
+        let top = |key: &dyn Fn(&StepFigures) -> f64| {
+            let mut ranked = completed.clone();
+            ranked.sort_by(|a, b| key(b).total_cmp(&key(a)));
+            ranked.into_iter().filter(|step| key(step) > 0.0).take(TOP_STEPS).cloned().collect::<Vec<_>>()
+        };
+        let slowest_steps = top(&|step| step.duration_ms.unwrap_or(0) as f64);
+        let most_expensive_steps = top(&|step| step.cost_usd);
+        Report {
+            states,
+            agents: self.agents.into_values().collect(),
+            totals,
+            slowest_steps,
+            most_expensive_steps,
+            unreadable_lines: self.unreadable_lines,
+        }
+    }
+}
+
+/// The report of a trace's lines.
+pub(crate) fn report<'a>(lines: impl IntoIterator<Item = &'a str>) -> Report {
+    let mut builder = ReportBuilder::default();
+    for line in lines {
+        builder.add(line);
+    }
+    builder.finish()
+}
+
+fn content(object: &StreamObject) -> impl Iterator<Item = &Value> {
+    object.message.as_ref().and_then(|message| message.content.as_ref()).and_then(Value::as_array).into_iter().flatten()
+}
+
+/// `(item[a], item[b])` of each content item of type `kind`.
+fn content_items(object: &StreamObject, kind: &str, a: &str, b: &str) -> Vec<(String, String)> {
+    content(object)
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some(kind))
+        .filter_map(|item| Some((item.get(a)?.as_str()?.to_string(), item.get(b)?.as_str()?.to_string())))
+        .collect()
+}
+
+fn median(sorted: &[u64]) -> u64 {
+    match sorted.len() {
+        0 => 0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+fn wall_ms(first: Option<&str>, last: Option<&str>) -> u64 {
+    let parse = |ts: Option<&str>| ts.and_then(|ts| ts.parse::<jiff::Timestamp>().ok());
+    match (parse(first), parse(last)) {
+        (Some(first), Some(last)) => u64::try_from(last.duration_since(first).as_millis()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(value: Value) -> String {
+        value.to_string()
+    }
+
+    #[test]
+    fn states_add_up_visits_time_tokens_retries_reminders_and_tools() {
+        let lines = [
+            line(
+                serde_json::json!({"type":"StateStarted","ts":"2026-01-01T00:00:00Z","agent_id":"main","state":"A.md","step":1,"attempt":1}),
+            ),
+            line(serde_json::json!({"type":"StateStarted","agent_id":"main","state":"A.md","step":1,"attempt":2})),
+            line(serde_json::json!({"type":"PromptRendered","agent_id":"main","state":"A.md","step":1,"reminder":1})),
+            line(
+                serde_json::json!({"type":"ClaudeStreamOutput","agent_id":"main","state":"A.md","step":1,"json":{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash"},{"type":"text","text":"x"}]}}}),
+            ),
+            line(
+                serde_json::json!({"type":"ClaudeStreamOutput","agent_id":"main","state":"A.md","step":1,"json":{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true}]}}}),
+            ),
+            line(
+                serde_json::json!({"type":"ClaudeStreamOutput","agent_id":"main","state":"A.md","step":1,"json":{"type":"result","usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":5}}}),
+            ),
+            line(
+                serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"A.md","step":1,"cost_usd":0.5,"duration_ms":300}),
+            ),
+            line(serde_json::json!({"type":"StateStarted","agent_id":"main","state":"A.md","step":2,"attempt":1})),
+            line(
+                serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"A.md","step":2,"cost_usd":0.25,"duration_ms":100}),
+            ),
+            line(
+                serde_json::json!({"type":"AgentTerminated","ts":"2026-01-01T00:00:02Z","agent_id":"main","result":"ok"}),
+            ),
+            "{\"type\":\"StateSta".to_string(),
+        ];
+        let report = report(lines.iter().map(String::as_str));
+        let a = &report.states[0];
+        assert_eq!((a.visits, a.completed, a.retries, a.reminders), (2, 2, 1, 1));
+        assert_eq!((a.duration_total_ms, a.duration_median_ms, a.duration_max_ms), (400, 200, 300));
+        assert_eq!(
+            a.tokens,
+            Usage { input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 5, cache_creation_input_tokens: 0 }
+        );
+        assert_eq!(a.tools["Bash"], ToolFigures { calls: 1, failures: 1 });
+        assert_eq!(report.agents[0].result.as_deref(), Some("ok"));
+        assert_eq!((report.totals.steps, report.totals.wall_ms), (2, 2000));
+        assert_eq!(report.slowest_steps.iter().map(|step| step.step).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(report.unreadable_lines, 1);
+    }
+}
