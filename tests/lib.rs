@@ -16,6 +16,7 @@ mod lint;
 mod markdown;
 mod raymond_cli;
 mod regression;
+mod run_admin;
 mod samples;
 mod schema;
 mod shutdown;

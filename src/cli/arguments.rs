@@ -38,7 +38,10 @@ pub(crate) enum Command {
     /// Answer a run's `<ask>` and continue it (`baton resume RUN --input TEXT`).
     Answer(AnswerArguments),
     /// List the runs in this project's `.baton` directory.
-    List,
+    List(ListArguments),
+    /// Delete finished (completed or failed) runs; live, paused, interrupted and asking runs are
+    /// never touched. Without options, runs older than 30 days go.
+    Gc(GcArguments),
     /// Show a run's agents, their states and stacks, and its totals.
     Status(StatusArguments),
     /// What a run spent where: per state visits, time, tokens, cost, retries, reminders and
@@ -112,6 +115,33 @@ pub(crate) enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArguments {
+    /// Print a JSON array (docs/inspecting.md) instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Only runs with this status.
+    #[arg(long, value_enum)]
+    pub(crate) status: Option<crate::cli::list_command::StatusFilter>,
+    /// Only runs created within this long (`90m`, `2h`, `7d`).
+    #[arg(long, value_name = "AGE")]
+    pub(crate) since: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GcArguments {
+    /// Delete finished runs last updated longer ago than this (`12h`, `30d`) [default: 30d
+    /// unless --keep is given].
+    #[arg(long, value_name = "AGE")]
+    pub(crate) older_than: Option<String>,
+    /// Keep the newest N finished runs, however old.
+    #[arg(long, value_name = "N")]
+    pub(crate) keep: Option<usize>,
+    /// Say what would be deleted, and delete nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// Options shared by `run` and `resume`.

@@ -8,6 +8,7 @@ mod convert_command;
 mod diagram_command;
 mod error;
 mod execute;
+mod gc_command;
 mod init_config_command;
 mod lint_command;
 mod list_command;
@@ -63,9 +64,13 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Ok((cwd, store))
     };
     match arguments.command {
-        Command::List => {
+        Command::List(list) => {
             init_tracing(false);
-            list_command::list(&project()?.1)
+            list_command::list(&project()?.1, &list)
+        }
+        Command::Gc(gc) => {
+            init_tracing(false);
+            gc_command::gc(&project()?.1, &gc)
         }
         Command::Status(status) => {
             init_tracing(false);

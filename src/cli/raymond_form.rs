@@ -16,6 +16,7 @@ const SUBCOMMANDS: &[&str] = &[
     "resume",
     "answer",
     "list",
+    "gc",
     "status",
     "report",
     "repair",

@@ -14,6 +14,11 @@ impl TaskFolders {
         TaskFolders { root: baton_dir.join("tasks").join(run_id) }
     }
 
+    /// The folder holding every task folder of the run.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The folder of `agent_id` after `task_count` `task="new"` resets.
     pub(crate) fn folder_for(&self, agent_id: &str, task_count: u32) -> PathBuf {
         if task_count == 0 { self.root.join(agent_id) } else { self.root.join(format!("{agent_id}_task{task_count}")) }

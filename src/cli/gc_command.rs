@@ -1,0 +1,85 @@
+//! `baton gc [--older-than AGE] [--keep N] [--dry-run]`: runs are kept (A9)
+//! until this prunes them. Only finished runs — completed or failed — are
+//! deleted, with their task folders; a run that can still go on (running, paused, interrupted, asking)
+//! is never touched, and a run some baton drives right now is skipped: each
+//! deletion first takes the run's lock, so it cannot race a `resume`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use super::CliError;
+use super::arguments::GcArguments;
+use super::list_command::runs_in_order;
+use crate::model::run_state::RunStatus;
+use crate::store::lock::RunLock;
+use crate::store::runs::RunStore;
+use crate::text::duration::parse_duration;
+use crate::transition::task_folder::TaskFolders;
+
+const DEFAULT_AGE: Duration = Duration::from_secs(30 * 86400);
+
+pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliError> {
+    let older_than = match (&arguments.older_than, arguments.keep) {
+        (Some(text), _) => Some(parse_duration(text).map_err(|error| CliError::InvalidValue {
+            flag: "older-than",
+            value: text.clone(),
+            expected: error.to_string(),
+        })?),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_AGE),
+    };
+    let now = jiff::Timestamp::now();
+    let finished: Vec<(String, String)> = runs_in_order(store)
+        .into_iter()
+        .filter_map(|(id, run)| {
+            let run = run.ok()?;
+            matches!(run.status, RunStatus::Completed | RunStatus::Failed).then_some((id, run.updated_at))
+        })
+        .collect();
+    // Newest first, so `--keep N` keeps the first N.
+    let kept = arguments.keep.unwrap_or(0);
+    let mut doomed: Vec<&String> = Vec::new();
+    for (index, (id, updated_at)) in finished.iter().rev().enumerate() {
+        let old_enough = older_than.is_none_or(|age| {
+            updated_at.parse::<jiff::Timestamp>().is_ok_and(|updated| {
+                now.as_second().saturating_sub(updated.as_second()) >= i64::try_from(age.as_secs()).unwrap_or(i64::MAX)
+            })
+        });
+        if index >= kept && old_enough {
+            doomed.push(id);
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    let mut removed = 0;
+    for id in doomed {
+        let run_dir = store.run_dir(id);
+        if arguments.dry_run {
+            if RunLock::holder(&run_dir).is_none() {
+                writeln!(stdout, "would delete {id}").map_err(|source| CliError::Stdout { source })?;
+                removed += 1;
+            }
+            continue;
+        }
+        let Ok(lock) = RunLock::acquire(&run_dir, id) else {
+            eprintln!("skipped {id}: a baton is driving it");
+            continue;
+        };
+        // The run's task folders go with it; they are its agents' scratch space.
+        let tasks = TaskFolders::new(store.baton_dir(), id);
+        let removed_tasks = match std::fs::remove_dir_all(tasks.root()) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+            _ => Ok(()),
+        };
+        match removed_tasks.and_then(|()| std::fs::remove_dir_all(&run_dir)) {
+            Ok(()) => {
+                removed += 1;
+                writeln!(stdout, "deleted {id}").map_err(|source| CliError::Stdout { source })?;
+            }
+            Err(error) => eprintln!("cannot delete {}: {error}", run_dir.display()),
+        }
+        drop(lock);
+    }
+    let verb = if arguments.dry_run { "would delete" } else { "deleted" };
+    eprintln!("{verb} {removed} of {} finished runs", finished.len());
+    Ok(0)
+}
