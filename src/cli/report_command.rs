@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::CliError;
 use crate::inspect::report::{Report, StepFigures, report};
-use crate::inspect::trace_file::{read_lines, trace_path};
+use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::RunState;
 use crate::store::runs::RunStore;
 
@@ -26,8 +26,8 @@ struct JsonReport<'a> {
 pub(crate) fn report_run(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;
     let path = trace_path(&store.run_dir(run_id));
-    let lines = read_lines(&path).map_err(|source| CliError::Trace { path: path.clone(), source })?;
-    let figures = report(lines.iter().map(String::as_str));
+    let trace = read_complete(&path).map_err(|source| CliError::Trace { path: path.clone(), source })?;
+    let figures = report(trace.lines());
     let text = if as_json {
         let document = JsonReport {
             schema: 1,

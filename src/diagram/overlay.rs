@@ -4,14 +4,11 @@
 //! state, its journal replayed).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::diagram::Diagram;
+use crate::inspect::trace_file::{TRACE_FILE, TraceTail};
 use crate::store::runs::{RunStore, StoreError};
-
-/// The trace the run's observer writes (`docs/trace-format.md`).
-const TRACE_FILE: &str = "events.jsonl";
 
 #[derive(Debug, Default)]
 pub(crate) struct Overlay {
@@ -42,9 +39,8 @@ impl Overlay {
 
 fn visits(trace: &Path) -> BTreeMap<String, u64> {
     let mut visits = BTreeMap::new();
-    let Ok(file) = std::fs::File::open(trace) else { return visits };
-    for line in BufReader::new(file).lines() {
-        let Ok(line) = line else { break };
+    let lines = TraceTail::new(trace.to_path_buf()).read_new().unwrap_or_default();
+    for line in lines {
         let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
         if event.get("type").and_then(serde_json::Value::as_str) != Some("StateStarted") {
             continue;

@@ -6,25 +6,28 @@
 //! totals; the slowest and the most expensive steps. The run's status comes from
 //! its state, so a live, failed or paused run reports what it did so far.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// How many of the slowest and most expensive steps are listed.
 const TOP_STEPS: usize = 5;
 
-/// The fields of a trace line the report reads; the rest are skipped unparsed.
+/// The fields of a trace line the report reads; the rest are skipped unparsed,
+/// and text is borrowed from the line where it has no escapes (a long trace is
+/// mostly prompts and stream objects the report never looks into).
 #[derive(Deserialize)]
-struct Line {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    ts: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    state: Option<String>,
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    ts: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    agent_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    state: Option<Cow<'a, str>>,
     #[serde(default)]
     step: Option<u64>,
     #[serde(default)]
@@ -37,25 +40,48 @@ struct Line {
     reminder: Option<u64>,
     #[serde(default)]
     result: Option<String>,
-    #[serde(default)]
-    json: Option<StreamObject>,
+    #[serde(default, borrow)]
+    json: Option<StreamObject<'a>>,
 }
 
 /// The parts of one Claude Code stream-json object the report needs.
 #[derive(Deserialize)]
-struct StreamObject {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
+struct StreamObject<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: Option<Usage>,
-    #[serde(default)]
-    message: Option<StreamMessage>,
+    #[serde(default, borrow)]
+    message: Option<StreamMessage<'a>>,
 }
 
 #[derive(Deserialize)]
-struct StreamMessage {
+struct StreamMessage<'a> {
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
+}
+
+/// A message's content: a list of items, or (in user messages) plain text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    #[serde(borrow)]
+    Items(Vec<ContentItem<'a>>),
+    Text(IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct ContentItem<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_use_id: Option<Cow<'a, str>>,
     #[serde(default)]
-    content: Option<Value>,
+    is_error: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -170,12 +196,14 @@ impl ReportBuilder {
             self.unreadable_lines += 1;
             return;
         };
-        if let Some(ts) = line.ts.clone() {
-            self.first_ts.get_or_insert_with(|| ts.clone());
-            self.last_ts = Some(ts);
+        if let Some(ts) = &line.ts {
+            if self.first_ts.is_none() {
+                self.first_ts = Some(ts.to_string());
+            }
+            self.last_ts = Some(ts.to_string());
         }
-        let agent = line.agent_id.clone().unwrap_or_default();
-        match line.kind.as_str() {
+        let agent = line.agent_id.as_deref().unwrap_or_default().to_string();
+        match &*line.kind {
             "StateStarted" => self.state_started(&line, agent),
             "StateCompleted" => self.state_completed(&line, agent),
             "PromptRendered" if line.reminder.unwrap_or(0) > 0 => {
@@ -201,8 +229,8 @@ impl ReportBuilder {
             .or_insert_with(|| AgentFigures { agent: agent.to_string(), ..AgentFigures::default() })
     }
 
-    fn state_started(&mut self, line: &Line, agent: String) {
-        let (Some(state), Some(step)) = (&line.state, line.step) else { return };
+    fn state_started(&mut self, line: &Line<'_>, agent: String) {
+        let (Some(state), Some(step)) = (line.state.as_deref(), line.step) else { return };
         self.agent(&agent);
         if line.attempt.unwrap_or(1) > 1 {
             self.state(state).retries += 1;
@@ -210,11 +238,11 @@ impl ReportBuilder {
         }
         self.state(state).visits += 1;
         self.open_steps.insert((agent.clone(), step), self.steps.len());
-        self.steps.push(StepFigures { agent, state: state.clone(), step, ..StepFigures::default() });
+        self.steps.push(StepFigures { agent, state: state.to_string(), step, ..StepFigures::default() });
     }
 
-    fn state_completed(&mut self, line: &Line, agent: String) {
-        let (Some(state), Some(step)) = (&line.state, line.step) else { return };
+    fn state_completed(&mut self, line: &Line<'_>, agent: String) {
+        let (Some(state), Some(step)) = (line.state.as_deref(), line.step) else { return };
         let cost = line.cost_usd.unwrap_or(0.0);
         let duration = line.duration_ms.unwrap_or(0);
         let figures = self.state(state);
@@ -226,7 +254,7 @@ impl ReportBuilder {
         let index = match self.open_steps.remove(&(agent.clone(), step)) {
             Some(index) => index,
             None => {
-                self.steps.push(StepFigures { agent, state: state.clone(), step, ..StepFigures::default() });
+                self.steps.push(StepFigures { agent, state: state.to_string(), step, ..StepFigures::default() });
                 self.steps.len() - 1
             }
         };
@@ -236,8 +264,12 @@ impl ReportBuilder {
         }
     }
 
-    fn stream_object(&mut self, line: &Line, agent: String) {
-        let (Some(object), Some(state), Some(step)) = (&line.json, &line.state, line.step) else { return };
+    fn stream_object(&mut self, line: &Line<'_>, agent: String) {
+        let (Some(object), Some(state), Some(step)) = (&line.json, line.state.as_deref(), line.step) else { return };
+        let items = match object.message.as_ref().and_then(|message| message.content.as_ref()) {
+            Some(Content::Items(items)) => items.as_slice(),
+            _ => &[],
+        };
         match object.kind.as_deref() {
             Some("result") => {
                 let usage = object.usage.unwrap_or_default();
@@ -249,17 +281,16 @@ impl ReportBuilder {
                 }
             }
             Some("assistant") => {
-                for (id, name) in content_items(object, "tool_use", "id", "name") {
-                    self.tool_names.insert(id, name.clone());
-                    self.state(state).tools.entry(name).or_default().calls += 1;
+                for item in items.iter().filter(|item| item.kind.as_deref() == Some("tool_use")) {
+                    let (Some(id), Some(name)) = (&item.id, &item.name) else { continue };
+                    self.tool_names.insert(id.to_string(), name.to_string());
+                    self.state(state).tools.entry(name.to_string()).or_default().calls += 1;
                 }
             }
             Some("user") => {
-                for item in
-                    content(object).filter(|item| item.get("type").and_then(Value::as_str) == Some("tool_result"))
-                {
-                    let failed = item.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-                    let id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
+                for item in items.iter().filter(|item| item.kind.as_deref() == Some("tool_result")) {
+                    let failed = item.is_error.unwrap_or(false);
+                    let id = item.tool_use_id.as_deref().unwrap_or_default();
                     if let (true, Some(name)) = (failed, self.tool_names.get(id).cloned()) {
                         self.state(state).tools.entry(name).or_default().failures += 1;
                     }
@@ -323,18 +354,6 @@ pub(crate) fn report<'a>(lines: impl IntoIterator<Item = &'a str>) -> Report {
     builder.finish()
 }
 
-fn content(object: &StreamObject) -> impl Iterator<Item = &Value> {
-    object.message.as_ref().and_then(|message| message.content.as_ref()).and_then(Value::as_array).into_iter().flatten()
-}
-
-/// `(item[a], item[b])` of each content item of type `kind`.
-fn content_items(object: &StreamObject, kind: &str, a: &str, b: &str) -> Vec<(String, String)> {
-    content(object)
-        .filter(|item| item.get("type").and_then(Value::as_str) == Some(kind))
-        .filter_map(|item| Some((item.get(a)?.as_str()?.to_string(), item.get(b)?.as_str()?.to_string())))
-        .collect()
-}
-
 fn median(sorted: &[u64]) -> u64 {
     match sorted.len() {
         0 => 0,
@@ -354,6 +373,8 @@ fn wall_ms(first: Option<&str>, last: Option<&str>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::Value;
 
     fn line(value: Value) -> String {
         value.to_string()

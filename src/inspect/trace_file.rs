@@ -52,9 +52,19 @@ impl TraceTail {
     }
 }
 
-/// Every complete line of the trace at `path`; a torn last line is left out.
-pub(crate) fn read_lines(path: &Path) -> io::Result<Vec<String>> {
-    TraceTail::new(path.to_path_buf()).read_new()
+/// The complete lines of the trace at `path`, as one text (a torn last line is
+/// left out); iterate with `lines()`. One buffer, not a string per line: a long
+/// run's trace has millions.
+pub(crate) fn read_complete(path: &Path) -> io::Result<String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(error) => return Err(error),
+    };
+    let complete = bytes.iter().rposition(|byte| *byte == b'\n').map_or(0, |newline| newline + 1);
+    let mut bytes = bytes;
+    bytes.truncate(complete);
+    Ok(String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()))
 }
 
 #[cfg(test)]
@@ -82,6 +92,6 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join(TRACE_FILE);
         std::fs::write(&path, "{\"seq\":1}\n{\"seq\":2,\"ty").expect("write");
-        assert_eq!(read_lines(&path).expect("read"), ["{\"seq\":1}"]);
+        assert_eq!(read_complete(&path).expect("read"), "{\"seq\":1}\n");
     }
 }
