@@ -10,7 +10,7 @@ use crate::support::claude_cli::{CLAUDE_ENV_REMOVE, claude_binary, claude_env};
 use crate::support::fake_anthropic::{FakeAnthropic, Reply, Rule, ToolUse};
 
 /// A project whose prompt states run the real `claude` against `fake`.
-fn with_real_claude(mut test: Test, fake: &FakeAnthropic) -> Test {
+pub(crate) fn with_real_claude(mut test: Test, fake: &FakeAnthropic) -> Test {
     for key in CLAUDE_ENV_REMOVE {
         test = test.env_remove(key);
     }

@@ -16,6 +16,7 @@ mod lint;
 mod markdown;
 mod raymond_cli;
 mod regression;
+mod report;
 mod run_admin;
 mod samples;
 mod schema;

@@ -1,0 +1,69 @@
+//! `baton report` of a real run: the review-loop sample driven by the real Claude
+//! Code CLI against the fake Anthropic API, with a tool that fails and a
+//! reminder, so every column has something to count.
+
+use serde_json::Value;
+
+use crate::claude_e2e::with_real_claude;
+use crate::support::Test;
+use crate::support::fake_anthropic::{FakeAnthropic, Reply, Rule, ToolUse};
+
+fn review_loop_run() -> (crate::support::Outcome, FakeAnthropic) {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("You are the planner").on_round(0).reply(Reply::text("Planning.").with_tool_use(
+            ToolUse::bash("printf '1. add greeting\\n' > \"$(ls -d \"$PWD\"/.baton/tasks/*/main)/plan.md\""),
+        )),
+        Rule::when_prompt("You are the planner")
+            .on_round(1)
+            .usage(1200, 80)
+            .reply_text("Plan written.\n<goto>IMPLEMENT</goto>"),
+        Rule::when_prompt("Implement the plan")
+            .on_round(0)
+            .reply(Reply::text("Implementing.").with_tool_use(ToolUse::bash("echo hello > greeting.txt; exit 3"))),
+        Rule::when_prompt("Implement the plan").on_round(1).reply_text("Implemented.\n<goto>TEST</goto>"),
+        Rule::when_prompt("REMINDER").resumed().reply_text("<result>APPROVED</result>"),
+        Rule::when_prompt("You are a strict code reviewer").fresh().reply_text("Looks good to me."),
+    ]);
+    let sample = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("states/review-loop");
+    let test = with_real_claude(Test::new(), &fake).env("TEST_COMMAND", "test -f greeting.txt");
+    let outcome =
+        test.args(["run", &sample.to_string_lossy(), "--input", "add a greeting", "--run-id", "review"]).run();
+    outcome.status(0);
+    (outcome, fake)
+}
+
+#[test]
+fn report_of_the_review_loop_counts_steps_tokens_tools_and_reminders() {
+    let (outcome, fake) = review_loop_run();
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+    let outcome = outcome.rerun(["report", "review", "--json"]);
+    outcome.status(0);
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("JSON");
+    let state = |name: &str| {
+        report["states"].as_array().and_then(|states| states.iter().find(|state| state["state"] == name)).cloned()
+    };
+    let start = state("START.md").expect("START.md row");
+    assert_eq!(start["visits"], 1);
+    assert_eq!(start["tools"]["Bash"], serde_json::json!({"calls": 1, "failures": 0}));
+    assert!(start["tokens"]["input_tokens"].as_u64().is_some_and(|tokens| tokens >= 1200), "{start}");
+    let implement = state("IMPLEMENT.md").expect("IMPLEMENT.md row");
+    assert_eq!(implement["tools"]["Bash"], serde_json::json!({"calls": 1, "failures": 1}), "{implement}");
+    let review = state("REVIEW.md").expect("REVIEW.md row");
+    assert_eq!((review["visits"].clone(), review["reminders"].clone()), (Value::from(1), Value::from(1)));
+    assert_eq!(state("TEST.sh").expect("TEST.sh row")["visits"], 1);
+    assert_eq!(report["totals"]["steps"], 5);
+    assert_eq!(report["totals"]["tool_calls"], 2);
+    assert!(report["totals"]["cost_usd"].as_f64().is_some_and(|cost| cost > 0.0), "{report}");
+    assert!(
+        report["agents"][0]["result"].as_str().is_some_and(|result| result.starts_with("Approved after 1 review")),
+        "{report}"
+    );
+    assert_eq!(report["slowest_steps"].as_array().map(Vec::len), Some(5));
+    let text = outcome.rerun(["report", "review"]);
+    text.status(0);
+    assert!(text.stdout.lines().all(|line| line.chars().count() <= 100), "{}", text.stdout);
+    assert!(text.stdout.contains("IMPLEMENT.md         Bash 1 (1 failed)"), "{}", text.stdout);
+    if std::env::var_os("BATON_SHOW_REPORT").is_some() {
+        eprintln!("{}", text.stdout);
+    }
+}
