@@ -67,3 +67,25 @@ fn report_of_the_review_loop_counts_steps_tokens_tools_and_reminders() {
         eprintln!("{}", text.stdout);
     }
 }
+
+#[test]
+fn a_live_run_reports_what_it_did_so_far_and_its_trace_is_left_as_it_was() {
+    let test = Test::new()
+        .file("START.sh", "echo '<goto>WAIT</goto>'\n")
+        .file("WAIT.sh", "touch waiting\nwhile [ ! -f gate ]; do sleep 0.02; done\necho '<result>done</result>'\n");
+    let mut child = test.spawn(&["run", "wf", "-q", "--run-id", "live"]);
+    assert!(test.wait_for_file("waiting"), "the second step started");
+    let trace = test.root().join(".baton/runs/live/events.jsonl");
+    let before = std::fs::read(&trace).expect("the trace");
+    let outcome = test.args(["report", "live", "--json"]).run();
+    outcome.status(0);
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("JSON");
+    assert_eq!(report["status"], "running");
+    assert_eq!(report["totals"]["steps"], 1, "one step completed: {report}");
+    let wait = report["states"].as_array().and_then(|states| states.iter().find(|state| state["state"] == "WAIT.sh"));
+    assert_eq!(wait.map(|state| (state["visits"].clone(), state["completed"].clone())), Some((1.into(), 0.into())));
+    assert_eq!(report["agents"][0]["result"], Value::Null);
+    assert_eq!(std::fs::read(&trace).expect("the trace"), before, "reading wrote nothing");
+    std::fs::write(outcome.root().join("gate"), "").expect("open the gate");
+    assert!(child.wait().expect("the run ends").success());
+}
