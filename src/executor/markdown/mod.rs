@@ -6,7 +6,8 @@
 //!    render the body with the state's variables (R6);
 //! 3. run a turn in the right session (R3.15): a `<call>` child forks its caller's
 //!    session, `goto`/return/parent-after-fork resume the agent's session, fresh
-//!    otherwise;
+//!    otherwise; a session borrowed from the run a `baton rerun` copied is forked
+//!    where it would be resumed, so the original's conversation never changes;
 //! 4. after each turn, in R5.17's order: budget → `force_implicit` → parse →
 //!    multi-fork → implicit → exactly one tag, resolved and allowed by the policy;
 //!    a missing, extra, unresolvable or disallowed tag under a policy gets up to two
@@ -161,7 +162,7 @@ async fn run_markdown_state(
     let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
         (Some(caller), _, _) => SessionMode::ForkFrom(caller.clone()),
         (None, true, _) => SessionMode::ContinueAndFork,
-        (None, false, Some(session)) => SessionMode::Resume(session.clone()),
+        (None, false, Some(session)) => context.continue_session(session),
         (None, false, None) => SessionMode::Fresh,
     };
     let prints = Mutex::new(PrintExtractor::new());
@@ -243,7 +244,7 @@ async fn run_markdown_state(
                     max_retries: MAX_REMINDER_ATTEMPTS,
                 });
                 // R5.19: the reminder continues the failed turn's session, never forked.
-                session = step.session.clone().map_or(SessionMode::Fresh, SessionMode::Resume);
+                session = step.session.as_ref().map_or(SessionMode::Fresh, |session| context.continue_session(session));
             }
         }
     }
