@@ -317,7 +317,7 @@ fn completion_scripts_complete_subcommands_and_options() {
     let (subcommands, options) = text.split_once("--\n").expect("two completions");
     let mut subcommands: Vec<&str> = subcommands.lines().collect();
     subcommands.sort_unstable();
-    assert_eq!(subcommands, ["repair", "resume"], "{text}");
+    assert_eq!(subcommands, ["repair", "rerun", "resume"], "{text}");
     assert_eq!(options.trim(), "--max-agents", "{text}");
     for shell in ["zsh", "fish"] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
