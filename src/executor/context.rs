@@ -91,13 +91,26 @@ pub(crate) struct ExecutionContext {
 }
 
 impl ExecutionContext {
-    /// How a turn continues `session`: resumed, unless the session belongs to the run
-    /// this one reruns, which must not change — then forked (`baton rerun`).
-    pub(crate) fn continue_session(&self, session: &SessionId) -> SessionMode {
+    /// How a turn continues `session`, which stood at assistant message `message` for
+    /// the agent: resumed, unless the session belongs to the run this one reruns,
+    /// which must not change — then forked (`baton rerun`).
+    pub(crate) fn continue_session(&self, session: &SessionId, message: Option<&String>) -> SessionMode {
         if self.borrowed_sessions.contains(session) {
-            SessionMode::ForkFrom(session.clone())
+            self.fork_session(session, message)
         } else {
             SessionMode::Resume(session.clone())
+        }
+    }
+
+    /// How a turn forks `session` (a `<call>` child): as it is now, or, when it is
+    /// borrowed from the run this one reruns, cut back to `message`, where it stood
+    /// at the rerun's step (the original may have gone on with it since).
+    pub(crate) fn fork_session(&self, session: &SessionId, message: Option<&String>) -> SessionMode {
+        match message {
+            Some(message) if self.borrowed_sessions.contains(session) => {
+                SessionMode::ForkAt(session.clone(), message.clone())
+            }
+            _ => SessionMode::ForkFrom(session.clone()),
         }
     }
 

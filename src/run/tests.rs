@@ -48,7 +48,12 @@ impl ScriptedExecutor {
     fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Arc<ScriptedExecutor> {
         let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
         for (state, reply) in replies {
-            let reply = reply.map(|transition| ExecutionResult { transition, session_id: None, cost_usd: 0.25 });
+            let reply = reply.map(|transition| ExecutionResult {
+                transition,
+                session_id: None,
+                session_message: None,
+                cost_usd: 0.25,
+            });
             map.entry(state.to_string()).or_default().push_back(reply);
         }
         Arc::new(ScriptedExecutor {
