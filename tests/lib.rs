@@ -16,6 +16,7 @@ mod lint;
 mod markdown;
 mod raymond_cli;
 mod regression;
+mod rerun;
 mod samples;
 mod schema;
 mod shutdown;
