@@ -17,6 +17,7 @@ mod markdown;
 mod raymond_cli;
 mod regression;
 mod report;
+mod rerun;
 mod run_admin;
 mod samples;
 mod schema;

@@ -61,6 +61,8 @@ pub(crate) struct BackendResponse {
     /// The text transitions are parsed from.
     pub(crate) text: String,
     pub(crate) session_id: Option<SessionId>,
+    /// The `uuid` of the turn's last assistant message, when the stream gave one.
+    pub(crate) message_uuid: Option<String>,
     pub(crate) cost_usd: f64,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,

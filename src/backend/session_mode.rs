@@ -13,6 +13,10 @@ pub(crate) enum SessionMode {
     Resume(SessionId),
     /// Start from a copy of this session, leaving it untouched (a `<call>` child).
     ForkFrom(SessionId),
+    /// Start from a copy of this session cut back after this assistant message, leaving
+    /// the session untouched: a `baton rerun` taking over a session that the original
+    /// run went on with after the step the rerun starts from.
+    ForkAt(SessionId, String),
     /// Continue the latest session of the working directory, as a fork (`--continue-session`).
     ContinueAndFork,
 }

@@ -37,6 +37,10 @@ pub(crate) enum Command {
     Resume(ResumeArguments),
     /// Answer a run's `<ask>` and continue it (`baton resume RUN --input TEXT`).
     Answer(AnswerArguments),
+    /// Start a new run from a step of an earlier one: its history up to that step is taken over
+    /// (nothing runs or is paid for again), every later step runs afresh, and the earlier run is
+    /// left as it was (Claude sessions are forked, never continued).
+    Rerun(RerunArguments),
     /// List the runs in this project's `.baton` directory.
     List(ListArguments),
     /// Delete finished (completed or failed) runs; live, paused, interrupted and asking runs are
@@ -144,7 +148,7 @@ pub(crate) struct GcArguments {
     pub(crate) dry_run: bool,
 }
 
-/// Options shared by `run` and `resume`.
+/// Options shared by `run`, `resume` and `rerun`.
 #[derive(Debug, Args)]
 pub(crate) struct ExecutionArguments {
     /// Inactivity timeout per state in seconds (0 disables it) [default: 600].
@@ -243,6 +247,29 @@ pub(crate) struct ResumeArguments {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct RerunArguments {
+    /// The run to start from (`baton list` shows them); it is only read.
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+    /// The step to continue after: its journal commit, the `commit` of its `TransitionOccurred`
+    /// event (`baton status RUN --steps` lists the steps a rerun can start from).
+    #[arg(long, value_name = "STEP")]
+    pub(crate) from: u64,
+    /// Input for the agent that took STEP, replacing what STEP passed on to its next state
+    /// (`{{input}}` / `$BATON_INPUT`); the answer, when STEP was an `<ask>`.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) input: Option<String>,
+    /// Name the new run instead of generating an id.
+    #[arg(long, value_name = "ID")]
+    pub(crate) run_id: Option<String>,
+    /// Set the new run's budget in US dollars (the cost of the steps taken over counts).
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    pub(crate) budget: Option<f64>,
+    #[command(flatten)]
+    pub(crate) execution: ExecutionArguments,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct AnswerArguments {
     pub(crate) run_id: String,
     /// The answer.
@@ -273,6 +300,9 @@ pub(crate) struct StatusArguments {
     /// Print the run's whole state (snapshot plus journal) as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// List the steps `baton rerun RUN --from STEP` can start from, one per line.
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) steps: bool,
 }
 
 #[derive(Debug, Args)]

@@ -66,6 +66,18 @@ pub(crate) enum CliError {
         if *.count == 1 { "it" } else { "them" }
     )]
     LintErrors { workflow: String, count: usize, findings: String },
+    #[error(transparent)]
+    Rerun(#[from] crate::store::rerun::RerunError),
+    #[error(
+        "commit {commit} of run `{run_id}` recorded no step (a retry, a pause or the run's end), so --input has no \
+         agent to go to; rerun from a step (`baton status {run_id} --steps` lists them)"
+    )]
+    RerunInputNoStep { run_id: String, commit: u64 },
+    #[error(
+        "agent `{agent_id}` terminated at step {commit} of run `{run_id}`, so --input has no agent to go to; rerun \
+         from an earlier step, or without --input"
+    )]
+    RerunInputTerminated { run_id: String, commit: u64, agent_id: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

@@ -215,6 +215,7 @@ pub(crate) async fn execute(
         budget_usd: state.budget_usd,
         default_model: state.launch_params.model.clone().or_else(|| config.model.clone()),
         default_effort: state.launch_params.effort.clone().or_else(|| config.effort.clone()),
+        borrowed_sessions: state.borrowed_sessions.clone(),
     });
     let claude_binary = ClaudeBinarySources {
         flag: options.claude_bin.clone(),
@@ -234,6 +235,7 @@ pub(crate) async fn execute(
         run_dir,
         initial_state: state.agents.first().map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
         resumed,
+        rerun_of: state.rerun_of.clone(),
     });
     // A crash right after a commit, or a trace that could not be written (a full
     // disk), may have kept committed steps out of the trace: the journal's steps and

@@ -16,6 +16,7 @@ mod new_command;
 mod raymond_form;
 mod repair_command;
 mod report_command;
+mod rerun_command;
 mod resume_command;
 mod run_command;
 mod schema_command;
@@ -74,7 +75,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         }
         Command::Status(status) => {
             init_tracing(false);
-            status_command::status(&project()?.1, &status.run_id, status.json)
+            status_command::status(&project()?.1, &status.run_id, status.json, status.steps)
         }
         Command::Report { run_id, json } => {
             init_tracing(false);
@@ -124,6 +125,14 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
         }
         Command::Resume(resume) => resume_run(project()?.1, resume),
+        Command::Rerun(rerun) => {
+            let store = project()?.1;
+            let config = Config::load(store.baton_dir())?;
+            init_tracing(rerun.execution.verbose || config.verbose.unwrap_or(false));
+            config.warn_ignored();
+            let watchdog = Watchdog::fork();
+            runtime()?.block_on(rerun_command::rerun(store, &config, rerun, watchdog))
+        }
         // `baton answer RUN TEXT` is `baton resume RUN --input TEXT`.
         Command::Answer(answer) => resume_run(project()?.1, answer.into_resume()),
     }

@@ -15,6 +15,7 @@ const SUBCOMMANDS: &[&str] = &[
     "run",
     "resume",
     "answer",
+    "rerun",
     "list",
     "gc",
     "status",

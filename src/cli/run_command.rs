@@ -119,6 +119,8 @@ pub(crate) async fn run(
         elapsed_ms: 0,
         journal_commit: 0,
         last_step: None,
+        rerun_of: None,
+        borrowed_sessions: Default::default(),
     };
     let unsynced = store.create(&state)?;
     let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };

@@ -1,7 +1,8 @@
 //! `baton status <RUN_ID>`: each agent's state, status, cwd and stack, the agents
 //! that terminated with their results, and the run's totals. The state shown is
 //! the snapshot with the journal replayed, so a live run shows its latest step.
-//! `--json` prints that whole state.
+//! `--json` prints that whole state; `--steps` lists the steps `baton rerun` can
+//! start from.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -11,9 +12,13 @@ use crate::model::agent::AgentStatus;
 use crate::model::run_state::RunStatus;
 use crate::observers::console::bound_reached;
 use crate::store::lock::RunLock;
+use crate::store::rerun::History;
 use crate::store::runs::RunStore;
 
-pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
+pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool) -> Result<i32, CliError> {
+    if steps {
+        return print(&rerun_steps(store, run_id)?);
+    }
     let run = store.load(run_id)?;
     let mut text = String::new();
     if as_json {
@@ -30,6 +35,9 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i3
     };
     let _ = writeln!(text, "run {}: {}{liveness}", run.run_id, run.status);
     let _ = writeln!(text, "workflow: {}", run.scope_dir.display());
+    if let Some(origin) = &run.rerun_of {
+        let _ = writeln!(text, "rerun of: {} from step {}", origin.run_id, origin.commit);
+    }
     let _ = writeln!(text, "started: {}  updated: {}", run.created_at, run.updated_at);
     let budget = if run.budget_usd > 0.0 { format!(" of ${:.4}", run.budget_usd) } else { String::new() };
     let _ = writeln!(text, "steps: {}  cost: ${:.4}{budget}", run.steps_completed, run.total_cost_usd);
@@ -77,6 +85,35 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool) -> Result<i3
         let _ = writeln!(text, "  {}  result: {first_line}", agent.id);
     }
     print(&text)
+}
+
+/// `--steps`: the steps `baton rerun RUN --from STEP` can start from, as
+/// `transitions.log` words them, each after its commit.
+fn rerun_steps(store: &RunStore, run_id: &str) -> Result<String, CliError> {
+    let history = History::read(&store.existing_run_dir(run_id)?)?;
+    let mut text = String::new();
+    let steps = history.steps();
+    if steps.is_empty() {
+        let _ = writeln!(text, "run {run_id} has no steps a rerun can start from");
+    } else {
+        let _ = writeln!(text, "steps of run {run_id} a rerun can start from (`baton rerun {run_id} --from STEP`):");
+    }
+    for (commit, step) in steps {
+        let to = step.to_state.as_deref().unwrap_or("(terminated)");
+        let _ = write!(text, "  {commit:>4}  {} {} -> {to} [{}]", step.agent_id, step.from_state, step.transition_type);
+        for (key, value) in &step.metadata {
+            let _ = write!(text, " {key}={value:?}");
+        }
+        text.push('\n');
+    }
+    if history.first() > 1 {
+        let _ = writeln!(
+            text,
+            "steps before commit {} were compacted into state.json: their states are no longer on disk",
+            history.first()
+        );
+    }
+    Ok(text)
 }
 
 fn print(text: &str) -> Result<i32, CliError> {

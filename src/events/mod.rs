@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::events::error_kind::ErrorKind;
 use crate::ids::{AgentId, RunId, SessionId, StateName};
 use crate::model::bound::Bound;
+use crate::model::run_state::RerunOf;
 
 /// Whether a state is a prompt or a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -45,6 +46,9 @@ pub(crate) enum Event {
         run_dir: PathBuf,
         initial_state: StateName,
         resumed: bool,
+        /// A run made by `baton rerun`: the run and commit its history came from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rerun_of: Option<RerunOf>,
     },
     WorkflowCompleted {
         run_id: RunId,

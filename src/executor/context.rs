@@ -2,15 +2,16 @@
 //! settings that do not change from one step to the next. One instance per run,
 //! behind an `Arc`, handed to every executor task.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::backend::SessionMode;
 use crate::events::bus::EventBus;
-use crate::ids::RunId;
+use crate::ids::{RunId, SessionId};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::text::duration::{self, MAX_DURATION, SecondsError};
@@ -84,9 +85,35 @@ pub(crate) struct ExecutionContext {
     /// `--model`/`--effort` or config; a state's frontmatter overrides them (R5.21–R5.22).
     pub(crate) default_model: Option<String>,
     pub(crate) default_effort: Option<String>,
+    /// Sessions that belong to the run this one reruns (`RunState::borrowed_sessions`):
+    /// a turn that would continue one forks it instead.
+    pub(crate) borrowed_sessions: BTreeSet<SessionId>,
 }
 
 impl ExecutionContext {
+    /// How a turn continues `session`, which stood at assistant message `message` for
+    /// the agent: resumed, unless the session belongs to the run this one reruns,
+    /// which must not change — then forked (`baton rerun`).
+    pub(crate) fn continue_session(&self, session: &SessionId, message: Option<&String>) -> SessionMode {
+        if self.borrowed_sessions.contains(session) {
+            self.fork_session(session, message)
+        } else {
+            SessionMode::Resume(session.clone())
+        }
+    }
+
+    /// How a turn forks `session` (a `<call>` child): as it is now, or, when it is
+    /// borrowed from the run this one reruns, cut back to `message`, where it stood
+    /// at the rerun's step (the original may have gone on with it since).
+    pub(crate) fn fork_session(&self, session: &SessionId, message: Option<&String>) -> SessionMode {
+        match message {
+            Some(message) if self.borrowed_sessions.contains(session) => {
+                SessionMode::ForkAt(session.clone(), message.clone())
+            }
+            _ => SessionMode::ForkFrom(session.clone()),
+        }
+    }
+
     /// The timeout for state `state` of workflow `scope`: its own, when its YAML
     /// workflow gives one, else the run's.
     pub(crate) fn timeout_for(&self, scope: &Path, state: &str) -> StateTimeout {

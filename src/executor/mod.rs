@@ -45,6 +45,8 @@ pub(crate) struct ExecutionResult {
     pub(crate) transition: Transition,
     /// A new session id for the agent; `None` leaves it unchanged (scripts).
     pub(crate) session_id: Option<SessionId>,
+    /// With a new session id: the `uuid` of its last assistant message, if known.
+    pub(crate) session_message: Option<String>,
     pub(crate) cost_usd: f64,
 }
 

@@ -372,7 +372,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         session_id: agent.session_id.clone(),
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    Ok(ExecutionResult { transition, session_id: None, cost_usd: 0.0 })
+    Ok(ExecutionResult { transition, session_id: None, session_message: None, cost_usd: 0.0 })
 }
 
 fn emit_output(

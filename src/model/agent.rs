@@ -76,6 +76,9 @@ impl fmt::Display for PauseReason {
 pub(crate) struct Frame {
     /// The caller's session at the time of the call, including the calling turn (R2.6).
     pub(crate) session: Option<SessionId>,
+    /// The `uuid` of that session's last assistant message at the time of the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_message: Option<String>,
     /// The resolved return state.
     pub(crate) state: StateName,
     pub(crate) scope_dir: PathBuf,
@@ -95,6 +98,11 @@ pub(crate) struct Agent {
     pub(crate) current_state: StateName,
     #[serde(default)]
     pub(crate) session_id: Option<SessionId>,
+    /// The `uuid` of the last assistant message of the session the agent last continued
+    /// (`session_id`, or the one `fork_session_id` forks): where that session stood
+    /// for this agent. A `baton rerun` cuts a borrowed session back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_message: Option<String>,
     /// Return frames, innermost last. `null` is accepted on read (R8.5).
     #[serde(default, deserialize_with = "null_as_empty")]
     pub(crate) stack: Vec<Frame>,
@@ -205,6 +213,7 @@ impl Agent {
             id,
             current_state: state,
             session_id: None,
+            session_message: None,
             stack: Vec::new(),
             pending_result: None,
             cwd,

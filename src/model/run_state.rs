@@ -5,20 +5,23 @@
 //! fields must have serde defaults so that files written by older versions stay
 //! readable; `version` says which writer produced the file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{AgentId, RunId, StateName};
+use crate::ids::{AgentId, RunId, SessionId, StateName};
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::bound::Bound;
 
 /// The schema version this build writes. Version 1 had no journal: every step
 /// rewrote `state.json`. Version 2 adds `journal_commit`, `elapsed_ms`,
-/// `paused_by`, the bounds in `launch_params` and `queued` agents.
-pub(crate) const STATE_VERSION: u32 = 2;
+/// `paused_by`, the bounds in `launch_params` and `queued` agents. Version 3 adds
+/// `rerun_of` and `borrowed_sessions` (`baton rerun`): a Baton that knew only 2
+/// would drop them and continue the original run's Claude conversations, so it
+/// must refuse the file rather than read it.
+pub(crate) const STATE_VERSION: u32 = 3;
 
 /// This build, as `written_by` records it.
 pub(crate) const BATON_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -98,6 +101,14 @@ pub(crate) struct LaunchParams {
     pub(crate) environment: BTreeMap<String, String>,
 }
 
+/// Where a run made by `baton rerun` came from: its history up to and including
+/// journal commit `commit` is run `run_id`'s.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RerunOf {
+    pub(crate) run_id: RunId,
+    pub(crate) commit: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RunState {
     pub(crate) version: u32,
@@ -149,6 +160,14 @@ pub(crate) struct RunState {
     /// have kept it out of the trace, so a resume re-publishes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) last_step: Option<(u64, crate::store::journal::StepSummary)>,
+    /// Set by `baton rerun`: the run and commit this run's history was taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rerun_of: Option<RerunOf>,
+    /// Claude sessions this run took over from the run it reruns: they are that run's
+    /// conversations, so a turn that would continue one forks it instead
+    /// (`--resume S --fork-session`) and the original never changes.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub(crate) borrowed_sessions: BTreeSet<SessionId>,
 }
 
 impl RunState {

@@ -82,9 +82,13 @@ impl ConsoleObserver {
         let quiet = self.verbosity == Verbosity::Quiet;
         let line = match event {
             Event::WorkflowStarted { .. } if quiet => return None,
-            Event::WorkflowStarted { run_id, scope_dir, initial_state, resumed, .. } => {
+            Event::WorkflowStarted { run_id, scope_dir, initial_state, resumed, rerun_of, .. } => {
                 let verb = if *resumed { "resumed" } else { "started" };
-                format!("run {run_id} {verb}: {} ({initial_state})", scope_dir.display())
+                let origin = match rerun_of {
+                    Some(origin) if !*resumed => format!(", a rerun of {} from step {}", origin.run_id, origin.commit),
+                    _ => String::new(),
+                };
+                format!("run {run_id} {verb}: {} ({initial_state}){origin}", scope_dir.display())
             }
             Event::WorkflowCompleted { run_id, total_cost_usd, steps, duration_ms, .. } => format!(
                 "{} run {run_id} completed: {steps} {}, ${total_cost_usd:.4}, {:.2} s",

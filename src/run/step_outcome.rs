@@ -21,6 +21,7 @@ impl WorkflowLoop {
         let mut agent = self.state.agents[index].clone();
         if let Some(session_id) = result.session_id {
             agent.session_id = Some(session_id);
+            agent.session_message = result.session_message;
         }
         agent.continue_and_fork = false;
         self.state.total_cost_usd += result.cost_usd;

@@ -48,7 +48,12 @@ impl ScriptedExecutor {
     fn new(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Arc<ScriptedExecutor> {
         let mut map: HashMap<String, VecDeque<_>> = HashMap::new();
         for (state, reply) in replies {
-            let reply = reply.map(|transition| ExecutionResult { transition, session_id: None, cost_usd: 0.25 });
+            let reply = reply.map(|transition| ExecutionResult {
+                transition,
+                session_id: None,
+                session_message: None,
+                cost_usd: 0.25,
+            });
             map.entry(state.to_string()).or_default().push_back(reply);
         }
         Arc::new(ScriptedExecutor {
@@ -125,6 +130,8 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         elapsed_ms: 0,
         journal_commit: 0,
         last_step: None,
+        rerun_of: None,
+        borrowed_sessions: Default::default(),
     };
     store.create(&state).unwrap();
     let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
@@ -152,6 +159,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         budget_usd: 0.0,
         default_model: None,
         default_effort: None,
+        borrowed_sessions: Default::default(),
     });
     let retry = RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(1) };
     let limits = RunLimits { grace: Duration::from_millis(50), ..RunLimits::default() };

@@ -1,5 +1,6 @@
 //! Where a run lives on disk (`.baton/runs/<id>/`): the snapshot, the per-step
-//! journal, compaction, the owner lock, and the failpoints that test them.
+//! journal, compaction, the owner lock, the failpoints that test them, and the
+//! state at an earlier commit that `baton rerun` starts from.
 
 pub(crate) mod disk_full;
 pub(crate) mod failpoint;
@@ -7,5 +8,6 @@ pub(crate) mod failure_note;
 pub(crate) mod journal;
 pub(crate) mod lock;
 pub(crate) mod persistence;
+pub(crate) mod rerun;
 pub(crate) mod runs;
 pub(crate) mod syncer;

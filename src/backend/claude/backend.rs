@@ -178,6 +178,7 @@ impl Backend for ClaudeBackend {
             Ok(BackendResponse {
                 text: summary.text,
                 session_id: summary.session_id,
+                message_uuid: summary.message_uuid,
                 cost_usd: summary.cost_usd,
                 input_tokens: summary.input_tokens,
                 output_tokens: summary.output_tokens,

@@ -38,6 +38,13 @@ impl ClaudeCommand {
             SessionMode::ForkFrom(session) => {
                 arguments.extend(["--resume".into(), session.to_string(), "--fork-session".into()]);
             }
+            SessionMode::ForkAt(session, message) => arguments.extend([
+                "--resume".into(),
+                session.to_string(),
+                "--resume-session-at".into(),
+                message.clone(),
+                "--fork-session".into(),
+            ]),
             SessionMode::ContinueAndFork => arguments.extend(["-c".into(), "--fork-session".into()]),
         }
         arguments.extend(["--disallowed-tools".into(), DISALLOWED_TOOLS.into()]);
@@ -95,6 +102,22 @@ mod tests {
             line(command),
             "-p --output-format stream-json --verbose --dangerously-skip-permissions --model opus --resume caller \
              --fork-session --disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit"
+        );
+    }
+
+    #[test]
+    fn a_rerun_forks_a_borrowed_session_cut_back_at_a_message() {
+        let command = ClaudeCommand {
+            skip_permissions: true,
+            model: "opus".into(),
+            effort: None,
+            session: SessionMode::ForkAt("original".into(), "msg_3".into()),
+        };
+        assert_eq!(
+            line(command),
+            "-p --output-format stream-json --verbose --dangerously-skip-permissions --model opus --resume original \
+             --resume-session-at msg_3 --fork-session --disallowed-tools \
+             EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit"
         );
     }
 

@@ -37,6 +37,9 @@ pub(crate) struct LimitSignal {
 pub(crate) struct StreamSummary {
     /// The last non-empty session id seen (R12.6).
     pub(crate) session_id: Option<SessionId>,
+    /// The `uuid` of the last assistant message: where the session stood after the
+    /// turn (`--resume-session-at` can cut a session back to it).
+    pub(crate) message_uuid: Option<String>,
     /// Every `result` string, concatenated; the assistant text when there is none (R12.9).
     pub(crate) text: String,
     /// Whether a `result` object arrived at all.
@@ -141,6 +144,9 @@ impl StreamReader {
     }
 
     fn assistant(&mut self, object: &Value, signals: &mut Vec<StreamSignal>) {
+        if let Some(uuid) = string_at(object, "uuid") {
+            self.summary.message_uuid = Some(uuid.to_string());
+        }
         let mut text_of_message = String::new();
         for block in content_blocks(object) {
             match string_at(block, "type") {
@@ -246,6 +252,12 @@ mod tests {
         let (fork, _) = read("02c_resume_fork_session.jsonl");
         assert!(start.session_id.is_some() && fork.session_id.is_some());
         assert_ne!(start.session_id, fork.session_id);
+    }
+
+    #[test]
+    fn the_last_assistant_messages_uuid_is_where_the_session_stands() {
+        let (summary, _) = read("02a_session_start.jsonl");
+        assert_eq!(summary.message_uuid.as_deref(), Some("ff22bd18-7386-4cc7-8d00-97baf4bf01ea"));
     }
 
     #[test]

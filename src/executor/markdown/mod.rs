@@ -6,7 +6,8 @@
 //!    render the body with the state's variables (R6);
 //! 3. run a turn in the right session (R3.15): a `<call>` child forks its caller's
 //!    session, `goto`/return/parent-after-fork resume the agent's session, fresh
-//!    otherwise;
+//!    otherwise; a session borrowed from the run a `baton rerun` copied is forked
+//!    where it would be resumed, so the original's conversation never changes;
 //! 4. after each turn, in R5.17's order: budget → `force_implicit` → parse →
 //!    multi-fork → implicit → exactly one tag, resolved and allowed by the policy;
 //!    a missing, extra, unresolvable or disallowed tag under a policy gets up to two
@@ -65,6 +66,8 @@ struct Step<'a> {
     started: Instant,
     cost: f64,
     session: Option<SessionId>,
+    /// The last assistant message of `session`, when known.
+    message: Option<String>,
 }
 
 impl Step<'_> {
@@ -83,7 +86,7 @@ impl Step<'_> {
             session_id: self.session.clone(),
             duration_ms: self.started.elapsed().as_millis() as u64,
         });
-        Ok(ExecutionResult { transition, session_id: self.session, cost_usd: self.cost })
+        Ok(ExecutionResult { transition, session_id: self.session, session_message: self.message, cost_usd: self.cost })
     }
 
     /// R9.3: over budget (strictly), the state's output is ignored.
@@ -109,8 +112,14 @@ async fn run_markdown_state(
         step: input.step,
         attempt: input.attempt,
     });
-    let mut step =
-        Step { input: &input, context, started: Instant::now(), cost: 0.0, session: agent.session_id.clone() };
+    let mut step = Step {
+        input: &input,
+        context,
+        started: Instant::now(),
+        cost: 0.0,
+        session: agent.session_id.clone(),
+        message: agent.session_message.clone(),
+    };
     if let Some(synthetic) = step.over_budget() {
         return step.done(synthetic);
     }
@@ -159,9 +168,9 @@ async fn run_markdown_state(
     let policy = frontmatter.policy.clone().unwrap_or_default();
 
     let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
-        (Some(caller), _, _) => SessionMode::ForkFrom(caller.clone()),
+        (Some(caller), _, _) => context.fork_session(caller, agent.session_message.as_ref()),
         (None, true, _) => SessionMode::ContinueAndFork,
-        (None, false, Some(session)) => SessionMode::Resume(session.clone()),
+        (None, false, Some(session)) => context.continue_session(session, agent.session_message.as_ref()),
         (None, false, None) => SessionMode::Fresh,
     };
     let prints = Mutex::new(PrintExtractor::new());
@@ -177,7 +186,7 @@ async fn run_markdown_state(
         });
         let (session_id, is_fork) = match &session {
             SessionMode::Resume(id) => (Some(id.clone()), false),
-            SessionMode::ForkFrom(id) => (Some(id.clone()), true),
+            SessionMode::ForkFrom(id) | SessionMode::ForkAt(id, _) => (Some(id.clone()), true),
             SessionMode::Fresh | SessionMode::ContinueAndFork => (None, false),
         };
         step.emit(Event::ClaudeInvocationStarted {
@@ -210,6 +219,7 @@ async fn run_markdown_state(
             };
         if let Some(session_id) = response.session_id {
             step.session = Some(session_id);
+            step.message = response.message_uuid;
         }
         step.cost += response.cost_usd;
 
@@ -243,7 +253,10 @@ async fn run_markdown_state(
                     max_retries: MAX_REMINDER_ATTEMPTS,
                 });
                 // R5.19: the reminder continues the failed turn's session, never forked.
-                session = step.session.clone().map_or(SessionMode::Fresh, SessionMode::Resume);
+                session = step
+                    .session
+                    .as_ref()
+                    .map_or(SessionMode::Fresh, |session| context.continue_session(session, step.message.as_ref()));
             }
         }
     }

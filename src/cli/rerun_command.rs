@@ -1,0 +1,82 @@
+//! `baton rerun <RUN> --from <STEP>`: a new run whose history is RUN's up to and
+//! including journal commit STEP, continued live from there as `baton resume` would
+//! have continued RUN at that point. Nothing of the prefix runs again (no script,
+//! no model turn); every step after STEP runs afresh.
+//!
+//! RUN is only read (`store::rerun`): its directory stays byte-for-byte as it was.
+//! The new run has its own id, its own copies of RUN's task folders (as they are
+//! now), `rerun_of` in its state and trace, and borrows RUN's Claude sessions: a
+//! turn that would continue one forks it (`--resume S --fork-session`).
+
+use super::CliError;
+use super::arguments::RerunArguments;
+use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
+use crate::cli::config::Config;
+use crate::ids::RunId;
+use crate::model::agent::AgentStatus;
+use crate::model::run_state::RunState;
+use crate::process::watchdog::Watchdog;
+use crate::store::rerun::{History, StateAtCommit, copy_task_folders, new_run_state};
+use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+
+pub(crate) async fn rerun(
+    store: RunStore,
+    config: &Config,
+    arguments: RerunArguments,
+    watchdog: Watchdog,
+) -> Result<i32, CliError> {
+    let original_dir = store.existing_run_dir(&arguments.run)?;
+    let at = History::read(&original_dir)?.state_at(arguments.from)?;
+    let input_target = match &arguments.input {
+        Some(_) => Some(input_target(&at)?),
+        None => None,
+    };
+    let run_id = match arguments.run_id {
+        Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
+        Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
+        Some(id) => RunId::from(id),
+        None => RunId::from(store.new_run_id()),
+    };
+    let mut state = new_run_state(at, run_id, store.baton_dir())?;
+    if let (Some(text), Some(target)) = (arguments.input, input_target) {
+        give_input(&mut state, &target, text);
+    }
+    if let Some(budget) = check_budget(arguments.budget)? {
+        state.budget_usd = budget;
+    }
+    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
+    if let Some(seconds) = arguments.execution.timeout {
+        state.launch_params.timeout_seconds = Some(seconds);
+    }
+    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
+    let limits = limits(&arguments.execution, &state.launch_params, config)?;
+
+    copy_task_folders(store.baton_dir(), &arguments.run, &state.run_id)?;
+    let unsynced = store.create(&state)?;
+    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
+    execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
+}
+
+/// The agent `--input` goes to: the one that took step STEP, which must still exist.
+fn input_target(at: &StateAtCommit) -> Result<crate::ids::AgentId, CliError> {
+    let run_id = at.state.run_id.to_string();
+    let Some(step) = &at.step else {
+        return Err(CliError::RerunInputNoStep { run_id, commit: at.commit });
+    };
+    if !at.state.agents.iter().any(|agent| agent.id == step.agent_id) {
+        return Err(CliError::RerunInputTerminated { run_id, commit: at.commit, agent_id: step.agent_id.to_string() });
+    }
+    Ok(step.agent_id.clone())
+}
+
+/// `--input`: the next input of agent `target` (what STEP passed on to its next
+/// state), or the answer to its ask when STEP left it asking.
+fn give_input(state: &mut RunState, target: &crate::ids::AgentId, text: String) {
+    if let Some(agent) = state.agents.iter_mut().find(|agent| &agent.id == target) {
+        if agent.status == AgentStatus::Asking {
+            agent.answer(text);
+        } else {
+            agent.pending_result = Some(text);
+        }
+    }
+}
