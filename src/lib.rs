@@ -26,6 +26,7 @@ mod process;
 mod run;
 mod store;
 mod syntax;
+mod testing;
 mod text;
 mod transition;
 mod workflow;

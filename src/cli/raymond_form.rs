@@ -20,6 +20,7 @@ const SUBCOMMANDS: &[&str] = &[
     "repair",
     "init-config",
     "completion",
+    "test",
     "new",
     "convert",
     "lint",
