@@ -19,12 +19,14 @@ struct Verdict {
     description: Option<String>,
     /// Empty when the test passed.
     failures: Vec<String>,
+    /// The line of the test file a mistake in it is on.
+    line: Option<usize>,
     observed: Option<Observed>,
 }
 
 impl Verdict {
     fn problem(shown: String, message: String) -> Verdict {
-        Verdict { shown, description: None, failures: vec![message], observed: None }
+        Verdict { shown, description: None, failures: vec![message], line: None, observed: None }
     }
 
     fn passed(&self) -> bool {
@@ -39,12 +41,15 @@ impl Verdict {
                 None => format!("PASS {}", self.shown),
             }
         } else {
-            // A message that starts with a line number belongs to the file: `file:3: …`.
-            let separator = if self.failures[0].starts_with(|c: char| c.is_ascii_digit()) { ":" } else { ": " };
+            // A mistake in the test file is placed in it: `file:3: …`.
+            let place = match self.line {
+                Some(line) => format!("{}:{line}", self.shown),
+                None => self.shown.clone(),
+            };
             // One line per test: a message's own line breaks (a script's stderr) become spaces.
             let failures = self.failures.join("; ");
             let failures: Vec<&str> = failures.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
-            format!("FAIL {}{separator}{}", self.shown, failures.join(" "))
+            format!("FAIL {place}: {}", failures.join(" "))
         }
     }
 
@@ -65,6 +70,7 @@ impl Verdict {
             "description": self.description,
             "passed": self.passed(),
             "failures": self.failures,
+            "line": self.line,
             "run": run,
         })
     }
@@ -78,11 +84,7 @@ async fn run_one(test: &TestFile) -> Verdict {
     let spec = match TestSpec::parse(&text, &test.scope) {
         Ok(spec) => Arc::new(spec),
         Err(error) => {
-            let message = match error.line {
-                Some(line) => format!("{line}: {}", error.message),
-                None => error.message,
-            };
-            return Verdict::problem(test.shown.clone(), message);
+            return Verdict { line: error.line, ..Verdict::problem(test.shown.clone(), error.message) };
         }
     };
     let description = spec.description.clone();
@@ -91,9 +93,10 @@ async fn run_one(test: &TestFile) -> Verdict {
             shown: test.shown.clone(),
             description,
             failures: check(&spec.expect, &observed),
+            line: None,
             observed: Some(observed),
         },
-        Err(message) => Verdict { shown: test.shown.clone(), description, failures: vec![message], observed: None },
+        Err(message) => Verdict { description, ..Verdict::problem(test.shown.clone(), message) },
     }
 }
 

@@ -340,7 +340,10 @@ pub(crate) fn check(expect: &Expectations, observed: &Observed) -> Vec<String> {
         failures.push(format!("expected a total cost of ${cost}, got ${}", observed.cost_usd));
     }
     if observed.answers_left > 0 {
-        failures.push(format!("{} answer(s) left unused: the run asked fewer questions", observed.answers_left));
+        failures.push(format!(
+            "the run asked fewer questions than the test answers: {} answer(s) left unused",
+            observed.answers_left
+        ));
     }
     failures
 }
