@@ -2,8 +2,9 @@
 //!
 //! The executor renders a prompt, picks the session to continue, and interprets the
 //! text that comes back; a [`Backend`] turns one prompt into one model turn. Claude
-//! Code is the backend today (`claude::claude_backend`); other CLIs, a scripted
-//! backend for tests and trace replay plug in behind the same trait.
+//! Code is the backend of `baton run` (`claude::claude_backend`); `baton test`
+//! answers from a test's scripted replies behind the same trait
+//! (`testing::scripted`); other CLIs and trace replay would plug in there too.
 
 pub(crate) mod claude;
 mod session_mode;

@@ -107,7 +107,7 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print the JSON Schema of a prompt's frontmatter or of a YAML workflow, for editors.
+    /// Print the JSON Schema of a prompt's frontmatter, a YAML workflow or a test file, for editors.
     Schema {
         #[arg(value_enum)]
         kind: crate::cli::schema_command::SchemaKind,
