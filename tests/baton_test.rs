@@ -240,3 +240,38 @@ fn script_stubs_stand_in_for_scripts_and_env_reaches_real_ones() {
         .status(0)
         .stdout("PASS wf/tests/real.yaml\nPASS wf/tests/stubbed.yaml\n2 passed, 0 failed\n");
 }
+
+#[test]
+fn a_yaml_workflow_keeps_its_tests_in_a_tests_directory_beside_it() {
+    offline()
+        .write(
+            "flow.yaml",
+            "states:\n  START:\n    prompt: Say hi\n    allowed_transitions: [{tag: goto, target: DONE}]\n  \
+             DONE:\n    sh: echo \"<result>done $BATON_INPUT</result>\"\n",
+        )
+        .write(
+            "flow.tests/hi.yaml",
+            "replies:\n  START: ['<goto input=\"x\">DONE</goto>']\nexpect: {result: done x, path: [START, DONE]}\n",
+        )
+        .args(["test", "flow.yaml", "flow.tests/hi.yaml"])
+        .run()
+        .status(0)
+        .stdout("PASS flow.tests/hi.yaml\nPASS flow.tests/hi.yaml\n2 passed, 0 failed\n");
+}
+
+#[test]
+fn the_budget_ends_the_run_as_it_would_with_claude() {
+    offline()
+        .file("START.md", "Loop.\n")
+        .write(
+            "wf/tests/budget.yaml",
+            "budget: 0.5\nreplies:\n  START: [{text: '<goto>START</goto>', cost_usd: 0.375}, \
+             {text: '<goto>START</goto>', cost_usd: 0.375}]\n\
+             expect:\n  result: \"Workflow terminated: budget exceeded ($0.7500 > $0.5000)\"\n  visits: {START: 2}\n  \
+             cost_usd: 0.75\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/budget.yaml\n1 passed, 0 failed\n");
+}
