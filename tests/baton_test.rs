@@ -107,6 +107,10 @@ fn asks_are_answered_in_order_and_an_unanswered_one_leaves_the_run_asking() {
             "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nexpect:\n  outcome: asking\n",
         )
         .write(
+            "wf/tests/too-many.yaml",
+            "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nanswers: [blue, red]\n",
+        )
+        .write(
             "wf/tests/not-asked.yaml",
             "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nexpect:\n  outcome: completed\n",
         )
@@ -116,7 +120,9 @@ fn asks_are_answered_in_order_and_an_unanswered_one_leaves_the_run_asking() {
         .stdout(
             "PASS wf/tests/answered.yaml\nPASS wf/tests/asking.yaml\n\
              FAIL wf/tests/not-asked.yaml: expected outcome completed, got asking (agent main asks: Which colour?)\n\
-             2 passed, 1 failed\n",
+             FAIL wf/tests/too-many.yaml: the run asked fewer questions than the test answers: 1 answer(s) left \
+             unused\n\
+             2 passed, 2 failed\n",
         );
 }
 

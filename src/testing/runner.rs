@@ -156,8 +156,10 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observ
         markdown: Arc::new(MarkdownExecutor::new(Arc::clone(&backend) as _)),
     };
     let entries = Arc::new(Entries::default());
-    let timeout =
-        StateTimeout::from_seconds(spec.timeout.unwrap_or(StateTimeout::DEFAULT_SECONDS), TimeoutSource::Flag);
+    let timeout = match spec.timeout {
+        Some(seconds) => StateTimeout::from_seconds(seconds, TimeoutSource::Flag),
+        None => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
+    };
     let mut answers = spec.answers.iter();
     let mut failed_at = None;
     let (outcome, state) = loop {
@@ -205,7 +207,9 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observ
         failed_at = failure.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take().or(failed_at);
         let stopped = workflow.state().clone();
         drop(workflow);
-        let Some(answer) = answers.next().filter(|_| outcome == RunOutcome::Asking) else { break (outcome, stopped) };
+        // An answer is used only when the run asks.
+        let next = if outcome == RunOutcome::Asking { answers.next() } else { None };
+        let Some(answer) = next else { break (outcome, stopped) };
         // As `baton answer`: reload the run from its store, answer the earliest ask.
         let loaded = store.load_run(RUN_ID).map_err(store_error)?;
         state = loaded.state;
