@@ -6,7 +6,8 @@
 //! `transition` → `run` (the workflow loop) → `store` and `process` → `executor`
 //! → `backend` → `events` → `observers`.
 //!
-//! Imports only go down the layers: `cli` wires everything; `run` drives
+//! Imports only go down the layers: `cli` wires everything; `testing` (`baton
+//! test`) drives `run` with a scripted backend; `run` drives
 //! `executor`, `transition` and `store`; `executor` uses `backend`, `syntax`,
 //! `transition` and `process`; `backend` uses `process`. The leaves — `model`,
 //! `events`, `workflow`, `syntax`, `process`, `text`, `exit_code` — import
@@ -27,6 +28,7 @@ mod process;
 mod run;
 mod store;
 mod syntax;
+mod testing;
 mod text;
 mod transition;
 mod workflow;

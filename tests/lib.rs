@@ -4,6 +4,7 @@
 mod support;
 
 mod ask_terminal;
+mod baton_test;
 mod bounds;
 mod claude_cli_smoke;
 mod claude_e2e;

@@ -66,3 +66,28 @@ fn the_yaml_workflow_schema_states_what_baton_enforces() {
         assert!(!validator.is_valid(&document(bad)), "{bad}");
     }
 }
+
+#[test]
+fn the_test_schema_accepts_every_sample_test_and_refuses_mistakes() {
+    let validator = jsonschema::validator_for(&schema("test")).expect("a valid schema");
+    let states = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("states");
+    let mut checked = 0;
+    for workflow in std::fs::read_dir(states).unwrap().filter_map(Result::ok) {
+        for test in std::fs::read_dir(workflow.path().join("tests")).into_iter().flatten().filter_map(Result::ok) {
+            let text = std::fs::read_to_string(test.path()).unwrap();
+            assert!(validator.is_valid(&document(&text)), "{}", test.path().display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "every sample has tests");
+    for bad in [
+        "replys: {}\n",
+        "replies: {START: \"<goto>X</goto>\"}\n",
+        "replies: {START: [{cost_usd: 1}]}\n",
+        "scripts: {TEST: {exit_code: 300}}\n",
+        "expect: {outcome: done}\n",
+        "max_steps: 0\n",
+    ] {
+        assert!(!validator.is_valid(&document(bad)), "{bad}");
+    }
+}

@@ -2,8 +2,9 @@
 //!
 //! The executor renders a prompt, picks the session to continue, and interprets the
 //! text that comes back; a [`Backend`] turns one prompt into one model turn. Claude
-//! Code is the backend today (`claude::claude_backend`); other CLIs, a scripted
-//! backend for tests and trace replay plug in behind the same trait.
+//! Code is the backend of `baton run` (`claude::claude_backend`); `baton test`
+//! answers from a test's scripted replies behind the same trait
+//! (`testing::scripted`); other CLIs and trace replay would plug in there too.
 
 pub(crate) mod claude;
 mod session_mode;
@@ -19,13 +20,19 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::ids::SessionId;
+use crate::ids::{AgentId, SessionId, StateName};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
 /// One model turn to run.
 #[derive(Clone, Debug)]
 pub(crate) struct BackendRequest {
+    /// The agent taking the turn and its state: Claude needs neither, the scripted
+    /// backend of `baton test` answers by them.
+    pub(crate) agent_id: AgentId,
+    pub(crate) state: StateName,
+    /// 0 for a step's first turn, 1 and 2 for the reminders that follow it (R5.16).
+    pub(crate) reminder: u32,
     pub(crate) prompt: String,
     pub(crate) cwd: PathBuf,
     pub(crate) model: String,

@@ -109,7 +109,20 @@ pub(crate) enum Command {
         #[arg(long, value_name = "RUN")]
         run: Option<String>,
     },
-    /// Print the JSON Schema of a prompt's frontmatter or of a YAML workflow, for editors.
+    /// Run workflows' tests offline: scripted model replies and script stubs instead of Claude
+    /// and real scripts, checked against the expected outcome, result, path, steps and cost
+    /// (docs/testing.md). Prints one PASS/FAIL line per test, then `N passed, M failed`; exits 1
+    /// if any test failed.
+    Test {
+        /// Workflows to test (a directory with a `tests/` folder, a YAML or zip workflow with a
+        /// `NAME.tests/` folder beside it) or single test files. Default: every workflow directly
+        /// under `.` and `./states/` that has tests.
+        workflows: Vec<String>,
+        /// Print one JSON document (docs/testing.md) instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of a prompt's frontmatter, a YAML workflow or a test file, for editors.
     Schema {
         #[arg(value_enum)]
         kind: crate::cli::schema_command::SchemaKind,

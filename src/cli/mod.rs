@@ -21,6 +21,7 @@ mod resume_command;
 mod run_command;
 mod schema_command;
 mod status_command;
+mod test_command;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -104,6 +105,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             let (cwd, store) = project()?;
             diagram_command::diagram(&cwd, &store, &workflow, format, output.as_deref(), run.as_deref())
+        }
+        Command::Test { workflows, json } => {
+            init_tracing(false);
+            let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
+            runtime()?.block_on(test_command::test(&cwd, &workflows, json))
         }
         Command::Schema { kind } => schema_command::print_schema(kind),
         Command::Completion { shell } => {

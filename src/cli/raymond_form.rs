@@ -23,6 +23,7 @@ const SUBCOMMANDS: &[&str] = &[
     "repair",
     "init-config",
     "completion",
+    "test",
     "new",
     "convert",
     "lint",

@@ -1,5 +1,6 @@
-//! `baton schema frontmatter|yaml-workflow`: JSON Schemas for editors, so a prompt's
-//! frontmatter and a YAML workflow can be validated and completed as they are typed.
+//! `baton schema frontmatter|yaml-workflow|test`: JSON Schemas for editors, so a
+//! prompt's frontmatter, a YAML workflow and a test file (`docs/testing.md`) can be
+//! validated and completed as they are typed.
 //! The YAML workflow schema states R13.4–R13.6, which `YamlWorkflow` enforces.
 
 use std::io::Write;
@@ -12,6 +13,7 @@ use crate::exit_code;
 
 const FRONTMATTER: &str = include_str!("../../schemas/frontmatter.schema.json");
 const YAML_WORKFLOW: &str = include_str!("../../schemas/yaml-workflow.schema.json");
+const TEST: &str = include_str!("../../schemas/test.schema.json");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SchemaKind {
@@ -19,6 +21,8 @@ pub(crate) enum SchemaKind {
     Frontmatter,
     /// A YAML workflow file.
     YamlWorkflow,
+    /// A test file of `baton test`.
+    Test,
 }
 
 /// The schema, self-contained: the YAML workflow schema gets the policy
@@ -35,6 +39,7 @@ pub(crate) fn schema(kind: SchemaKind) -> Value {
             }
             workflow
         }
+        SchemaKind::Test => parse(TEST),
     }
 }
 
@@ -50,9 +55,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_schemas_parse_and_the_workflow_one_carries_the_policy() {
+    fn every_schema_parses_and_the_workflow_one_carries_the_policy() {
         assert_eq!(schema(SchemaKind::Frontmatter)["type"], "object");
         let workflow = schema(SchemaKind::YamlWorkflow);
         assert_eq!(workflow["$defs"]["policy"]["type"], "array");
+        assert_eq!(schema(SchemaKind::Test)["properties"]["expect"]["type"], "object");
     }
 }

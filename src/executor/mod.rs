@@ -105,7 +105,7 @@ impl Executors {
     /// Scripts run with bash; prompts go to `backend`.
     pub(crate) fn standard(backend: Arc<dyn crate::backend::Backend>) -> Executors {
         Executors {
-            script: Arc::new(script::ScriptExecutor),
+            script: Arc::new(script::ScriptExecutor::default()),
             markdown: Arc::new(markdown::MarkdownExecutor::new(backend)),
         }
     }

@@ -25,7 +25,7 @@ use crate::executor::step_failure::StepFailure;
 use crate::ids::AgentId;
 use crate::model::agent::Agent;
 use crate::process::executable::find_on_path;
-use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, run_script};
+use crate::process::script::{Pipe, ScriptCommand, ScriptProcessError, ScriptRun, run_script};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
@@ -48,11 +48,33 @@ fn script_head(path: &Path) -> Option<String> {
 static BASH: std::sync::LazyLock<OsString> =
     std::sync::LazyLock::new(|| find_on_path("bash").map_or_else(|| OsString::from("bash"), PathBuf::into_os_string));
 
-pub(crate) struct ScriptExecutor;
+/// Runs scripts with bash; `baton test` may stand in for some of them
+/// ([`ScriptStubs`]).
+#[derive(Clone, Default)]
+pub(crate) struct ScriptExecutor {
+    stubs: Option<Arc<dyn ScriptStubs>>,
+}
+
+/// What stands in for a script's run (`baton test`'s stubs, `docs/testing.md`):
+/// everything after the run — the exit code's meaning, the tag in stdout, the
+/// transition — is the executor's as for a real run.
+pub(crate) trait ScriptStubs: Send + Sync {
+    /// The output to use instead of running `agent`'s current state: `None` runs
+    /// the script; `Some(Err(message))` fails the step (a stub was due but none is
+    /// left).
+    fn stub(&self, agent: &Agent) -> Option<Result<ScriptRun, String>>;
+}
+
+impl ScriptExecutor {
+    /// Scripts whose output `stubs` gives run no process.
+    pub(crate) fn stubbed(stubs: Arc<dyn ScriptStubs>) -> ScriptExecutor {
+        ScriptExecutor { stubs: Some(stubs) }
+    }
+}
 
 impl StateExecutor for ScriptExecutor {
     fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
-        Box::pin(run_script_state(input, context))
+        Box::pin(run_script_state(self.stubs.as_deref(), input, context))
     }
 }
 
@@ -220,9 +242,12 @@ fn print_forwarder(bus: Arc<EventBus>, agent_id: AgentId) -> impl FnMut(Pipe, &s
     }
 }
 
-async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Result<ExecutionResult, StepFailure> {
+async fn run_script_state(
+    stubs: Option<&dyn ScriptStubs>,
+    input: StepInput,
+    context: &ExecutionContext,
+) -> Result<ExecutionResult, StepFailure> {
     let agent = &input.agent;
-    let state: &str = &agent.current_state;
     context.bus.emit(Event::StateStarted {
         agent_id: agent.id.clone(),
         state: agent.current_state.clone(),
@@ -231,7 +256,25 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         attempt: input.attempt,
     });
     let started = Instant::now();
+    let run = match stubs.and_then(|stubs| stubs.stub(agent)) {
+        Some(Ok(run)) => {
+            emit_output(context, &input, &run.stdout, &run.stderr, run.exit_code, started, BTreeMap::new());
+            run
+        }
+        Some(Err(message)) => return Err(StepFailure::fatal(ErrorKind::ScriptError, message)),
+        None => run_script_process(&input, context, started).await?,
+    };
+    finish_script_state(run, &input, context, started)
+}
 
+/// Run the state's script with bash and publish its output.
+async fn run_script_process(
+    input: &StepInput,
+    context: &ExecutionContext,
+    started: Instant,
+) -> Result<ScriptRun, StepFailure> {
+    let agent = &input.agent;
+    let state: &str = &agent.current_state;
     let extension = crate::workflow::state_name::extension(state).to_ascii_lowercase();
     if extension != ".sh" {
         return Err(StepFailure::fatal(
@@ -287,7 +330,7 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
     let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_deref()).await {
         Ok(run) => run,
         Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
-            emit_output(context, &input, &stdout, &stderr, None, started, env);
+            emit_output(context, input, &stdout, &stderr, None, started, env);
             return Err(StepFailure::fatal(
                 ErrorKind::ScriptTimeout,
                 format!(
@@ -311,8 +354,19 @@ async fn run_script_state(input: StepInput, context: &ExecutionContext) -> Resul
         }
         Err(error) => return Err(StepFailure::fatal(ErrorKind::ScriptError, format!("script `{state}` {error}"))),
     };
-    emit_output(context, &input, &run.stdout, &run.stderr, run.exit_code, started, env);
+    emit_output(context, input, &run.stdout, &run.stderr, run.exit_code, started, env);
+    Ok(run)
+}
 
+/// A script's run, real or stubbed → the step's transition (R7.7–R7.8).
+fn finish_script_state(
+    run: ScriptRun,
+    input: &StepInput,
+    context: &ExecutionContext,
+    started: Instant,
+) -> Result<ExecutionResult, StepFailure> {
+    let agent = &input.agent;
+    let state: &str = &agent.current_state;
     match (run.exit_code, run.signal) {
         (Some(0), _) => {}
         (Some(code), _) => {

@@ -198,6 +198,9 @@ async fn run_markdown_state(
             reminder_attempt: attempt,
         });
         let request = BackendRequest {
+            agent_id: agent.id.clone(),
+            state: agent.current_state.clone(),
+            reminder: attempt,
             prompt: prompt_text,
             cwd: agent.cwd.clone(),
             model: model.clone(),

@@ -1,0 +1,283 @@
+//! `baton test`: a workflow's tests run offline against scripted replies and
+//! script stubs (`docs/testing.md`). Claude is never needed: `BATON_CLAUDE_BIN`
+//! points nowhere in every test here.
+
+use serde_json::Value;
+
+use crate::support::Test;
+
+const REVIEW: &str = "---\nallowed_transitions:\n  - { tag: result }\n---\nReview {{input}}.\n";
+
+fn offline() -> Test {
+    Test::new().env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+}
+
+#[test]
+fn a_passing_test_prints_pass_with_its_description_and_the_summary() {
+    offline()
+        .file("START.md", "Plan {{input}}.\n")
+        .file("DONE.sh", "echo \"<result>done: $BATON_INPUT</result>\"\n")
+        .write(
+            "wf/tests/happy.yaml",
+            "description: approved on first review\ninput: a flag\n\
+             replies:\n  START: [\"<goto input=\\\"planned\\\">DONE</goto>\"]\n\
+             expect:\n  outcome: completed\n  result: \"done: planned\"\n  path: [START, DONE]\n  steps: 2\n",
+        )
+        // With no argument, every workflow under . with a tests/ directory is tested.
+        .args(["test"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/happy.yaml: approved on first review\n1 passed, 0 failed\n");
+}
+
+#[test]
+fn a_failing_test_says_what_was_expected_and_what_happened() {
+    offline()
+        .file("START.md", "Loop.\n")
+        .write(
+            "wf/tests/bounded.yaml",
+            "max_steps: 2\nreplies:\n  START: [\"<goto>START</goto>\", \"<goto>START</goto>\"]\n",
+        )
+        .write(
+            "wf/tests/result.yaml",
+            "replies:\n  START: [\"<result>no</result>\"]\nexpect:\n  result: \"yes\"\n  steps: 2\n  cost_usd: 0.5\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/bounded.yaml: expected outcome completed, got paused (the step limit of 2 was reached)\n\
+             FAIL wf/tests/result.yaml: expected result \"yes\", got \"no\"; expected 2 steps, got 1; expected a total \
+             cost of $0.5, got $0\n\
+             0 passed, 2 failed\n",
+        );
+}
+
+#[test]
+fn a_reply_without_a_tag_gets_a_reminder_answered_by_the_next_reply() {
+    offline()
+        .file("START.md", REVIEW)
+        .write(
+            "wf/tests/reminded.yaml",
+            "replies:\n  START:\n    - {text: \"Looks good.\", cost_usd: 0.25}\n    - {text: \"<result>APPROVED</result>\", cost_usd: 0.5}\n\
+             expect:\n  result: APPROVED\n  visits: {START: 1}\n  steps: 1\n  cost_usd: 0.75\n",
+        )
+        .write(
+            "wf/tests/gives-up.yaml",
+            "replies:\n  START: [no tag, still none, never]\nexpect:\n  outcome: failed\n  cost_usd: 0\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/gives-up.yaml\nPASS wf/tests/reminded.yaml\n2 passed, 0 failed\n");
+}
+
+#[test]
+fn forked_workers_read_their_own_replies_whatever_the_order_they_run_in() {
+    offline()
+        .file("START.md", "Fan out.\n")
+        .file("WORKER.md", "Work on {{item}}.\n")
+        .file("DONE.md", "Sum up.\n")
+        .write(
+            "wf/tests/fanout.yaml",
+            "replies:\n  START: ['<fork item=\"a\">WORKER</fork> <fork item=\"b\">WORKER</fork> <fork item=\"c\">WORKER</fork> <goto>DONE</goto>']\n\
+             \x20 WORKER: [{text: '<result>any</result>', cost_usd: 0.125}]\n  DONE: ['<result>gathered</result>']\n\
+             agent_replies:\n  main_worker2:\n    WORKER: [{text: '<result>second</result>', cost_usd: 1}]\n\
+             expect:\n  result: gathered\n  path: [START, DONE]\n  visits: {WORKER: 3}\n  visited: [START, WORKER, DONE]\n\
+             \x20 steps: 5\n  cost_usd: 1.25\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/fanout.yaml\n1 passed, 0 failed\n");
+}
+
+#[test]
+fn asks_are_answered_in_order_and_an_unanswered_one_leaves_the_run_asking() {
+    offline()
+        .file("START.md", "Ask.\n")
+        .file("ANSWERED.sh", "echo \"<result>colour: $BATON_INPUT</result>\"\n")
+        .write(
+            "wf/tests/answered.yaml",
+            "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nanswers: [blue]\n\
+             expect:\n  result: \"colour: blue\"\n  path: [START, ANSWERED]\n",
+        )
+        .write(
+            "wf/tests/asking.yaml",
+            "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nexpect:\n  outcome: asking\n",
+        )
+        .write(
+            "wf/tests/too-many.yaml",
+            "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nanswers: [blue, red]\n",
+        )
+        .write(
+            "wf/tests/not-asked.yaml",
+            "replies:\n  START: ['<ask next=\"ANSWERED\">Which colour?</ask>']\nexpect:\n  outcome: completed\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "PASS wf/tests/answered.yaml\nPASS wf/tests/asking.yaml\n\
+             FAIL wf/tests/not-asked.yaml: expected outcome completed, got asking (agent main asks: Which colour?)\n\
+             FAIL wf/tests/too-many.yaml: the run asked fewer questions than the test answers: 1 answer(s) left \
+             unused\n\
+             2 passed, 2 failed\n",
+        );
+}
+
+#[test]
+fn a_missing_reply_or_stub_fails_the_test_naming_the_state_visit_and_agent() {
+    offline()
+        .file("START.md", "Go.\n")
+        .file("REVIEW.md", REVIEW)
+        .file("CHECK.sh", "echo '<goto>REVIEW</goto>'\n")
+        .write(
+            "wf/tests/second-visit.yaml",
+            "replies:\n  START: ['<goto>CHECK</goto>', '<goto>CHECK</goto>']\n\
+             scripts:\n  CHECK: [{stdout: '<goto>START</goto>'}]\n",
+        )
+        .write("wf/tests/reminder.yaml", "replies:\n  START: ['<goto>REVIEW</goto>']\n  REVIEW: [no tag]\n")
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/reminder.yaml: no scripted reply for REVIEW.md, visit 1, reminder 1 of agent main (turn 2 \
+             there; the test gives 1 reply)\n\
+             FAIL wf/tests/second-visit.yaml: no script stub for CHECK.sh, visit 2 of agent main (the test gives 1 \
+             stub)\n\
+             0 passed, 2 failed\n",
+        );
+}
+
+#[test]
+fn a_missing_reply_fails_even_a_test_that_expects_the_run_to_fail() {
+    offline()
+        .file("START.md", "Go.\n")
+        .write("wf/tests/t.yaml", "expect:\n  outcome: failed\n")
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/t.yaml: no scripted reply for START.md, visit 1 of agent main (turn 1 there; the test \
+             gives 0 replies)\n0 passed, 1 failed\n",
+        );
+}
+
+#[test]
+fn mistakes_in_a_test_file_are_reported_with_their_line() {
+    let outcome = offline()
+        .file("START.md", "Go.\n")
+        .write("wf/tests/flow.yaml", "replies:\n  START: ['<result>x</result>'\nexpect: {}\n")
+        .write("wf/tests/typo.yaml", "replies:\n  START: ['<result>x</result>']\nexpected:\n  outcome: completed\n")
+        .write("wf/tests/state.yaml", "replies:\n  STRAT: ['<result>x</result>']\n")
+        .args(["test", "wf"])
+        .run();
+    outcome.status(1);
+    let lines: Vec<&str> = outcome.stdout.lines().collect();
+    assert!(lines[0].starts_with("FAIL wf/tests/flow.yaml:3: invalid YAML: "), "{}", outcome.stdout);
+    assert!(
+        lines[1].starts_with("FAIL wf/tests/state.yaml:2: `STRAT`: state `STRAT` not found in workflow"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(lines[1].ends_with("did you mean `START.md`?"), "{}", outcome.stdout);
+    assert_eq!(
+        lines[2],
+        "FAIL wf/tests/typo.yaml:3: unknown key `expected` (did you mean `expect`?); expected one of description, \
+         input, start, max_steps, budget, timeout, env, replies, agent_replies, scripts, answers, expect"
+    );
+    assert_eq!(lines[3], "0 passed, 3 failed");
+}
+
+#[test]
+fn json_output_describes_every_test_and_its_run() {
+    let outcome = offline()
+        .file("START.md", "Go.\n")
+        .write(
+            "wf/tests/ok.yaml",
+            "description: one turn\nreplies:\n  START: [{text: '<result>fine</result>', cost_usd: 0.5, input_tokens: 9}]\n",
+        )
+        .write("wf/tests/wrong.yaml", "replies:\n  START: ['<result>fine</result>']\nexpect: {result: other}\n")
+        .args(["test", "wf", "--json"])
+        .run();
+    outcome.status(1);
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("one JSON document");
+    assert_eq!(report["passed"], 1);
+    assert_eq!(report["failed"], 1);
+    let ok = &report["tests"][0];
+    assert_eq!(ok["file"], "wf/tests/ok.yaml");
+    assert_eq!(ok["description"], "one turn");
+    assert_eq!(ok["passed"], true);
+    assert_eq!(ok["failures"], serde_json::json!([]));
+    assert_eq!(ok["run"]["outcome"], "completed");
+    assert_eq!(ok["run"]["result"], "fine");
+    assert_eq!(ok["run"]["path"], serde_json::json!(["START.md"]));
+    assert_eq!(ok["run"]["visits"], serde_json::json!({"START.md": 1}));
+    assert_eq!(ok["run"]["steps"], 1);
+    assert_eq!(ok["run"]["cost_usd"], 0.5);
+    let wrong = &report["tests"][1];
+    assert_eq!(wrong["passed"], false);
+    assert_eq!(wrong["failures"], serde_json::json!(["expected result \"other\", got \"fine\""]));
+}
+
+#[test]
+fn a_workflow_that_needs_the_network_fails_clearly() {
+    let url = format!("https://example.invalid/review-{}.zip", "a".repeat(64));
+    offline().args(["test", url.as_str()]).run().status(1).stdout(&format!(
+        "FAIL {url}: a remote workflow needs the network, and `baton test` runs offline; download it and test the \
+             local copy\n0 passed, 1 failed\n"
+    ));
+}
+
+#[test]
+fn script_stubs_stand_in_for_scripts_and_env_reaches_real_ones() {
+    offline()
+        .file("START.sh", "echo \"<goto input=\\\"$LEVEL\\\">CHECK</goto>\"\n")
+        .file("CHECK.sh", "[ -n \"$SKIP\" ] || make test\necho \"<result>level $BATON_INPUT</result>\"\n")
+        .write(
+            "wf/tests/stubbed.yaml",
+            "env: {LEVEL: \"7\"}\nscripts:\n  CHECK:\n    - {stdout: 'fails', stderr: 'no Makefile', exit_code: 2}\n\
+             expect:\n  outcome: failed\n  path: [START, CHECK]\n",
+        )
+        .write("wf/tests/real.yaml", "env: {LEVEL: \"7\", SKIP: \"1\"}\nexpect: {result: level 7}\n")
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/real.yaml\nPASS wf/tests/stubbed.yaml\n2 passed, 0 failed\n");
+}
+
+#[test]
+fn a_yaml_workflow_keeps_its_tests_in_a_tests_directory_beside_it() {
+    offline()
+        .write(
+            "flow.yaml",
+            "states:\n  START:\n    prompt: Say hi\n    allowed_transitions: [{tag: goto, target: DONE}]\n  \
+             DONE:\n    sh: echo \"<result>done $BATON_INPUT</result>\"\n",
+        )
+        .write(
+            "flow.tests/hi.yaml",
+            "replies:\n  START: ['<goto input=\"x\">DONE</goto>']\nexpect: {result: done x, path: [START, DONE]}\n",
+        )
+        .args(["test", "flow.yaml", "flow.tests/hi.yaml"])
+        .run()
+        .status(0)
+        .stdout("PASS flow.tests/hi.yaml\nPASS flow.tests/hi.yaml\n2 passed, 0 failed\n");
+}
+
+#[test]
+fn the_budget_ends_the_run_as_it_would_with_claude() {
+    offline()
+        .file("START.md", "Loop.\n")
+        .write(
+            "wf/tests/budget.yaml",
+            "budget: 0.5\nreplies:\n  START: [{text: '<goto>START</goto>', cost_usd: 0.375}, \
+             {text: '<goto>START</goto>', cost_usd: 0.375}]\n\
+             expect:\n  result: \"Workflow terminated: budget exceeded ($0.7500 > $0.5000)\"\n  visits: {START: 2}\n  \
+             cost_usd: 0.75\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/budget.yaml\n1 passed, 0 failed\n");
+}
