@@ -66,6 +66,8 @@ pub(crate) enum CliError {
         if *.count == 1 { "it" } else { "them" }
     )]
     LintErrors { workflow: String, count: usize, findings: String },
+    #[error("run `{run_id}` has no step {step} of agent `{agent}`: {valid}")]
+    NoSuchStep { run_id: String, agent: String, step: u64, valid: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

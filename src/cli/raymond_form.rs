@@ -18,6 +18,7 @@ const SUBCOMMANDS: &[&str] = &[
     "list",
     "status",
     "report",
+    "logs",
     "repair",
     "init-config",
     "completion",
