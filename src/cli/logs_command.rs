@@ -14,15 +14,16 @@ use super::arguments::LogsArguments;
 use crate::inspect::logs::{Filter, LogView};
 use crate::inspect::trace_file::{TraceTail, read_lines, trace_path};
 use crate::inspect::transcript::StepCollector;
+use crate::model::run_state::RunStatus;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
 
 /// How often `--follow` looks for new lines.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How long `--follow` waits for a driver before deciding a run that has not ended
-/// stopped without one: a run just created takes its lock a moment later.
-const DRIVER_GRACE: Duration = Duration::from_secs(2);
+/// How long `--follow` waits for a driver before deciding that a run whose state
+/// still says `running` was killed: a run just created takes its lock a moment later.
+const DRIVER_GRACE: Duration = Duration::from_secs(5);
 
 pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, CliError> {
     let run_id = arguments.run_id.as_str();
@@ -51,12 +52,12 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
         }
         if driven {
             driverless_since = None;
-        } else if view.ended() {
+        } else if view.ended() || stopped(store, run_id) {
             break;
         } else if driverless_since.get_or_insert_with(Instant::now).elapsed() >= DRIVER_GRACE {
             eprintln!(
-                "note: no baton drives run `{run_id}` and its trace does not say it ended (it was killed, or ran \
-                 with --no-debug); `baton resume {run_id}` continues it"
+                "note: no baton drives run `{run_id}`, yet it did not end (it was killed); `baton resume {run_id}` \
+                 continues it"
             );
             break;
         }
@@ -64,6 +65,12 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
     }
     notes(run_id, &path, arguments, &view);
     Ok(0)
+}
+
+/// Whether the run's state says it is not running (a trace can lack the final
+/// line: `--no-debug`, or a disk that filled up).
+fn stopped(store: &RunStore, run_id: &str) -> bool {
+    store.load(run_id).is_ok_and(|run| run.status != RunStatus::Running)
 }
 
 /// What a reader should know about output that may look short.

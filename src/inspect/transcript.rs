@@ -172,7 +172,7 @@ fn render_step<'a>(agent: &str, step: u64, events: impl Iterator<Item = &'a Even
                 for (key, value) in metadata {
                     // The console line quotes these short; the step shows them whole.
                     if value.chars().count() > 60 || value.contains('\n') || !CONSOLE_KEYS.contains(&key.as_str()) {
-                        let _ = writeln!(out, "    {key}: {}", indent(value, 8).trim_start());
+                        let _ = writeln!(out, "    {key}: {}", indent(value, 8).trim());
                     }
                 }
             }
@@ -182,8 +182,9 @@ fn render_step<'a>(agent: &str, step: u64, events: impl Iterator<Item = &'a Even
     out
 }
 
-/// The metadata keys the console's transition line shows.
-const CONSOLE_KEYS: [&str; 3] = ["return", "workers", "input"];
+/// The metadata keys the console shows (quoted short on the transition line; the
+/// payload as the terminated agent's result).
+const CONSOLE_KEYS: [&str; 4] = ["return", "workers", "input", "payload"];
 
 /// Every transition tag in `output`, as written.
 fn tags(output: &str) -> Vec<String> {
