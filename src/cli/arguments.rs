@@ -124,8 +124,9 @@ Examples:
   baton logs RUN                    the whole run, one line per thing that happened
   baton logs RUN --follow           keep showing a run that another `baton` drives, until it ends
   baton logs RUN --agent main_worker1 --state REVIEW
-  baton logs RUN --step 3           step 3 of agent main in full (`baton logs RUN` shows the steps
-                                    as `[AGENT] > STATE`; each agent counts its own steps from 1)
+  baton logs RUN --step 3           step 3 of agent main in full: each agent counts its own steps
+                                    from 1, one per `[AGENT] > STATE` line of `baton logs RUN`
+                                    (a retry, `(attempt 2)`, is the same step again)
   baton logs RUN --raw | jq .       the trace lines themselves (docs/trace-format.md)
 
 Run-wide lines (started, done, paused, failed) are shown whatever the filters. Colours mark the

@@ -33,6 +33,8 @@ pub(crate) struct StepCollector {
     /// Steps the agent started, and agents seen: for saying what exists.
     steps: BTreeSet<u64>,
     agents: BTreeSet<String>,
+    /// Agents in the order they appeared, which is the order the console coloured them.
+    appearance: Vec<String>,
 }
 
 impl StepCollector {
@@ -44,13 +46,16 @@ impl StepCollector {
             lines: Vec::new(),
             steps: BTreeSet::new(),
             agents: BTreeSet::new(),
+            appearance: Vec::new(),
         }
     }
 
     pub(crate) fn add(&mut self, line: &str) {
         let Some(event) = parse(line) else { return };
-        if let Some(agent) = agent_of(&event) {
-            self.agents.insert(agent.to_string());
+        if let Some(agent) = agent_of(&event)
+            && self.agents.insert(agent.to_string())
+        {
+            self.appearance.push(agent.to_string());
         }
         if let Event::StateStarted { agent_id, step, .. } = &event
             && *agent_id == *self.agent
@@ -95,7 +100,12 @@ impl StepCollector {
 
     /// The step in full, as text.
     pub(crate) fn render(&self, colour: bool) -> String {
-        render_step(&self.agent, self.step, self.lines.iter().map(|(_, event)| event), colour)
+        let mut text = ConsoleText::new(Verbosity::Normal, colour);
+        // Each agent keeps the colour it had in the run.
+        for agent in &self.appearance {
+            text.agent(agent);
+        }
+        render_step(&mut text, &self.agent, self.step, self.lines.iter().map(|(_, event)| event))
     }
 }
 
@@ -125,8 +135,7 @@ fn agent_of(event: &Event) -> Option<&str> {
 }
 
 /// Step `step` of `agent` from its events.
-fn render_step<'a>(agent: &str, step: u64, events: impl Iterator<Item = &'a Event>, colour: bool) -> String {
-    let mut text = ConsoleText::new(Verbosity::Normal, colour);
+fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl Iterator<Item = &'a Event>) -> String {
     let mut out = String::new();
     let mut transcript = Transcript::default();
     // The output the step's tags were read from: a script's stdout, Claude's last result.
@@ -144,21 +153,21 @@ fn render_step<'a>(agent: &str, step: u64, events: impl Iterator<Item = &'a Even
         match event {
             Event::PromptRendered { reminder, prompt, .. } => {
                 let title = if *reminder == 0 { "prompt".to_string() } else { format!("reminder {reminder} prompt") };
-                section(&mut out, &text, &title);
+                section(&mut out, text, &title);
                 out.push_str(&indent(prompt, 4));
             }
             Event::ClaudeStreamOutput { json, .. } => {
-                if let Some(result) = transcript.add(json, &mut out, &text) {
+                if let Some(result) = transcript.add(json, &mut out, text) {
                     output = Some(result);
                 }
             }
             Event::ScriptOutput { stdout, stderr, exit_code, execution_time_ms, .. } => {
-                section(&mut out, &text, "stdout");
+                section(&mut out, text, "stdout");
                 out.push_str(&indent_or_none(stdout));
-                section(&mut out, &text, "stderr");
+                section(&mut out, text, "stderr");
                 out.push_str(&indent_or_none(stderr));
                 let code = exit_code.map_or("none (killed by a signal)".to_string(), |code| code.to_string());
-                section(&mut out, &text, &format!("exit code {code} after {execution_time_ms} ms"));
+                section(&mut out, text, &format!("exit code {code} after {execution_time_ms} ms"));
                 output = Some(stdout.clone());
             }
             // The transcript shows tool calls and Claude's text in full.
@@ -166,7 +175,7 @@ fn render_step<'a>(agent: &str, step: u64, events: impl Iterator<Item = &'a Even
             Event::TransitionOccurred { metadata, .. } => {
                 let tags = output.take().map(|output| tags(&output)).unwrap_or_default();
                 for tag in tags {
-                    section(&mut out, &text, &format!("tag {}", first_lines(&tag, 1, TOOL_LINE_WIDTH)));
+                    section(&mut out, text, &format!("tag {}", first_lines(&tag, 1, TOOL_LINE_WIDTH)));
                 }
                 out.push_str(&text.render(event).unwrap_or_default());
                 for (key, value) in metadata {
