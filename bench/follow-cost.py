@@ -83,7 +83,7 @@ def main():
                 shutil.rmtree(os.path.join(project, ".baton", "runs", run_id))
             print(f"pass {index + 1} of {PASSES} done", file=sys.stderr)
     print(f"loop of {STEPS} steps, {PASSES} runs each, medians:")
-    print("| | wall | baton CPU | follower CPU |")
+    print("| | wall (min–max) | baton CPU | follower CPU |")
     print("|---|---:|---:|---:|")
     for follow in (False, True):
         walls = [wall for wall, _, _ in results[follow]]
@@ -91,7 +91,8 @@ def main():
         followers = [cpu for _, _, cpu in results[follow] if cpu is not None]
         follower = f"{statistics.median(followers):.2f} s" if followers else "–"
         name = "with `logs --follow`" if follow else "alone"
-        print(f"| {name} | {statistics.median(walls):.2f} s | {statistics.median(cpus):.2f} s | {follower} |")
+        spread = f"{min(walls):.2f}–{max(walls):.2f}"
+        print(f"| {name} | {statistics.median(walls):.2f} s ({spread}) | {statistics.median(cpus):.2f} s | {follower} |")
 
 
 if __name__ == "__main__":
