@@ -308,7 +308,7 @@ fn missing_working_directory_is_named_in_the_error() {
 fn completion_scripts_complete_subcommands_and_options() {
     let script = format!(
         "source <('{}' completion bash)\n\
-         COMP_WORDS=(baton re); COMP_CWORD=1; _baton baton re baton; printf '%s\\n' \"${{COMPREPLY[@]}}\"; echo --\n\
+         COMP_WORDS=(baton rep); COMP_CWORD=1; _baton baton rep baton; printf '%s\\n' \"${{COMPREPLY[@]}}\"; echo --\n\
          COMP_WORDS=(baton run --max-a); COMP_CWORD=2; _baton baton --max-a run; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         env!("CARGO_BIN_EXE_baton")
     );
@@ -317,7 +317,7 @@ fn completion_scripts_complete_subcommands_and_options() {
     let (subcommands, options) = text.split_once("--\n").expect("two completions");
     let mut subcommands: Vec<&str> = subcommands.lines().collect();
     subcommands.sort_unstable();
-    assert_eq!(subcommands, ["repair", "resume"], "{text}");
+    assert_eq!(subcommands, ["repair", "report"], "{text}");
     assert_eq!(options.trim(), "--max-agents", "{text}");
     for shell in ["zsh", "fish"] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
