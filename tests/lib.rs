@@ -14,6 +14,7 @@ mod crash_resume;
 mod diagram;
 mod kill_anywhere;
 mod lint;
+mod logs;
 mod markdown;
 mod raymond_cli;
 mod regression;

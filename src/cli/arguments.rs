@@ -56,6 +56,10 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show a run's trace as the console showed it while it ran, from any terminal, for
+    /// finished and live runs; `--follow` keeps showing a run another baton drives.
+    #[command(after_help = LOGS_HELP)]
+    Logs(LogsArguments),
     /// Cut a damaged journal back to its intact entries (after a backup) so the run can resume.
     Repair(RepairArguments),
     /// Create a `.baton/config.toml` listing every setting (commented out).
@@ -159,6 +163,45 @@ pub(crate) struct GcArguments {
     /// Say what would be deleted, and delete nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+}
+
+/// Shown under `baton logs --help`.
+const LOGS_HELP: &str = "\
+Examples:
+  baton logs RUN                    the whole run, one line per thing that happened
+  baton logs RUN --follow           keep showing a run that another `baton` drives, until it ends
+  baton logs RUN --agent main_worker1 --state REVIEW
+  baton logs RUN --step 3           step 3 of agent main in full: each agent counts its own steps
+                                    from 1, one per `[AGENT] > STATE` line of `baton logs RUN`
+                                    (a retry, `(attempt 2)`, is the same step again)
+  baton logs RUN --raw | jq .       the trace lines themselves (docs/trace-format.md)
+
+Run-wide lines (started, done, paused, failed) are shown whatever the filters. Colours mark the
+agents when stdout is a terminal (not with NO_COLOR). Reading a run never changes it.";
+
+#[derive(Debug, Args)]
+pub(crate) struct LogsArguments {
+    /// The run to show (`baton list` shows them).
+    pub(crate) run_id: String,
+    /// Keep showing new lines while another `baton` drives the run; stop when the run
+    /// completes, fails, pauses, asks or is interrupted, or when no baton drives it any more.
+    #[arg(long, short, conflicts_with = "step")]
+    pub(crate) follow: bool,
+    /// Only what agent A did (`main`, or a worker such as `main_worker1`).
+    #[arg(long, value_name = "A")]
+    pub(crate) agent: Option<String>,
+    /// Only what happened in state S (`REVIEW` or `REVIEW.md`).
+    #[arg(long, value_name = "S", conflicts_with = "step")]
+    pub(crate) state: Option<String>,
+    /// Show step N in full: the prompt of every turn, Claude's turn as a transcript (text,
+    /// tool calls with their inputs and results, cost and tokens), a script's stdout,
+    /// stderr and exit code, the tags found and the transition. Steps are counted per
+    /// agent from 1; --agent picks the agent (default: main).
+    #[arg(long, value_name = "N")]
+    pub(crate) step: Option<u64>,
+    /// Print the trace's JSON lines (those the filters keep) unchanged.
+    #[arg(long)]
+    pub(crate) raw: bool,
 }
 
 /// Options shared by `run`, `resume` and `rerun`.

@@ -78,6 +78,8 @@ pub(crate) enum CliError {
          from an earlier step, or without --input"
     )]
     RerunInputTerminated { run_id: String, commit: u64, agent_id: String },
+    #[error("run `{run_id}` has no step {step} of agent `{agent}`: {valid}")]
+    NoSuchStep { run_id: String, agent: String, step: u64, valid: String },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

@@ -12,6 +12,7 @@ mod gc_command;
 mod init_config_command;
 mod lint_command;
 mod list_command;
+mod logs_command;
 mod new_command;
 mod raymond_form;
 mod repair_command;
@@ -81,6 +82,10 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::Report { run_id, json } => {
             init_tracing(false);
             report_command::report_run(&project()?.1, &run_id, json)
+        }
+        Command::Logs(logs) => {
+            init_tracing(false);
+            logs_command::logs(&project()?.1, &logs)
         }
         Command::Repair(repair) => {
             init_tracing(false);

@@ -20,6 +20,7 @@ const SUBCOMMANDS: &[&str] = &[
     "gc",
     "status",
     "report",
+    "logs",
     "repair",
     "init-config",
     "completion",

@@ -1,10 +1,10 @@
 //! The names of failures in the trace.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What went wrong, as the trace names it (`error_type` in `ErrorOccurred`,
 /// `docs/trace-format.md`). The variant names are the stable strings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum ErrorKind {
     /// A script exited non-zero, was killed, timed out, or could not start.
     ScriptError,

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct RunMetrics {
     /// Baton's own peak resident memory (not its children's).
     pub(crate) peak_rss_kb: u64,

@@ -13,7 +13,7 @@ pub(crate) mod metrics;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::events::error_kind::ErrorKind;
 use crate::ids::{AgentId, RunId, SessionId, StateName};
@@ -21,7 +21,7 @@ use crate::model::bound::Bound;
 use crate::model::run_state::RerunOf;
 
 /// Whether a state is a prompt or a script.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum StateType {
     Markdown,
@@ -29,7 +29,7 @@ pub(crate) enum StateType {
 }
 
 /// Which output stream a `<print>` came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum OutputStream {
     Stdout,
@@ -37,7 +37,9 @@ pub(crate) enum OutputStream {
     Assistant,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// `Deserialize` reads a trace line back (`baton logs`); the envelope fields
+/// (`v`, `seq`, `ts`) are ignored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub(crate) enum Event {
     WorkflowStarted {

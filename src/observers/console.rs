@@ -27,46 +27,29 @@ pub(crate) enum Verbosity {
     Quiet,
 }
 
-pub(crate) struct ConsoleObserver {
+/// Turns events into the console's lines. Shared by the live console (below) and
+/// `baton logs`, which replays a trace as the console showed it; it remembers each
+/// agent's colour and how its last state ended, so one instance reads one run.
+pub(crate) struct ConsoleText {
     verbosity: Verbosity,
     colour: bool,
-    sink: Mutex<Box<dyn Write + Send>>,
-    colours: Mutex<HashMap<String, &'static str>>,
+    colours: HashMap<String, &'static str>,
     /// How each agent's last state ended (`REVIEW.md in 3 ms, $0.0100`), shown with its transition.
-    finished: Mutex<HashMap<AgentId, String>>,
+    finished: HashMap<AgentId, String>,
+}
+
+pub(crate) struct ConsoleObserver {
+    text: Mutex<ConsoleText>,
+    sink: Mutex<Box<dyn Write + Send>>,
 }
 
 impl ConsoleObserver {
     pub(crate) fn new(sink: Box<dyn Write + Send>, verbosity: Verbosity, colour: bool) -> ConsoleObserver {
-        ConsoleObserver {
-            verbosity,
-            colour,
-            sink: Mutex::new(sink),
-            colours: Mutex::new(HashMap::new()),
-            finished: Mutex::new(HashMap::new()),
-        }
+        ConsoleObserver { text: Mutex::new(ConsoleText::new(verbosity, colour)), sink: Mutex::new(sink) }
     }
 
     pub(crate) fn attach(self: Arc<Self>, bus: &EventBus) {
         bus.on_all(Arc::new(move |event: &Event| self.show(event)));
-    }
-
-    fn agent(&self, agent_id: &str) -> String {
-        if !self.colour {
-            return format!("[{agent_id}]");
-        }
-        let mut colours = self.colours.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let next = AGENT_COLOURS[colours.len() % AGENT_COLOURS.len()];
-        let colour = *colours.entry(agent_id.to_string()).or_insert(next);
-        format!("\x1b[{colour}m[{agent_id}]\x1b[0m")
-    }
-
-    fn lock_finished(&self) -> std::sync::MutexGuard<'_, HashMap<AgentId, String>> {
-        self.finished.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn emphasis(&self, text: &str, code: &str) -> String {
-        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 
     pub(crate) fn show(&self, event: &Event) -> Result<(), HandlerError> {
@@ -79,6 +62,32 @@ impl ConsoleObserver {
 
     /// The lines for `event`, each ending in a newline, or `None` to stay silent.
     pub(crate) fn render(&self, event: &Event) -> Option<String> {
+        self.text.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).render(event)
+    }
+}
+
+impl ConsoleText {
+    pub(crate) fn new(verbosity: Verbosity, colour: bool) -> ConsoleText {
+        ConsoleText { verbosity, colour, colours: HashMap::new(), finished: HashMap::new() }
+    }
+
+    /// `[agent]`, in the agent's own colour when colours are on.
+    pub(crate) fn agent(&mut self, agent_id: &str) -> String {
+        if !self.colour {
+            return format!("[{agent_id}]");
+        }
+        let next = AGENT_COLOURS[self.colours.len() % AGENT_COLOURS.len()];
+        let colour = *self.colours.entry(agent_id.to_string()).or_insert(next);
+        format!("\x1b[{colour}m[{agent_id}]\x1b[0m")
+    }
+
+    /// `text` in the SGR colour `code` when colours are on.
+    pub(crate) fn emphasis(&self, text: &str, code: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    /// The lines for `event`, each ending in a newline, or `None` to stay silent.
+    pub(crate) fn render(&mut self, event: &Event) -> Option<String> {
         let quiet = self.verbosity == Verbosity::Quiet;
         let line = match event {
             Event::WorkflowStarted { .. } if quiet => return None,
@@ -211,13 +220,13 @@ impl ConsoleObserver {
             }
             Event::StateCompleted { agent_id, state, duration_ms, cost_usd, .. } => {
                 let cost = if *cost_usd > 0.0 { format!(", ${cost_usd:.4}") } else { String::new() };
-                self.lock_finished().insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
+                self.finished.insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));
                 return None;
             }
             Event::TransitionOccurred { recovered: true, .. } => return None,
             Event::TransitionOccurred { agent_id, from_state, transition_type, to_state, metadata, .. } => {
                 let Some(to) = to_state else { return None };
-                let finished = self.lock_finished().remove(agent_id).unwrap_or_else(|| from_state.to_string());
+                let finished = self.finished.remove(agent_id).unwrap_or_else(|| from_state.to_string());
                 let mut line = format!("{} < {finished}: {transition_type} -> {to}", self.agent(agent_id));
                 for key in ["return", "workers", "input"] {
                     if let Some(value) = metadata.get(key) {
@@ -230,7 +239,7 @@ impl ConsoleObserver {
                 format!("{} spawned by {parent_agent_id} at {initial_state}", self.agent(new_agent_id))
             }
             Event::AgentTerminated { agent_id, result } => {
-                let finished = self.lock_finished().remove(agent_id).map(|f| format!(" < {f}:")).unwrap_or_default();
+                let finished = self.finished.remove(agent_id).map(|f| format!(" < {f}:")).unwrap_or_default();
                 format!("{}{finished} terminated with result: {}", self.agent(agent_id), preview(result))
             }
             Event::PrintOutput { agent_id, content, stream } => {

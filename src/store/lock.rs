@@ -80,7 +80,9 @@ impl RunLock {
 
     /// The pid of the process driving the run right now, if any.
     pub(crate) fn holder(run_dir: &Path) -> Option<String> {
-        let mut file = File::options().read(true).write(true).open(run_dir.join(LOCK_FILE)).ok()?;
+        // Read-only: `flock` needs no write access, and `baton logs --follow` asks this
+        // of a run it must not change.
+        let mut file = File::open(run_dir.join(LOCK_FILE)).ok()?;
         match try_lock(&file) {
             // Free: we took it for a moment; closing the file releases it.
             Ok(true) => None,

@@ -1,0 +1,119 @@
+//! `baton logs RUN [--follow] [--agent A] [--state S] [--step N] [--raw]`: a run's
+//! trace as the console showed it (`inspect::logs`), one step in full
+//! (`inspect::transcript`), or the trace lines themselves (`docs/inspecting.md`).
+//!
+//! Reading never writes: the trace is opened read-only, and `--follow` only polls
+//! it (every [`POLL`]) and asks the run's lock whether a baton still drives the run.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::CliError;
+use super::arguments::LogsArguments;
+use crate::inspect::logs::{Filter, LogView};
+use crate::inspect::trace_file::{TraceTail, read_lines, trace_path};
+use crate::inspect::transcript::StepCollector;
+use crate::model::run_state::RunStatus;
+use crate::store::lock::RunLock;
+use crate::store::runs::RunStore;
+
+/// How often `--follow` looks for new lines.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long `--follow` waits for a driver before deciding that a run whose state
+/// still says `running` was killed: a run just created takes its lock a moment later.
+const DRIVER_GRACE: Duration = Duration::from_secs(5);
+
+pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, CliError> {
+    let run_id = arguments.run_id.as_str();
+    let run_dir = store.existing_run_dir(run_id)?;
+    let path = trace_path(&run_dir);
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if let Some(step) = arguments.step {
+        return show_step(run_id, &path, arguments, step, colour);
+    }
+    let filter = Filter { agent: arguments.agent.clone(), state: arguments.state.clone() };
+    let mut view = LogView::new(filter, arguments.raw, colour);
+    let mut tail = TraceTail::new(path.clone());
+    let mut stdout = std::io::stdout().lock();
+    let mut driverless_since: Option<Instant> = None;
+    loop {
+        // Asked before reading: once no baton drives the run, the read gets its last lines.
+        let driven = arguments.follow && RunLock::holder(&run_dir).is_some();
+        let lines = tail.read_new().map_err(|source| CliError::Trace { path: path.clone(), source })?;
+        let text: String = lines.iter().map(|line| view.line(line)).collect();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(|source| CliError::Stdout { source })?;
+        if !arguments.follow {
+            break;
+        }
+        if driven {
+            driverless_since = None;
+        } else if view.ended() || stopped(store, run_id) {
+            break;
+        } else if driverless_since.get_or_insert_with(Instant::now).elapsed() >= DRIVER_GRACE {
+            eprintln!(
+                "note: no baton drives run `{run_id}`, yet it did not end (it was killed); `baton resume {run_id}` \
+                 continues it"
+            );
+            break;
+        }
+        std::thread::sleep(POLL);
+    }
+    notes(run_id, &path, arguments, &view);
+    Ok(0)
+}
+
+/// Whether the run's state says it is not running (a trace can lack the final
+/// line: `--no-debug`, or a disk that filled up).
+fn stopped(store: &RunStore, run_id: &str) -> bool {
+    store.load(run_id).is_ok_and(|run| run.status != RunStatus::Running)
+}
+
+/// What a reader should know about output that may look short.
+fn notes(run_id: &str, path: &Path, arguments: &LogsArguments, view: &LogView) {
+    if !path.exists() {
+        eprintln!("note: run `{run_id}` has no trace ({}): it ran with --no-debug", path.display());
+        return;
+    }
+    if view.unreadable_lines() > 0 && !arguments.raw {
+        eprintln!("note: {} trace lines were no event this baton knows and were skipped", view.unreadable_lines());
+    }
+    if let Some(agent) = &arguments.agent
+        && !view.agents().contains(agent)
+    {
+        let known = view.agents().iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+        eprintln!("note: run `{run_id}` has no agent `{agent}`; its agents are: {known}");
+    }
+}
+
+fn show_step(run_id: &str, path: &Path, arguments: &LogsArguments, step: u64, colour: bool) -> Result<i32, CliError> {
+    let agent = arguments.agent.as_deref().unwrap_or("main");
+    let lines = read_lines(path).map_err(|source| CliError::Trace { path: path.to_path_buf(), source })?;
+    let mut collector = StepCollector::new(agent, step);
+    for line in &lines {
+        collector.add(line);
+    }
+    if !collector.found() {
+        let valid = match (collector.steps().first(), collector.steps().last()) {
+            (Some(first), Some(last)) if first == last => format!("its only step is {first}"),
+            (Some(first), Some(last)) => format!("its steps are {first} to {last}"),
+            _ if collector.agents().is_empty() => "the trace has no steps".to_string(),
+            _ => {
+                let known = collector.agents().iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+                format!("the run has no such agent; its agents are: {known} (pick one with --agent)")
+            }
+        };
+        return Err(CliError::NoSuchStep { run_id: run_id.to_string(), agent: agent.to_string(), step, valid });
+    }
+    let text = if arguments.raw {
+        collector.raw_lines().map(|line| format!("{line}\n")).collect()
+    } else {
+        collector.render(colour)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes()).map_err(|source| CliError::Stdout { source })?;
+    Ok(0)
+}
