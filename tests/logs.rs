@@ -18,12 +18,12 @@ const FIXTURE_ROOT: &str = "/work/project";
 /// The files of a run a fixture keeps.
 const RUN_FILES: [&str; 3] = ["state.json", "journal.jsonl", "events.jsonl"];
 
-fn fixture_dir(name: &str) -> PathBuf {
+pub(crate) fn fixture_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/runs").join(name)
 }
 
 /// A project holding the recorded run `name` as `.baton/runs/<name>/`.
-fn with_fixture(name: &str) -> Test {
+pub(crate) fn with_fixture(name: &str) -> Test {
     let mut test = Test::new();
     for file in RUN_FILES {
         let path = fixture_dir(name).join(file);
@@ -43,7 +43,7 @@ fn logs(test: Test, args: &[&str]) -> String {
 
 /// Compare `actual` with `fixtures/runs/<fixture>/<file>` (or write it under `BATON_UPDATE_GOLDEN=1`).
 #[track_caller]
-fn golden(fixture: &str, file: &str, actual: &str) {
+pub(crate) fn golden(fixture: &str, file: &str, actual: &str) {
     let path = fixture_dir(fixture).join(file);
     if std::env::var_os("BATON_UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, actual).expect("write golden");

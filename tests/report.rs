@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::claude_e2e::with_real_claude;
+use crate::logs::{golden, with_fixture};
 use crate::support::Test;
 use crate::support::fake_anthropic::{FakeAnthropic, Reply, Rule, ToolUse};
 
@@ -88,4 +89,26 @@ fn a_live_run_reports_what_it_did_so_far_and_its_trace_is_left_as_it_was() {
     assert_eq!(std::fs::read(&trace).expect("the trace"), before, "reading wrote nothing");
     std::fs::write(outcome.root().join("gate"), "").expect("open the gate");
     assert!(child.wait().expect("the run ends").success());
+}
+
+fn report_of(fixture: &str, json: bool) -> String {
+    let mut args = vec!["report", fixture];
+    if json {
+        args.push("--json");
+    }
+    let outcome = with_fixture(fixture).args(args).run();
+    outcome.status(0);
+    outcome.stdout.clone()
+}
+
+#[test]
+fn report_of_the_recorded_script_countdown_run() {
+    golden("script-countdown", "report.txt", &report_of("script-countdown", false));
+    golden("script-countdown", "report.json", &report_of("script-countdown", true));
+}
+
+#[test]
+fn report_of_the_recorded_claude_tools_run() {
+    golden("claude-tools", "report.txt", &report_of("claude-tools", false));
+    golden("claude-tools", "report.json", &report_of("claude-tools", true));
 }

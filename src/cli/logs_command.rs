@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::CliError;
 use super::arguments::LogsArguments;
 use crate::inspect::logs::{Filter, LogView};
-use crate::inspect::trace_file::{TraceTail, read_lines, trace_path};
+use crate::inspect::trace_file::{TraceTail, read_complete, trace_path};
 use crate::inspect::transcript::StepCollector;
 use crate::model::run_state::RunStatus;
 use crate::store::lock::RunLock;
@@ -92,9 +92,9 @@ fn notes(run_id: &str, path: &Path, arguments: &LogsArguments, view: &LogView) {
 
 fn show_step(run_id: &str, path: &Path, arguments: &LogsArguments, step: u64, colour: bool) -> Result<i32, CliError> {
     let agent = arguments.agent.as_deref().unwrap_or("main");
-    let lines = read_lines(path).map_err(|source| CliError::Trace { path: path.to_path_buf(), source })?;
+    let trace = read_complete(path).map_err(|source| CliError::Trace { path: path.to_path_buf(), source })?;
     let mut collector = StepCollector::new(agent, step);
-    for line in &lines {
+    for line in trace.lines().filter(|line| !line.is_empty()) {
         collector.add(line);
     }
     if !collector.found() {

@@ -51,15 +51,15 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
     let _ = writeln!(out, "run {} ({}): {}", run.run_id, run.status, run.scope_dir.display());
     let _ = writeln!(
         out,
-        "{} steps in {}, {}; tokens {} in, {} out, {} cache read; {} retries, {} reminders",
-        totals.steps,
+        "{} in {}, {}; tokens {} in, {} out, {} cache read; {}, {}",
+        plural(totals.steps, "step", "steps"),
         duration(totals.wall_ms),
         dollars(totals.cost_usd),
         count(totals.tokens.input_tokens),
         count(totals.tokens.output_tokens),
         count(totals.tokens.cache_read_input_tokens),
-        totals.retries,
-        totals.reminders
+        plural(totals.retries, "retry", "retries"),
+        plural(totals.reminders, "reminder", "reminders")
     );
     if report.states.is_empty() {
         let _ = writeln!(out, "\nno steps recorded yet");
@@ -154,6 +154,10 @@ fn duration(ms: u64) -> String {
         60_000..3_600_000 => format!("{}m{:02}s", ms / 60_000, ms % 60_000 / 1000),
         _ => format!("{}h{:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
     }
+}
+
+fn plural(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 fn dollars(usd: f64) -> String {
