@@ -112,3 +112,25 @@ fn report_of_the_recorded_claude_tools_run() {
     golden("claude-tools", "report.txt", &report_of("claude-tools", false));
     golden("claude-tools", "report.json", &report_of("claude-tools", true));
 }
+
+#[test]
+fn a_failed_run_reports_the_step_that_failed_and_no_result() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<goto>BREAK</goto>'\n")
+        .file("BREAK.sh", "echo 'no luck' >&2\nexit 7\n")
+        .args(["run", "wf", "-q", "--run-id", "broken", "--attempts", "2"])
+        .run();
+    outcome.status(1);
+    let outcome = outcome.rerun(["report", "broken", "--json"]);
+    outcome.status(0);
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("JSON");
+    assert_eq!(report["status"], "failed");
+    let broke = report["states"].as_array().and_then(|states| states.iter().find(|state| state["state"] == "BREAK.sh"));
+    let broke = broke.expect("a BREAK.sh row");
+    assert_eq!(
+        (broke["visits"].clone(), broke["retries"].clone(), broke["completed"].clone()),
+        (1.into(), 1.into(), 0.into())
+    );
+    assert_eq!(report["totals"]["steps"], 1);
+    assert_eq!(report["agents"][0]["result"], Value::Null);
+}
