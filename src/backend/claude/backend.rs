@@ -98,6 +98,7 @@ impl Backend for ClaudeBackend {
                 model: request.model.clone(),
                 effort: request.effort.clone(),
                 session: request.session.clone(),
+                options: request.claude.clone(),
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
@@ -171,7 +172,8 @@ impl Backend for ClaudeBackend {
                 let message = "Claude Code exited without a result event".to_string();
                 return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
-            if summary.text.trim().is_empty() {
+            // A turn run with `--json-schema` may answer with its structured output alone.
+            if summary.text.trim().is_empty() && summary.structured_output.is_none() {
                 let message = "Claude Code returned an empty result".to_string();
                 return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
@@ -181,6 +183,7 @@ impl Backend for ClaudeBackend {
                 cost_usd: summary.cost_usd,
                 input_tokens: summary.input_tokens,
                 output_tokens: summary.output_tokens,
+                structured_output: summary.structured_output.map(|value| value.to_string()),
             })
         })
     }

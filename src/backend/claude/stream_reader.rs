@@ -52,6 +52,8 @@ pub(crate) struct StreamSummary {
     pub(crate) output_tokens: u64,
     /// Set when a structured signal reported a usage limit.
     pub(crate) limit: Option<LimitSignal>,
+    /// The result object's `structured_output` (a turn run with `--json-schema`), when not null.
+    pub(crate) structured_output: Option<Value>,
 }
 
 #[derive(Default)]
@@ -117,6 +119,8 @@ impl StreamReader {
                 self.summary.saw_result = true;
                 self.summary.is_error = object.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 self.summary.api_error_status = object.get("api_error_status").and_then(Value::as_u64);
+                self.summary.structured_output =
+                    object.get("structured_output").filter(|value| !value.is_null()).cloned();
             }
             Some("rate_limit_event") => {
                 let info = object.get("rate_limit_info");
