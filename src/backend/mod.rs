@@ -81,6 +81,10 @@ pub(crate) enum BackendError {
     /// `cost_usd` is what the failed turn still cost.
     #[error("{message}")]
     Failed { message: String, cost_usd: f64 },
+    /// The turn stopped at the state's `max_turns`: another attempt would spend as
+    /// much again, so the agent pauses; `cost_usd` is what the turn cost.
+    #[error("{message}")]
+    TurnLimit { message: String, cost_usd: f64 },
     /// The idle timeout fired (retryable, reason `timeout`).
     #[error("{0}")]
     Timeout(String),

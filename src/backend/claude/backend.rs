@@ -153,6 +153,15 @@ impl Backend for ClaudeBackend {
                     .or_else(|| parse_reset(&message, jiff::Zoned::now()).map(|timestamp| timestamp.as_second()));
                 return Err(BackendError::UsageLimit { message: head(&message, MESSAGE_CHARS), resets_at });
             }
+            if summary.subtype.as_deref() == Some("error_max_turns") {
+                let detail = if summary.errors.is_empty() {
+                    "Reached maximum number of turns".to_string()
+                } else {
+                    summary.errors.join("; ")
+                };
+                let message = format!("Claude Code stopped at the state's max_turns: {}", head(&detail, MESSAGE_CHARS));
+                return Err(BackendError::TurnLimit { message, cost_usd: summary.cost_usd });
+            }
             match exit.exit_code {
                 Some(0) => {}
                 code => {

@@ -52,6 +52,10 @@ pub(crate) struct StreamSummary {
     pub(crate) output_tokens: u64,
     /// Set when a structured signal reported a usage limit.
     pub(crate) limit: Option<LimitSignal>,
+    /// The result object's `subtype` (`success`, `error_max_turns`, …).
+    pub(crate) subtype: Option<String>,
+    /// The result object's `errors` (e.g. "Reached maximum number of turns (2)").
+    pub(crate) errors: Vec<String>,
     /// The result object's `structured_output` (a turn run with `--json-schema`), when not null.
     pub(crate) structured_output: Option<Value>,
 }
@@ -119,6 +123,12 @@ impl StreamReader {
                 self.summary.saw_result = true;
                 self.summary.is_error = object.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 self.summary.api_error_status = object.get("api_error_status").and_then(Value::as_u64);
+                self.summary.subtype = string_at(object, "subtype").map(str::to_string);
+                self.summary.errors = object
+                    .get("errors")
+                    .and_then(Value::as_array)
+                    .map(|errors| errors.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    .unwrap_or_default();
                 self.summary.structured_output =
                     object.get("structured_output").filter(|value| !value.is_null()).cloned();
             }

@@ -210,8 +210,10 @@ async fn run_markdown_state(
             match backend.invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event).await {
                 Ok(response) => response,
                 Err(error) => {
-                    let failed_turn_cost =
-                        if let BackendError::Failed { cost_usd, .. } = &error { *cost_usd } else { 0.0 };
+                    let failed_turn_cost = match &error {
+                        BackendError::Failed { cost_usd, .. } | BackendError::TurnLimit { cost_usd, .. } => *cost_usd,
+                        _ => 0.0,
+                    };
                     return Err(classify(error).with_cost(step.cost + failed_turn_cost));
                 }
             };
@@ -323,6 +325,9 @@ fn classify(error: BackendError) -> StepFailure {
         }
         BackendError::Failed { message, .. } => {
             StepFailure::retryable(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, message)
+        }
+        BackendError::TurnLimit { message, .. } => {
+            StepFailure::pause(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, message)
         }
         BackendError::Timeout(message) => {
             StepFailure::retryable(PauseReason::Timeout, ErrorKind::ClaudeCodeTimeout, message)

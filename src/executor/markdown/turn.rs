@@ -29,7 +29,7 @@ pub(super) enum TurnError {
 ///
 /// `structured` is the turn's structured output (a state with `output_schema`): when
 /// the text holds no transition tag it is the turn's `<result>`, before an implicit
-/// transition is considered.
+/// transition is considered. Without it the text is parsed as usual.
 pub(super) fn interpret_turn(
     text: &str,
     structured: Option<&str>,
@@ -59,6 +59,9 @@ pub(super) fn interpret_turn(
     if frontmatter.force_implicit && policy.can_use_implicit() {
         return implicit();
     }
+    // Claude Code repeats the structured output as the result text: tag-like text
+    // inside its strings is data, not a transition.
+    let text = if structured.is_some_and(|json| is_same_json(text, json)) { "" } else { text };
     let mut tags = scan(text).map_err(|error| {
         TurnError::Fatal(StepFailure::fatal(ErrorKind::ParseError, format!("transition parse error: {error}")))
     })?;
@@ -105,6 +108,12 @@ pub(super) fn interpret_turn(
             message: format!("{} transition tags in the output (expected 1)", more.len()),
         }),
     }
+}
+
+/// Whether `text` is the JSON value `json` (whatever its spacing and key order).
+fn is_same_json(text: &str, json: &str) -> bool {
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text.trim()).ok();
+    parse(text).is_some_and(|value| Some(value) == parse(json))
 }
 
 /// Resolve `tag`'s targets and check it against the policy (R5.8).
