@@ -293,4 +293,20 @@ mod tests {
         assert!(reader.push(&serde_json::json!("not an object")).is_empty());
         assert_eq!(reader.finish().text, "");
     }
+
+    #[test]
+    fn the_result_objects_structured_output_subtype_and_errors_are_kept() {
+        let mut reader = StreamReader::new();
+        reader.push(&serde_json::json!({"type": "result", "subtype": "success", "is_error": false,
+            "result": "{\"verdict\":\"ok\"}", "structured_output": {"verdict": "ok"}}));
+        let summary = reader.finish();
+        assert_eq!(summary.structured_output, Some(serde_json::json!({"verdict": "ok"})));
+        assert_eq!(summary.subtype.as_deref(), Some("success"));
+        let mut reader = StreamReader::new();
+        reader.push(&serde_json::json!({"type": "result", "subtype": "error_max_turns", "is_error": true,
+            "errors": ["Reached maximum number of turns (2)"], "structured_output": null}));
+        let summary = reader.finish();
+        assert_eq!(summary.structured_output, None);
+        assert_eq!(summary.errors, ["Reached maximum number of turns (2)"]);
+    }
 }
