@@ -281,3 +281,76 @@ fn a15_the_subscriber_limit_is_read_from_the_structured_signal() {
     assert!(error.starts_with(&expected), "{error}");
     outcome.stderr_contains(&format!("paused at START.md (usage_limit): {expected}"));
 }
+
+/// A workflow whose one state asks the model to write `made.txt`, with `frontmatter`
+/// (none when empty); the scripted model calls `Write`, then ends with a result.
+fn writing_state(fake_frontmatter: &str) -> (FakeAnthropic, Test) {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("WRITE STATE")
+            .on_round(0)
+            .reply(Reply::text("Writing the file.").with_tool_use(ToolUse::write("made.txt", "made by the model\n"))),
+        Rule::when_prompt("WRITE STATE").on_round(1).reply_text("Finished.\n<result>turn over</result>"),
+    ]);
+    let body = "WRITE STATE: create made.txt.";
+    let text =
+        if fake_frontmatter.is_empty() { body.to_string() } else { format!("---\n{fake_frontmatter}\n---\n{body}") };
+    (fake, Test::new().file("START.md", &text))
+}
+
+#[test]
+fn a_plan_mode_state_cannot_write_even_in_a_run_that_skips_permissions() {
+    // Without the option, the run's --dangerously-skip-permissions lets the write happen.
+    let (fake, test) = writing_state("");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("turn over\n");
+    assert_eq!(std::fs::read_to_string(outcome.root().join("made.txt")).unwrap(), "made by the model\n");
+
+    let (fake, test) = writing_state("permission_mode: plan");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("turn over\n");
+    assert!(!outcome.root().join("made.txt").exists(), "plan mode kept the state read-only:\n{}", fake.summary());
+    let trace = std::fs::read_to_string(outcome.run_dir("test").join("main_START_001.jsonl")).unwrap_or_default();
+    assert!(trace.contains("\"permissionMode\":\"plan\""), "Claude Code ran in plan mode: {trace}");
+}
+
+#[test]
+fn a_state_limited_to_reading_cannot_write() {
+    let (fake, test) = writing_state("allowed_tools: [Read]\npermission_mode: dontAsk");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("turn over\n");
+    assert!(!outcome.root().join("made.txt").exists(), "{}", fake.summary());
+}
+
+#[test]
+fn output_schema_makes_claude_codes_structured_output_the_result() {
+    let fake =
+        FakeAnthropic::start(vec![Rule::when_prompt("JUDGE STATE").on_round(0).reply(
+            Reply::text("Judging.").with_tool_use(ToolUse::new(
+                "StructuredOutput",
+                serde_json::json!({"verdict": "approved", "score": 9}),
+            )),
+        )]);
+    let frontmatter = "output_schema:\n  type: object\n  required: [verdict]\n  properties:\n    verdict: {type: string}\n    \
+                       score: {type: integer}";
+    let test = Test::new().file("START.md", &format!("---\n{frontmatter}\n---\nJUDGE STATE"));
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("{\"score\":9,\"verdict\":\"approved\"}\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+}
+
+#[test]
+fn max_turns_stops_a_turn_that_keeps_calling_tools() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("BUSY STATE").reply(Reply::text("Working.").with_tool_use(ToolUse::bash("echo hi"))),
+    ]);
+    let test = Test::new().file("START.md", "---\nmax_turns: 2\n---\nBUSY STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(fake.requests().len(), 2, "two model turns, then Claude Code stopped; Baton did not retry");
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
+    assert_eq!(
+        state["agents"][0]["error"],
+        "Claude Code stopped at the state's max_turns: Reached maximum number of turns (2)"
+    );
+}

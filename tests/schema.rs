@@ -50,12 +50,39 @@ fn the_frontmatter_schema_accepts_the_samples_and_refuses_mistakes() {
 }
 
 #[test]
+fn the_frontmatter_schema_knows_the_claude_options() {
+    let validator = jsonschema::validator_for(&schema("frontmatter")).expect("a valid schema");
+    let good = "permission_mode: plan\ntools: ''\nallowed_tools: [Read, 'Bash(git diff:*)']\ndisallowed_tools: WebFetch\n\
+                max_turns: 3\nfallback_model: haiku\nappend_system_prompt: Be brief.\n\
+                mcp_config: [mcp.json, {mcpServers: {}}]\nsettings: {model: haiku}\nadd_dirs: ../shared\n\
+                output_schema: {type: object}\n";
+    assert!(validator.is_valid(&document(good)));
+    for bad in [
+        "permission_mode: readonly\n",
+        "max_turns: 0\n",
+        "max_turns: two\n",
+        "tools: {Read: true}\n",
+        "mcp_config: 3\n",
+        "settings: [a.json]\n",
+        "add_dirs: {a: b}\n",
+        "output_schema: object\n",
+    ] {
+        assert!(!validator.is_valid(&document(bad)), "{bad}");
+    }
+}
+
+#[test]
 fn the_yaml_workflow_schema_states_what_baton_enforces() {
     let validator = jsonschema::validator_for(&schema("yaml-workflow")).expect("a valid schema");
     let good = "id: demo\nstates:\n  START:\n    prompt: Go\n    allowed_transitions: [{tag: goto, target: CHECK}]\n  \
                 CHECK:\n    sh: echo '<result>ok</result>'\n    timeout: 30\n";
     assert!(validator.is_valid(&document(good)));
+    let options = "states:\n  START:\n    prompt: Go\n    permission_mode: plan\n    allowed_tools: [Read]\n    \
+                   settings: {model: haiku}\n";
+    assert!(validator.is_valid(&document(options)));
     for bad in [
+        "states:\n  A:\n    prompt: x\n    permission_mode: plna\n",
+        "states:\n  A:\n    sh: x\n    allowed_tools: [Read]\n",
         "id: x\n",
         "states: {}\n",
         "states:\n  A:\n    prompt: x\n    sh: y\n",

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use crate::ids::{AgentId, SessionId, StateName};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
+use crate::syntax::claude_options::ClaudeOptions;
 
 /// One model turn to run.
 #[derive(Clone, Debug)]
@@ -44,6 +45,8 @@ pub(crate) struct BackendRequest {
     /// Variables for the backend's process besides the inherited ones (a manifest's
     /// `environment`).
     pub(crate) env: BTreeMap<String, String>,
+    /// The state's Claude Code options, with every path made absolute.
+    pub(crate) claude: ClaudeOptions,
 }
 
 /// Something that happened during the turn, as it happens.
@@ -73,6 +76,8 @@ pub(crate) struct BackendResponse {
     pub(crate) cost_usd: f64,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,
+    /// The result's `structured_output` when the turn ran with a JSON Schema, as JSON text.
+    pub(crate) structured_output: Option<String>,
 }
 
 /// How a turn failed, in the classes the workflow loop handles (§10.1).
@@ -85,6 +90,10 @@ pub(crate) enum BackendError {
     /// `cost_usd` is what the failed turn still cost.
     #[error("{message}")]
     Failed { message: String, cost_usd: f64 },
+    /// The turn stopped at the state's `max_turns`: another attempt would spend as
+    /// much again, so the agent pauses; `cost_usd` is what the turn cost.
+    #[error("{message}")]
+    TurnLimit { message: String, cost_usd: f64 },
     /// The idle timeout fired (retryable, reason `timeout`).
     #[error("{0}")]
     Timeout(String),

@@ -25,8 +25,8 @@ pub(crate) enum SchemaKind {
     Test,
 }
 
-/// The schema, self-contained: the YAML workflow schema gets the policy
-/// definition from the frontmatter schema, so the two cannot drift apart.
+/// The schema, self-contained: the YAML workflow schema gets the policy and
+/// Claude option definitions from the frontmatter schema, so the two cannot drift apart.
 pub(crate) fn schema(kind: SchemaKind) -> Value {
     let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
     let frontmatter = parse(FRONTMATTER);
@@ -35,7 +35,12 @@ pub(crate) fn schema(kind: SchemaKind) -> Value {
         SchemaKind::YamlWorkflow => {
             let mut workflow = parse(YAML_WORKFLOW);
             if let Some(defs) = workflow.get_mut("$defs").and_then(Value::as_object_mut) {
-                defs.insert("policy".into(), frontmatter["$defs"]["policy"].clone());
+                // The policy and the Claude options, so the two schemas cannot drift apart.
+                if let Some(shared) = frontmatter["$defs"].as_object() {
+                    for (name, definition) in shared {
+                        defs.entry(name.clone()).or_insert_with(|| definition.clone());
+                    }
+                }
             }
             workflow
         }

@@ -8,6 +8,7 @@ use crate::lint::check::Check;
 use crate::lint::diagnostic::{Diagnostic, Location};
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
+use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
 use crate::syntax::scanner::TagParseError;
 use crate::syntax::tag::TagKind;
 use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
@@ -15,9 +16,9 @@ use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
 
-/// The frontmatter keys Baton reads (R5.2).
+/// The frontmatter keys Baton reads (R5.2), besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
 const FRONTMATTER_KEYS: [&str; 4] = ["allowed_transitions", "model", "effort", "force_implicit"];
-/// The keys a YAML workflow's state may have (R13.6).
+/// The keys a YAML workflow's state may have (R13.6), besides the Claude options.
 const YAML_STATE_KEYS: [&str; 9] =
     ["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
 
@@ -95,7 +96,7 @@ impl<'a> StateChecker<'a> {
                     line: Some(line + 1),
                     column: Some(column.unwrap_or(1)),
                 },
-                _ => self.at_key(&["allowed_transitions"]),
+                _ => self.at_key(&[error.key().unwrap_or("allowed_transitions")]),
             };
             self.report(Check::FrontmatterParseError, at, error.message_without_position());
         }
@@ -109,6 +110,18 @@ impl<'a> StateChecker<'a> {
                 hint(suggestion.as_deref())
             );
             let at = self.at_key(&["model"]);
+            self.push(self.diagnostic(Check::InvalidModel, at, message).found(model).suggestion(suggestion));
+        }
+        // Claude Code takes a comma-separated list of fallback models.
+        let fallbacks = frontmatter.claude.fallback_model.as_deref().unwrap_or_default().split(',').map(str::trim);
+        for model in fallbacks.filter(|model| !model.is_empty() && !is_model(model)) {
+            let suggestion = did_you_mean(model, MODEL_ALIASES).map(str::to_string);
+            let message = format!(
+                "fallback model `{model}` is not a Claude Code model (an alias such as opus, sonnet or haiku, or a \
+                 full name such as `claude-sonnet-4-5`){}",
+                hint(suggestion.as_deref())
+            );
+            let at = self.at_key(&["fallback_model"]);
             self.push(self.diagnostic(Check::InvalidModel, at, message).found(model).suggestion(suggestion));
         }
         if let Some(effort) = frontmatter.effort.as_deref().filter(|effort| !EFFORTS.contains(effort)) {
@@ -178,7 +191,7 @@ impl<'a> StateChecker<'a> {
             }
         };
         for (field, at) in fields {
-            let suggestion = did_you_mean(&field, known.iter().copied()).map(str::to_string);
+            let suggestion = did_you_mean(&field, known.iter().copied().chain(CLAUDE_OPTION_KEYS)).map(str::to_string);
             let message = format!("unknown field `{field}`, ignored at run time{}", hint(suggestion.as_deref()));
             self.push(self.diagnostic(Check::UnknownField, at, message).found(&field).suggestion(suggestion));
         }

@@ -27,6 +27,7 @@ use gray_matter::Pod;
 use gray_matter::engine::{Engine, YAML};
 use regex::Regex;
 
+use crate::syntax::claude_options::ClaudeOptions;
 use crate::syntax::policy::{Policy, PolicyEntry};
 use crate::text::excerpt::Excerpt;
 
@@ -84,6 +85,8 @@ pub(crate) struct StateFrontmatter {
     pub(crate) effort: Option<String>,
     /// R5.14. Whether it applies also depends on the policy (R5.15); this is only what was written.
     pub(crate) force_implicit: bool,
+    /// The Claude Code options the state sets (`permission_mode`, `tools`, …).
+    pub(crate) claude: ClaudeOptions,
     /// Top-level keys Baton does not know, sorted (R5.5).
     pub(crate) unknown_fields: Vec<String>,
 }
@@ -124,6 +127,19 @@ pub(crate) enum FrontmatterError {
     /// `force_implicit` is not a boolean.
     #[error("Invalid YAML frontmatter: `force_implicit` must be true or false, found {found}")]
     ForceImplicitNotBool { found: String },
+    /// A Claude Code option (`tools`, `max_turns`, …) has the wrong type or value.
+    #[error("Invalid YAML frontmatter: `{key}` must be {expected}, found {found}")]
+    WrongType { key: &'static str, expected: &'static str, found: String },
+    /// One item of a Claude Code option's list is wrong. `item` counts from 1.
+    #[error("Invalid YAML frontmatter: `{key}` item {item} must be {expected}, found {found}")]
+    WrongItem { key: &'static str, item: usize, expected: &'static str, found: String },
+    /// `permission_mode` is none of Claude Code's modes.
+    #[error(
+        "Invalid YAML frontmatter: `permission_mode` must be one of {}, found {found}{}",
+        crate::syntax::claude_options::PERMISSION_MODES.join(", "),
+        .suggestion.map_or_else(String::new, |known| format!("; did you mean `{known}`?"))
+    )]
+    UnknownPermissionMode { found: String, suggestion: Option<&'static str> },
 }
 
 /// Parses and validates the YAML of a frontmatter block (R5.2–R5.6).
@@ -158,7 +174,11 @@ pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, Frontmat
                     other => return Err(FrontmatterError::ForceImplicitNotBool { found: describe(&other) }),
                 }
             }
-            _ => frontmatter.unknown_fields.push(key),
+            _ => {
+                if !frontmatter.claude.read(&key, value)? {
+                    frontmatter.unknown_fields.push(key);
+                }
+            }
         }
     }
     Ok(frontmatter)
@@ -243,7 +263,7 @@ fn scalar_text(value: &Pod) -> Option<String> {
 }
 
 /// How a value is named in an error message: its kind, and its text when short.
-fn describe(value: &Pod) -> String {
+pub(crate) fn describe(value: &Pod) -> String {
     match value {
         Pod::Null => "nothing (null)".to_string(),
         Pod::String(text) => format!("the text \"{}\"", Excerpt { text, max_chars: MAX_QUOTED_CHARS }),
@@ -334,6 +354,23 @@ impl FrontmatterError {
             }),
             FrontmatterError::TooDeep { line } => Some((*line, None)),
             _ => None,
+        }
+    }
+
+    /// The top-level key the error is about, when it is about one.
+    pub(crate) fn key(&self) -> Option<&str> {
+        match self {
+            FrontmatterError::TransitionsNotList { .. }
+            | FrontmatterError::EntryNotMapping { .. }
+            | FrontmatterError::EntryValueNotScalar { .. } => Some("allowed_transitions"),
+            FrontmatterError::FieldNotScalar { key, .. }
+            | FrontmatterError::WrongType { key, .. }
+            | FrontmatterError::WrongItem { key, .. } => Some(key),
+            FrontmatterError::ForceImplicitNotBool { .. } => Some("force_implicit"),
+            FrontmatterError::UnknownPermissionMode { .. } => Some("permission_mode"),
+            FrontmatterError::Syntax { .. }
+            | FrontmatterError::TooDeep { .. }
+            | FrontmatterError::NotMapping { .. } => None,
         }
     }
 
@@ -643,6 +680,169 @@ mod tests {
             refuse("force_implicit: 1"),
             "Invalid YAML frontmatter: `force_implicit` must be true or false, found the number 1"
         );
+    }
+
+    #[test]
+    fn claude_options_are_read() {
+        use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
+        let frontmatter = parse(
+            "permission_mode: PLAN\ntools: [Read, 'Grep,Glob']\nallowed_tools: Read, Bash(git diff:*)\n\
+             disallowed_tools: [WebFetch]\nmax_turns: 4\nfallback_model: ' Haiku '\n\
+             append_system_prompt: |\n  Be terse.\n  Cite files.\nmcp_config: [mcp.json, {mcpServers: {}}]\n\
+             settings: {model: haiku, env: {A: 1}}\nadd_dirs: ../shared\n\
+             output_schema: {type: object, required: [verdict], properties: {verdict: {type: string}}}\n",
+        );
+        assert_eq!(
+            frontmatter.claude,
+            ClaudeOptions {
+                permission_mode: Some("plan".into()),
+                tools: Some(vec!["Read".into(), "Grep".into(), "Glob".into()]),
+                allowed_tools: vec!["Read".into(), "Bash(git diff:*)".into()],
+                disallowed_tools: vec!["WebFetch".into()],
+                max_turns: Some(4),
+                fallback_model: Some("haiku".into()),
+                append_system_prompt: Some("Be terse.\nCite files.".into()),
+                mcp_config: vec![
+                    ConfigSource::Path("mcp.json".into()),
+                    ConfigSource::Json(r#"{"mcpServers":{}}"#.into())
+                ],
+                settings: Some(ConfigSource::Json(r#"{"env":{"A":1},"model":"haiku"}"#.into())),
+                add_dirs: vec!["../shared".into()],
+                output_schema: Some(
+                    r#"{"properties":{"verdict":{"type":"string"}},"required":["verdict"],"type":"object"}"#.into()
+                ),
+            }
+        );
+        assert!(frontmatter.unknown_fields.is_empty());
+    }
+
+    #[test]
+    fn claude_options_empty_values() {
+        let frontmatter =
+            parse("tools: ''\nallowed_tools: []\npermission_mode:\nmcp_config: x.json\nsettings: s.json\n");
+        assert_eq!(frontmatter.claude.tools, Some(Vec::new()), "no tools at all");
+        assert!(frontmatter.claude.allowed_tools.is_empty());
+        assert_eq!(frontmatter.claude.permission_mode, None);
+        assert_eq!(frontmatter.claude.mcp_config.len(), 1);
+        assert_eq!(parse("tools: []").claude.tools, Some(Vec::new()));
+        assert_eq!(parse("tools:").claude.tools, None);
+        assert_eq!(parse("add_dirs: [a, b]").claude.add_dirs, ["a", "b"]);
+    }
+
+    #[test]
+    fn permission_mode_refusals() {
+        assert_eq!(
+            refuse("permission_mode: plna"),
+            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
+             default, dontAsk, plan, found the text \"plna\"; did you mean `plan`?"
+        );
+        assert_eq!(
+            refuse("permission_mode: readonly"),
+            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
+             default, dontAsk, plan, found the text \"readonly\""
+        );
+        assert_eq!(
+            refuse("permission_mode: [plan]"),
+            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
+             default, dontAsk, plan, found a list"
+        );
+    }
+
+    #[test]
+    fn tool_list_refusals() {
+        assert_eq!(
+            refuse("tools: {Read: true}"),
+            "Invalid YAML frontmatter: `tools` must be a list of tool names such as `[Read, Grep]`, or one text such \
+             as `Read,Grep`, found a mapping"
+        );
+        assert_eq!(
+            refuse("allowed_tools: 3"),
+            "Invalid YAML frontmatter: `allowed_tools` must be a list of tool names such as `[Read, Grep]`, or one \
+             text such as `Read,Grep`, found the number 3"
+        );
+        assert_eq!(
+            refuse("disallowed_tools: [Bash, [Edit]]"),
+            "Invalid YAML frontmatter: `disallowed_tools` item 2 must be a tool name such as `Read` or \
+             `Bash(git diff:*)`, found a list"
+        );
+    }
+
+    #[test]
+    fn max_turns_refusals() {
+        for (yaml, found) in [
+            ("max_turns: 0", "the number 0"),
+            ("max_turns: -3", "the number -3"),
+            ("max_turns: 2.5", "the number 2.5"),
+            ("max_turns: '5'", "the text \"5\""),
+        ] {
+            assert_eq!(
+                refuse(yaml),
+                format!(
+                    "Invalid YAML frontmatter: `max_turns` must be a whole number of turns, 1 or more, found {found}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn text_option_refusals() {
+        assert_eq!(
+            refuse("fallback_model: [haiku]"),
+            "Invalid YAML frontmatter: `fallback_model` must be a model name such as `haiku`, found a list"
+        );
+        assert_eq!(
+            refuse("append_system_prompt: {a: b}"),
+            "Invalid YAML frontmatter: `append_system_prompt` must be text, found a mapping"
+        );
+        assert_eq!(
+            refuse("append_system_prompt: true"),
+            "Invalid YAML frontmatter: `append_system_prompt` must be text, found the value true"
+        );
+    }
+
+    #[test]
+    fn path_option_refusals() {
+        assert_eq!(
+            refuse("mcp_config: 7"),
+            "Invalid YAML frontmatter: `mcp_config` must be a path to an MCP configuration file, an inline mapping, \
+             or a list of them, found the number 7"
+        );
+        assert_eq!(
+            refuse("mcp_config: [a.json, [b.json]]"),
+            "Invalid YAML frontmatter: `mcp_config` item 2 must be a path or an inline mapping, found a list"
+        );
+        assert_eq!(
+            refuse("settings: [a.json]"),
+            "Invalid YAML frontmatter: `settings` must be a path to a settings file, or a mapping of settings, found a list"
+        );
+        assert_eq!(
+            refuse("add_dirs: {a: b}"),
+            "Invalid YAML frontmatter: `add_dirs` must be a directory or a list of directories, found a mapping"
+        );
+        assert_eq!(
+            refuse("add_dirs: [ok, 3]"),
+            "Invalid YAML frontmatter: `add_dirs` item 2 must be a directory, found the number 3"
+        );
+        assert_eq!(
+            refuse("output_schema: object"),
+            "Invalid YAML frontmatter: `output_schema` must be a JSON Schema written as a mapping, such as \
+             `{type: object}`, found the text \"object\""
+        );
+    }
+
+    #[test]
+    fn errors_name_their_key() {
+        for (yaml, key) in [
+            ("permission_mode: x", Some("permission_mode")),
+            ("max_turns: 0", Some("max_turns")),
+            ("add_dirs: [[a]]", Some("add_dirs")),
+            ("model: [a]", Some("model")),
+            ("allowed_transitions: x", Some("allowed_transitions")),
+            ("- a", None),
+        ] {
+            let error = parse_frontmatter(yaml).expect_err(yaml);
+            assert_eq!(error.key(), key, "{yaml}");
+        }
     }
 
     #[test]

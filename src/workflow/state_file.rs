@@ -37,6 +37,13 @@ impl PackedWorkflow {
     }
 }
 
+/// The directory a workflow's relative paths (a state's `mcp_config`, `settings`)
+/// are relative to: the workflow directory itself, or the directory holding a YAML
+/// or zip workflow's file (files inside a zip cannot be handed to another program).
+pub(crate) fn workflow_dir(scope: &Path) -> &Path {
+    if is_yaml_scope(scope) || is_zip_scope(scope) { scope.parent().unwrap_or(scope) } else { scope }
+}
+
 /// Read and parse prompt state `state` of the workflow `scope`.
 pub(crate) fn read_prompt(scope: &Path, state: &str) -> Result<PromptFile, PromptFileError> {
     let path = scope.join(state);

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
+use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
 use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
@@ -81,12 +82,18 @@ pub(crate) enum YamlError {
     Invalid { path: PathBuf, line: Option<usize>, message: String },
 }
 
-/// The keys a state may have, for did-you-mean.
+/// The keys a state may have besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
 const STATE_KEYS: &[&str] =
     &["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
 const SCRIPT_KEYS: &[&str] = &["sh", "ps1", "bat"];
-/// Prompt-only keys (R13.6: refused on a script state).
+/// Prompt-only keys besides the Claude options, which are prompt-only too (R13.6:
+/// refused on a script state).
 const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit"];
+
+/// Every key a state may have.
+fn state_keys() -> impl Iterator<Item = &'static str> {
+    STATE_KEYS.iter().copied().chain(CLAUDE_OPTION_KEYS)
+}
 
 impl YamlWorkflow {
     /// Read and validate the workflow at `path`.
@@ -146,7 +153,7 @@ impl YamlWorkflow {
             let unknown_keys = fields
                 .keys()
                 .filter_map(Yaml::as_str)
-                .filter(|key| !STATE_KEYS.contains(key))
+                .filter(|key| !state_keys().any(|known| known == *key))
                 .map(str::to_string)
                 .collect();
             parsed.push(YamlState {
@@ -248,17 +255,19 @@ fn state_kind(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<StateKi
             let keys: Vec<&str> = fields.keys().filter_map(Yaml::as_str).collect();
             let hint = keys
                 .iter()
-                .find_map(|key| did_you_mean(key, STATE_KEYS.iter().copied()).map(|known| (key, known)))
+                .find_map(|key| did_you_mean(key, state_keys()).map(|known| (key, known)))
                 .map_or_else(String::new, |(key, known)| format!(" (`{key}`: did you mean `{known}`?)"));
             Err(at(format!("has neither `prompt` nor `sh`/`ps1`/`bat`{hint}")))
         }
         (Some(prompt), true) => Ok(StateKind::Prompt(virtual_markdown(fields, &prompt))),
         (None, false) => {
             // `force_implicit: false` says nothing; any other prompt-only key is a mistake.
-            let forbidden = PROMPT_ONLY_KEYS.iter().find(|key| match fields.get(&Yaml::String((**key).into())) {
-                None => false,
-                Some(Yaml::Boolean(false)) => **key != "force_implicit",
-                Some(_) => true,
+            let forbidden = PROMPT_ONLY_KEYS.iter().copied().chain(CLAUDE_OPTION_KEYS).find(|key| {
+                match fields.get(&Yaml::String((*key).into())) {
+                    None => false,
+                    Some(Yaml::Boolean(false)) => *key != "force_implicit",
+                    Some(_) => true,
+                }
             });
             if let Some(key) = forbidden {
                 return Err(at(format!("`{key}` applies to prompt states only; this is a script state")));
@@ -388,6 +397,25 @@ states:
             "YAML workflow `wf.yaml`, line 4: state `A` is defined twice (lines 2 and 4)"
         );
         assert!(error("states:\n  A: [unclosed\n").starts_with("YAML workflow `wf.yaml`, line 3: invalid YAML: "));
+    }
+
+    #[test]
+    fn claude_options_are_prompt_state_keys() {
+        let workflow =
+            parse("states:\n  A:\n    prompt: x\n    permission_mode: plan\n    tools: [Read]\n").expect("valid");
+        assert!(workflow.unknown_keys("A.md").is_empty());
+        let Some(VirtualFile::Prompt(text)) = workflow.file("A.md") else { panic!("a prompt") };
+        let parsed = crate::syntax::frontmatter::parse_prompt(text).expect("parses");
+        assert_eq!(parsed.frontmatter.claude.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(parsed.frontmatter.claude.tools, Some(vec!["Read".to_string()]));
+        assert_eq!(
+            error("states:\n  A:\n    sh: echo\n    allowed_tools: [Read]\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A`: `allowed_tools` applies to prompt states only; this is a script state"
+        );
+        assert_eq!(
+            error("states:\n  A:\n    permision_mode: plan\n"),
+            "YAML workflow `wf.yaml`, line 2: state `A`: has neither `prompt` nor `sh`/`ps1`/`bat` (`permision_mode`: did you mean `permission_mode`?)"
+        );
     }
 
     #[test]

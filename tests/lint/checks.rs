@@ -56,6 +56,41 @@ fn invalid_model_accepts_full_model_names() {
 }
 
 #[test]
+fn invalid_model_in_fallback_model() {
+    golden(
+        &[("START.md", "---\nmodel: opus\nfallback_model: haiku, sonet\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:3:1: error[invalid-model]: fallback model `sonet` is not a Claude Code model (an alias such as opus, sonnet or haiku, or a full name such as `claude-sonnet-4-5`); did you mean `sonnet`?\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn claude_options_are_known_fields() {
+    let frontmatter = "---\npermission_mode: plan\ntools: [Read, Grep]\nallowed_tools: [Read]\ndisallowed_tools: Bash\n\
+                       max_turns: 3\nfallback_model: haiku\nappend_system_prompt: Be brief.\nmcp_config: mcp.json\n\
+                       settings: {model: haiku}\nadd_dirs: [../shared]\noutput_schema: {type: object}\n---\n";
+    golden(&[("START.md", &format!("{frontmatter}<goto>DONE</goto>\n")), DONE], 0, "wf: no issues found\n");
+}
+
+#[test]
+fn unknown_field_suggests_a_claude_option() {
+    golden(
+        &[("START.md", "---\npermision_mode: plan\n---\n<goto>DONE</goto>\n"), DONE],
+        0,
+        "wf/START.md:2:1: warning[unknown-field]: unknown field `permision_mode`, ignored at run time; did you mean `permission_mode`?\nwf: 1 warning\n",
+    );
+}
+
+#[test]
+fn frontmatter_parse_error_at_a_claude_option() {
+    golden(
+        &[("START.md", "---\nmodel: opus\npermission_mode: readonly\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:3:1: error[frontmatter-parse-error]: Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, default, dontAsk, plan, found the text \"readonly\"\nwf: 1 error\n",
+    );
+}
+
+#[test]
 fn invalid_effort() {
     golden(
         &[("START.md", "---\neffort: hgh\n---\n<goto>DONE</goto>\n"), DONE],

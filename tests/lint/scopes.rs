@@ -21,6 +21,16 @@ fn a_yaml_workflow_is_reported_at_its_lines_with_unknown_script_keys() {
 }
 
 #[test]
+fn a_yaml_workflows_claude_options_are_known_and_a_typo_gets_a_suggestion() {
+    let yaml = "states:\n  START:\n    prompt: Review, then <result>ok</result>\n    permission_mode: plan\n    \
+                allowed_tools: [Read]\n    max_turns: 2\n    output_schema: {type: object}\n    permision_mode: plan\n";
+    Test::new().write("flow.yaml", yaml).args(["lint", "flow.yaml"]).run().status(0).stdout(
+        "flow.yaml:8:5: warning[unknown-field]: unknown field `permision_mode`, ignored at run time; did you mean \
+         `permission_mode`?\nflow.yaml: 1 warning\n",
+    );
+}
+
+#[test]
 fn a_zip_workflow_is_linted_inside_the_archive() {
     let bytes = archive(&[("START.md", "Go <goto>NEXT</goto>\n"), ("DONE.md", "<result>ok</result>\n")]);
     let test = Test::new();

@@ -227,3 +227,151 @@ fn r3_15_continue_session_first_markdown_attempt_uses_c_fork_session() {
     assert_eq!(calls[0].argv, argv(&format!("{common} -c --fork-session --disallowed-tools {DISALLOWED}")));
     assert_eq!(calls[1].argv, argv(&format!("{common} --resume fake-session-1 --disallowed-tools {DISALLOWED}")));
 }
+
+/// The arguments after Baton's `--disallowed-tools …` (where a state's Claude options go).
+fn after_disallowed(call: &crate::support::fake_claude::Call) -> Vec<String> {
+    let at = call.argv.iter().position(|arg| arg == "--disallowed-tools").expect("--disallowed-tools");
+    call.argv[at + 2..].to_vec()
+}
+
+#[test]
+fn claude_options_from_frontmatter_become_exactly_these_arguments() {
+    let frontmatter = "permission_mode: plan\ntools: [Read, Grep]\nallowed_tools: 'Read, Bash(git diff:*)'\n\
+                       disallowed_tools: [WebFetch, NotebookEdit]\nmax_turns: 7\nfallback_model: Haiku\n\
+                       append_system_prompt: Stay read-only.\nmcp_config: [mcp.json, {mcpServers: {}}]\n\
+                       settings: conf/settings.json\nadd_dirs: [../shared, /abs/dir]\n\
+                       output_schema: {type: object, properties: {verdict: {type: string}}}";
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter(frontmatter, "[[START]]\n"))
+        .file("mcp.json", "{\"mcpServers\": {}}\n")
+        .file("conf/settings.json", "{}\n");
+    fake(&test).rule("a", "", Reply::text("<result>ok</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("ok\n");
+    let calls = calls(&outcome);
+    let call = &calls[0];
+    let wf = std::path::Path::new(call.flag("--mcp-config").expect("--mcp-config")).parent().unwrap().to_path_buf();
+    assert_eq!(wf.canonicalize().unwrap(), outcome.root().join("wf").canonicalize().unwrap());
+    let cwd = std::path::Path::new(&call.cwd);
+    let (mcp, settings, shared) = (
+        wf.join("mcp.json").to_string_lossy().into_owned(),
+        wf.join("conf/settings.json").to_string_lossy().into_owned(),
+        cwd.join("../shared").to_string_lossy().into_owned(),
+    );
+    let disallowed = format!("{DISALLOWED},WebFetch");
+    let expected = [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "plan",
+        "--model",
+        "sonnet",
+        "--disallowed-tools",
+        &disallowed,
+        "--tools",
+        "Read,Grep",
+        "--allowed-tools",
+        "Read,Bash(git diff:*)",
+        "--max-turns",
+        "7",
+        "--fallback-model",
+        "haiku",
+        "--append-system-prompt",
+        "Stay read-only.",
+        "--mcp-config",
+        &mcp,
+        r#"{"mcpServers":{}}"#,
+        "--strict-mcp-config",
+        "--settings",
+        &settings,
+        "--add-dir",
+        &shared,
+        "--add-dir",
+        "/abs/dir",
+        "--json-schema",
+        r#"{"properties":{"verdict":{"type":"string"}},"type":"object"}"#,
+    ];
+    assert_eq!(call.argv, expected);
+}
+
+#[test]
+fn a_states_permission_mode_wins_over_the_runs_choice_in_both_directions() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter("permission_mode: plan", "[[A]] <goto>B</goto>\n"))
+        .file("B.md", &with_frontmatter("permission_mode: bypassPermissions", "[[B]]\n"))
+        .file("C.md", "[[C]]\n");
+    fake(&test)
+        .rule("a", "[[A]]", Reply::text("<goto>B</goto>"))
+        .rule("b", "[[B]]", Reply::text("<goto>C</goto>"))
+        .rule("c", "[[C]]", Reply::text("<result>ok</result>"));
+    let permissions = |outcome: &crate::support::Outcome| -> Vec<String> {
+        ["[[A]]", "[[B]]", "[[C]]"]
+            .iter()
+            .map(|marker| {
+                let call = &calls_for(outcome, marker)[0];
+                match call.flag("--permission-mode") {
+                    Some(mode) => mode.to_string(),
+                    None if call.has("--dangerously-skip-permissions") => "skip".to_string(),
+                    None => "-".to_string(),
+                }
+            })
+            .collect()
+    };
+    let skipping = test.run_workflow(&[]);
+    skipping.status(0).stdout("ok\n");
+    assert_eq!(permissions(&skipping), ["plan", "bypassPermissions", "skip"]);
+    for call in calls(&skipping).iter().take(2) {
+        assert!(!call.has("--dangerously-skip-permissions"), "{:?}", call.argv);
+    }
+    let careful = skipping.rerun(["run", "wf", "--run-id", "careful", "--dangerously-skip-permissions=false"]);
+    careful.status(0).stdout("ok\n");
+    let all = calls(&careful);
+    let modes: Vec<&str> = all[3..].iter().map(|call| call.flag("--permission-mode").unwrap_or("-")).collect();
+    assert_eq!(modes, ["plan", "bypassPermissions", "acceptEdits"]);
+}
+
+#[test]
+fn no_tools_is_passed_as_an_empty_argument() {
+    let test = Test::new().with_fake_claude().file("START.md", &with_frontmatter("tools: ''", "[[START]]\n"));
+    fake(&test).rule("a", "", Reply::text("<result>ok</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("ok\n");
+    assert_eq!(after_disallowed(&calls(&outcome)[0]), ["--tools", ""]);
+}
+
+#[test]
+fn a_yaml_workflows_prompt_state_takes_the_same_options_relative_to_the_files_directory() {
+    let yaml = "states:\n  START:\n    prompt: '[[START]]'\n    allowed_tools: [Read]\n    max_turns: 3\n    \
+                settings: flow-settings.json\n";
+    let test = Test::new().with_fake_claude().write("flow.yaml", yaml).write("flow-settings.json", "{}\n");
+    fake(&test).rule("a", "", Reply::text("<result>ok</result>"));
+    let outcome = test.args(["run", "flow.yaml", "--run-id", "test"]).run();
+    outcome.status(0).stdout("ok\n");
+    let call = &calls(&outcome)[0];
+    let settings = outcome.root().join("flow-settings.json").canonicalize().unwrap();
+    let tail = after_disallowed(call);
+    assert_eq!(tail[..4], ["--allowed-tools", "Read", "--max-turns", "3"]);
+    assert_eq!(tail[4], "--settings");
+    assert_eq!(std::path::Path::new(&tail[5]).canonicalize().unwrap(), settings);
+}
+
+#[test]
+fn a_missing_mcp_config_file_pauses_the_agent_before_any_turn() {
+    let test =
+        Test::new().with_fake_claude().file("START.md", &with_frontmatter("mcp_config: servers.json", "[[START]]\n"));
+    fake(&test).rule("a", "", Reply::text("<result>ok</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(3);
+    assert!(calls(&outcome).is_empty());
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "prompt_error");
+    let error = state["agents"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("`mcp_config` names `servers.json`, which is no file") && error.contains("workflow's directory"),
+        "{error}"
+    );
+}

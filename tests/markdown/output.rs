@@ -156,3 +156,78 @@ fn r3_44_multi_fork_with_disagreeing_continuations_pauses_the_agent() {
     assert!(outcome.events_of(RUN, "AgentSpawned").is_empty());
     assert_eq!(calls(&outcome).len(), 1, "not retried, no reminder");
 }
+
+/// A turn run with `--json-schema`: Claude Code's result object carries `structured_output`
+/// (and repeats it as the result text, as Claude Code 2.1.197 does), unless `text` is given.
+fn structured_turn(structured: serde_json::Value, text: Option<&str>) -> Reply {
+    let session = "{{SESSION}}";
+    let result = text.map_or_else(|| structured.to_string(), str::to_string);
+    Reply::raw(
+        vec![
+            json!({"type": "system", "subtype": "init", "session_id": session}),
+            json!({"type": "result", "subtype": "success", "is_error": false, "result": result,
+                   "structured_output": structured, "session_id": session, "total_cost_usd": 0.0}),
+        ],
+        0,
+    )
+}
+
+#[test]
+fn output_schema_structured_output_is_the_result() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter("output_schema: {type: object}", "[[START]]\n"));
+    // Tag-like text inside the JSON is data, not a transition.
+    let structured = json!({"verdict": "approved", "note": "no <goto>X</goto> here"});
+    fake(&test).rule("a", "", structured_turn(structured, None));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("{\"note\":\"no <goto>X</goto> here\",\"verdict\":\"approved\"}\n");
+    assert_eq!(calls(&outcome)[0].flag("--json-schema"), Some("{\"type\":\"object\"}"));
+}
+
+#[test]
+fn output_schema_a_transition_tag_in_the_text_still_wins() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter("output_schema: {type: object}", "[[START]]\n"))
+        .file("NEXT.md", "[[NEXT]]\n");
+    fake(&test)
+        .rule("a", "[[START]]", structured_turn(json!({"verdict": "redo"}), Some("Again.\n<goto>NEXT</goto>")))
+        .rule("b", "[[NEXT]]", Reply::text("<result>next</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("next\n");
+}
+
+#[test]
+fn output_schema_without_structured_output_parses_the_text() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", &with_frontmatter("output_schema: {type: object}", "[[START]]\n"));
+    fake(&test).rule("a", "", Reply::text("No structure today.\n<result>plain</result>"));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("plain\n");
+}
+
+#[test]
+fn max_turns_reached_pauses_the_agent_without_a_retry() {
+    let session = "{{SESSION}}";
+    // Claude Code 2.1.197's result when `--max-turns` stops a turn: no `result` text, exit 1.
+    let lines = vec![
+        json!({"type": "system", "subtype": "init", "session_id": session}),
+        json!({"type": "assistant", "session_id": session, "message": {"content": [{"type": "text", "text": "Working."}]}}),
+        json!({"type": "result", "subtype": "error_max_turns", "is_error": true, "session_id": session,
+               "errors": ["Reached maximum number of turns (2)"], "total_cost_usd": 0.02}),
+    ];
+    let test = Test::new().with_fake_claude().file("START.md", &with_frontmatter("max_turns: 2", "[[START]]\n"));
+    fake(&test).rule("a", "", Reply::raw(lines, 1));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(calls(&outcome).len(), 1, "not retried");
+    assert_eq!(calls(&outcome)[0].flag("--max-turns"), Some("2"));
+    let state = state(&outcome);
+    assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
+    assert_eq!(
+        state["agents"][0]["error"],
+        "Claude Code stopped at the state's max_turns: Reached maximum number of turns (2)"
+    );
+}

@@ -98,6 +98,7 @@ impl Backend for ClaudeBackend {
                 model: request.model.clone(),
                 effort: request.effort.clone(),
                 session: request.session.clone(),
+                options: request.claude.clone(),
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
@@ -152,6 +153,15 @@ impl Backend for ClaudeBackend {
                     .or_else(|| parse_reset(&message, jiff::Zoned::now()).map(|timestamp| timestamp.as_second()));
                 return Err(BackendError::UsageLimit { message: head(&message, MESSAGE_CHARS), resets_at });
             }
+            if summary.subtype.as_deref() == Some("error_max_turns") {
+                let detail = if summary.errors.is_empty() {
+                    "Reached maximum number of turns".to_string()
+                } else {
+                    summary.errors.join("; ")
+                };
+                let message = format!("Claude Code stopped at the state's max_turns: {}", head(&detail, MESSAGE_CHARS));
+                return Err(BackendError::TurnLimit { message, cost_usd: summary.cost_usd });
+            }
             match exit.exit_code {
                 Some(0) => {}
                 code => {
@@ -171,7 +181,8 @@ impl Backend for ClaudeBackend {
                 let message = "Claude Code exited without a result event".to_string();
                 return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
-            if summary.text.trim().is_empty() {
+            // A turn run with `--json-schema` may answer with its structured output alone.
+            if summary.text.trim().is_empty() && summary.structured_output.is_none() {
                 let message = "Claude Code returned an empty result".to_string();
                 return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
@@ -182,6 +193,7 @@ impl Backend for ClaudeBackend {
                 cost_usd: summary.cost_usd,
                 input_tokens: summary.input_tokens,
                 output_tokens: summary.output_tokens,
+                structured_output: summary.structured_output.map(|value| value.to_string()),
             })
         })
     }

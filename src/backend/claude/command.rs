@@ -3,8 +3,16 @@
 //! The prompt is not an argument: it goes to stdin, which is then closed (A12), so
 //! its size is not bounded by the OS argument limit and Claude does not wait 3 s
 //! for more input.
+//!
+//! A state's Claude options (`docs/claude.md`) add flags after R12.1's: its
+//! `permission_mode` takes the place of the run's permission choice, its
+//! `disallowed_tools` join Baton's in the one `--disallowed-tools`, and the rest
+//! follow in this order: `--tools`, `--allowed-tools`, `--max-turns`,
+//! `--fallback-model`, `--append-system-prompt`, `--mcp-config … --strict-mcp-config`,
+//! `--settings`, `--add-dir` (one per directory), `--json-schema`.
 
 use crate::backend::SessionMode;
+use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
 
 /// Tools Baton never lets Claude use: they would wait for a human or change modes.
 pub(crate) const DISALLOWED_TOOLS: &str = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";
@@ -16,6 +24,8 @@ pub(crate) struct ClaudeCommand {
     pub(crate) model: String,
     pub(crate) effort: Option<String>,
     pub(crate) session: SessionMode,
+    /// The state's options; paths already absolute.
+    pub(crate) options: ClaudeOptions,
 }
 
 impl ClaudeCommand {
@@ -23,7 +33,11 @@ impl ClaudeCommand {
     pub(crate) fn arguments(&self) -> Vec<String> {
         let mut arguments: Vec<String> =
             ["-p", "--output-format", "stream-json", "--verbose"].into_iter().map(String::from).collect();
-        if self.skip_permissions {
+        let options = &self.options;
+        if let Some(mode) = &options.permission_mode {
+            // The state's mode wins over the run's, in both directions (docs/decisions.md).
+            arguments.extend(["--permission-mode".into(), mode.clone()]);
+        } else if self.skip_permissions {
             arguments.push("--dangerously-skip-permissions".into());
         } else {
             arguments.extend(["--permission-mode".into(), "acceptEdits".into()]);
@@ -47,8 +61,50 @@ impl ClaudeCommand {
             ]),
             SessionMode::ContinueAndFork => arguments.extend(["-c".into(), "--fork-session".into()]),
         }
-        arguments.extend(["--disallowed-tools".into(), DISALLOWED_TOOLS.into()]);
+        let mut disallowed: Vec<&str> = DISALLOWED_TOOLS.split(',').collect();
+        for tool in &options.disallowed_tools {
+            if !disallowed.contains(&tool.as_str()) {
+                disallowed.push(tool);
+            }
+        }
+        arguments.extend(["--disallowed-tools".into(), disallowed.join(",")]);
+        if let Some(tools) = &options.tools {
+            arguments.extend(["--tools".into(), tools.join(",")]);
+        }
+        if !options.allowed_tools.is_empty() {
+            arguments.extend(["--allowed-tools".into(), options.allowed_tools.join(",")]);
+        }
+        if let Some(turns) = options.max_turns {
+            arguments.extend(["--max-turns".into(), turns.to_string()]);
+        }
+        if let Some(model) = &options.fallback_model {
+            arguments.extend(["--fallback-model".into(), model.clone()]);
+        }
+        if let Some(prompt) = &options.append_system_prompt {
+            arguments.extend(["--append-system-prompt".into(), prompt.clone()]);
+        }
+        if !options.mcp_config.is_empty() {
+            arguments.push("--mcp-config".into());
+            arguments.extend(options.mcp_config.iter().map(|source| config_argument(source).to_string()));
+            arguments.push("--strict-mcp-config".into());
+        }
+        if let Some(settings) = &options.settings {
+            arguments.extend(["--settings".into(), config_argument(settings).to_string()]);
+        }
+        for dir in &options.add_dirs {
+            arguments.extend(["--add-dir".into(), dir.clone()]);
+        }
+        if let Some(schema) = &options.output_schema {
+            arguments.extend(["--json-schema".into(), schema.clone()]);
+        }
         arguments
+    }
+}
+
+/// A path or inline JSON, as Claude Code takes either.
+fn config_argument(source: &ConfigSource) -> &str {
+    match source {
+        ConfigSource::Path(path) | ConfigSource::Json(path) => path,
     }
 }
 
@@ -67,6 +123,7 @@ mod tests {
             model: "haiku".into(),
             effort: Some("high".into()),
             session: SessionMode::Fresh,
+            options: ClaudeOptions::default(),
         };
         assert_eq!(
             line(command),
@@ -82,6 +139,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Resume("s-1".into()),
+            options: ClaudeOptions::default(),
         };
         assert_eq!(
             line(command),
@@ -97,6 +155,7 @@ mod tests {
             model: "opus".into(),
             effort: None,
             session: SessionMode::ForkFrom("caller".into()),
+            options: ClaudeOptions::default(),
         };
         assert_eq!(
             line(command),
@@ -128,9 +187,179 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::ContinueAndFork,
+            options: ClaudeOptions::default(),
         };
         let arguments = command.arguments();
         assert!(arguments.windows(2).any(|pair| pair == ["-c", "--fork-session"]));
         assert!(!arguments.contains(&"--resume".to_string()));
+    }
+
+    /// A fresh sonnet turn in a run with skip-permissions, with `options`.
+    fn with_options(options: ClaudeOptions) -> String {
+        line(ClaudeCommand {
+            skip_permissions: true,
+            model: "sonnet".into(),
+            effort: None,
+            session: SessionMode::Fresh,
+            options,
+        })
+    }
+
+    const HEAD: &str = "-p --output-format stream-json --verbose";
+    const BATON_DISALLOWED: &str = "--disallowed-tools EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";
+
+    #[test]
+    fn permission_mode_replaces_skip_permissions() {
+        let options = ClaudeOptions { permission_mode: Some("plan".into()), ..ClaudeOptions::default() };
+        assert_eq!(with_options(options), format!("{HEAD} --permission-mode plan --model sonnet {BATON_DISALLOWED}"));
+    }
+
+    #[test]
+    fn permission_mode_replaces_accept_edits() {
+        let command = ClaudeCommand {
+            skip_permissions: false,
+            model: "haiku".into(),
+            effort: Some("low".into()),
+            session: SessionMode::Resume("s-1".into()),
+            options: ClaudeOptions { permission_mode: Some("bypassPermissions".into()), ..ClaudeOptions::default() },
+        };
+        assert_eq!(
+            line(command),
+            format!(
+                "{HEAD} --permission-mode bypassPermissions --model haiku --effort low --resume s-1 {BATON_DISALLOWED}"
+            )
+        );
+    }
+
+    #[test]
+    fn tools_become_one_comma_joined_argument() {
+        let options = ClaudeOptions { tools: Some(vec!["Read".into(), "Grep".into()]), ..ClaudeOptions::default() };
+        assert_eq!(
+            with_options(options),
+            format!("{HEAD} --dangerously-skip-permissions --model sonnet {BATON_DISALLOWED} --tools Read,Grep")
+        );
+    }
+
+    #[test]
+    fn no_tools_is_an_empty_argument() {
+        let options = ClaudeOptions { tools: Some(Vec::new()), ..ClaudeOptions::default() };
+        let arguments = ClaudeCommand {
+            skip_permissions: true,
+            model: "sonnet".into(),
+            effort: None,
+            session: SessionMode::Fresh,
+            options,
+        }
+        .arguments();
+        assert_eq!(arguments[arguments.len() - 2..], ["--tools".to_string(), String::new()]);
+    }
+
+    #[test]
+    fn allowed_tools() {
+        let options =
+            ClaudeOptions { allowed_tools: vec!["Read".into(), "Bash(git diff:*)".into()], ..ClaudeOptions::default() };
+        let arguments = ClaudeCommand {
+            skip_permissions: true,
+            model: "sonnet".into(),
+            effort: None,
+            session: SessionMode::Fresh,
+            options,
+        }
+        .arguments();
+        assert_eq!(arguments[arguments.len() - 2..], ["--allowed-tools".to_string(), "Read,Bash(git diff:*)".into()]);
+    }
+
+    #[test]
+    fn disallowed_tools_join_batons_without_repeats() {
+        let options = ClaudeOptions {
+            disallowed_tools: vec!["Bash".into(), "NotebookEdit".into(), "WebFetch".into()],
+            ..ClaudeOptions::default()
+        };
+        assert_eq!(
+            with_options(options),
+            format!("{HEAD} --dangerously-skip-permissions --model sonnet {BATON_DISALLOWED},Bash,WebFetch")
+        );
+    }
+
+    #[test]
+    fn max_turns_fallback_model_and_appended_system_prompt() {
+        let options = ClaudeOptions {
+            max_turns: Some(5),
+            fallback_model: Some("haiku".into()),
+            append_system_prompt: Some("Be brief.".into()),
+            ..ClaudeOptions::default()
+        };
+        assert_eq!(
+            with_options(options),
+            format!(
+                "{HEAD} --dangerously-skip-permissions --model sonnet {BATON_DISALLOWED} --max-turns 5 \
+                 --fallback-model haiku --append-system-prompt Be brief."
+            )
+        );
+    }
+
+    #[test]
+    fn mcp_configs_are_strict_and_settings_take_a_path_or_json() {
+        let options = ClaudeOptions {
+            mcp_config: vec![
+                ConfigSource::Path("/w/mcp.json".into()),
+                ConfigSource::Json(r#"{"mcpServers":{}}"#.into()),
+            ],
+            settings: Some(ConfigSource::Json(r#"{"model":"haiku"}"#.into())),
+            ..ClaudeOptions::default()
+        };
+        assert_eq!(
+            with_options(options),
+            format!(
+                r#"{HEAD} --dangerously-skip-permissions --model sonnet {BATON_DISALLOWED} --mcp-config /w/mcp.json {{"mcpServers":{{}}}} --strict-mcp-config --settings {{"model":"haiku"}}"#
+            )
+        );
+        let options =
+            ClaudeOptions { settings: Some(ConfigSource::Path("/w/s.json".into())), ..ClaudeOptions::default() };
+        assert!(with_options(options).ends_with(" --settings /w/s.json"));
+    }
+
+    #[test]
+    fn one_add_dir_per_directory_then_the_json_schema() {
+        let options = ClaudeOptions {
+            add_dirs: vec!["/a".into(), "/b c".into()],
+            output_schema: Some(r#"{"type":"object"}"#.into()),
+            ..ClaudeOptions::default()
+        };
+        let arguments = ClaudeCommand {
+            skip_permissions: true,
+            model: "sonnet".into(),
+            effort: None,
+            session: SessionMode::Fresh,
+            options,
+        }
+        .arguments();
+        let tail: Vec<&str> = arguments[arguments.len() - 6..].iter().map(String::as_str).collect();
+        assert_eq!(tail, ["--add-dir", "/a", "--add-dir", "/b c", "--json-schema", r#"{"type":"object"}"#]);
+    }
+
+    #[test]
+    fn every_option_in_the_documented_order() {
+        let options = ClaudeOptions {
+            permission_mode: Some("dontAsk".into()),
+            tools: Some(vec!["Read".into()]),
+            allowed_tools: vec!["Read".into()],
+            disallowed_tools: vec!["Bash".into()],
+            max_turns: Some(2),
+            fallback_model: Some("haiku".into()),
+            append_system_prompt: Some("x".into()),
+            mcp_config: vec![ConfigSource::Path("/m.json".into())],
+            settings: Some(ConfigSource::Path("/s.json".into())),
+            add_dirs: vec!["/d".into()],
+            output_schema: Some("{}".into()),
+        };
+        assert_eq!(
+            with_options(options),
+            format!(
+                "{HEAD} --permission-mode dontAsk --model sonnet {BATON_DISALLOWED},Bash --tools Read --allowed-tools Read \
+                 --max-turns 2 --fallback-model haiku --append-system-prompt x --mcp-config /m.json --strict-mcp-config \
+                 --settings /s.json --add-dir /d --json-schema {{}}"
+            )
+        );
     }
 }

@@ -55,6 +55,12 @@ pub(crate) struct StreamSummary {
     pub(crate) output_tokens: u64,
     /// Set when a structured signal reported a usage limit.
     pub(crate) limit: Option<LimitSignal>,
+    /// The result object's `subtype` (`success`, `error_max_turns`, …).
+    pub(crate) subtype: Option<String>,
+    /// The result object's `errors` (e.g. "Reached maximum number of turns (2)").
+    pub(crate) errors: Vec<String>,
+    /// The result object's `structured_output` (a turn run with `--json-schema`), when not null.
+    pub(crate) structured_output: Option<Value>,
 }
 
 #[derive(Default)]
@@ -120,6 +126,14 @@ impl StreamReader {
                 self.summary.saw_result = true;
                 self.summary.is_error = object.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 self.summary.api_error_status = object.get("api_error_status").and_then(Value::as_u64);
+                self.summary.subtype = string_at(object, "subtype").map(str::to_string);
+                self.summary.errors = object
+                    .get("errors")
+                    .and_then(Value::as_array)
+                    .map(|errors| errors.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    .unwrap_or_default();
+                self.summary.structured_output =
+                    object.get("structured_output").filter(|value| !value.is_null()).cloned();
             }
             Some("rate_limit_event") => {
                 let info = object.get("rate_limit_info");
@@ -290,5 +304,21 @@ mod tests {
         assert!(reader.push(&serde_json::json!({"type": "brand_new", "whatever": [1, 2]})).is_empty());
         assert!(reader.push(&serde_json::json!("not an object")).is_empty());
         assert_eq!(reader.finish().text, "");
+    }
+
+    #[test]
+    fn the_result_objects_structured_output_subtype_and_errors_are_kept() {
+        let mut reader = StreamReader::new();
+        reader.push(&serde_json::json!({"type": "result", "subtype": "success", "is_error": false,
+            "result": "{\"verdict\":\"ok\"}", "structured_output": {"verdict": "ok"}}));
+        let summary = reader.finish();
+        assert_eq!(summary.structured_output, Some(serde_json::json!({"verdict": "ok"})));
+        assert_eq!(summary.subtype.as_deref(), Some("success"));
+        let mut reader = StreamReader::new();
+        reader.push(&serde_json::json!({"type": "result", "subtype": "error_max_turns", "is_error": true,
+            "errors": ["Reached maximum number of turns (2)"], "structured_output": null}));
+        let summary = reader.finish();
+        assert_eq!(summary.structured_output, None);
+        assert_eq!(summary.errors, ["Reached maximum number of turns (2)"]);
     }
 }

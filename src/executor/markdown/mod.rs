@@ -18,6 +18,7 @@
 
 mod turn;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -31,12 +32,13 @@ use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::executor::template_variables;
 use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
+use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::template::render;
 use crate::transition::Transition;
 use crate::workflow::specifier::Caller;
-use crate::workflow::state_file::read_prompt;
+use crate::workflow::state_file::{read_prompt, workflow_dir};
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
 pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
@@ -166,6 +168,10 @@ async fn run_markdown_state(
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone());
     let policy = frontmatter.policy.clone().unwrap_or_default();
+    let claude = resolve_paths(&frontmatter.claude, workflow_dir(&agent.scope_dir), &agent.cwd).map_err(|problem| {
+        let message = format!("prompt file `{}`: {problem}", path.display());
+        StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+    })?;
 
     let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
         (Some(caller), _, _) => context.fork_session(caller, agent.session_message.as_ref()),
@@ -209,14 +215,17 @@ async fn run_markdown_state(
             idle_timeout: timeout.limit,
             timeout_source: timeout.source.to_string(),
             env: context.environment.clone(),
+            claude: claude.clone(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =
             match backend.invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event).await {
                 Ok(response) => response,
                 Err(error) => {
-                    let failed_turn_cost =
-                        if let BackendError::Failed { cost_usd, .. } = &error { *cost_usd } else { 0.0 };
+                    let failed_turn_cost = match &error {
+                        BackendError::Failed { cost_usd, .. } | BackendError::TurnLimit { cost_usd, .. } => *cost_usd,
+                        _ => 0.0,
+                    };
                     return Err(classify(error).with_cost(step.cost + failed_turn_cost));
                 }
             };
@@ -233,7 +242,8 @@ async fn run_markdown_state(
             warn_ignored_attributes(context, agent, &tags);
         }
         let caller = Caller { scope: &agent.scope_dir, url: agent.scope_url.as_deref(), baton_dir: &context.baton_dir };
-        match interpret_turn(&response.text, &frontmatter, &policy, &template_variables, caller) {
+        let structured = response.structured_output.as_deref();
+        match interpret_turn(&response.text, structured, &frontmatter, &policy, &template_variables, caller) {
             Ok(transition) => return step.done(transition),
             Err(TurnError::Fatal(failure)) => return Err(failure.with_cost(step.cost)),
             Err(TurnError::Remindable { kind, message }) => {
@@ -267,6 +277,29 @@ async fn run_markdown_state(
         ErrorKind::NoTransitionTag,
         format!("state `{}` produced no usable transition", agent.current_state),
     ))
+}
+
+/// The state's options with `mcp_config` and `settings` paths made absolute against
+/// the workflow's directory, and `add_dirs` against the agent's cwd. A configuration
+/// file that does not exist would fail every attempt: the message says which.
+fn resolve_paths(options: &ClaudeOptions, workflow_dir: &Path, cwd: &Path) -> Result<ClaudeOptions, String> {
+    let config = |key: &str, source: &ConfigSource| -> Result<ConfigSource, String> {
+        let ConfigSource::Path(written) = source else { return Ok(source.clone()) };
+        let path = workflow_dir.join(written);
+        if !path.is_file() {
+            return Err(format!(
+                "`{key}` names `{written}`, which is no file (`{}`; relative paths are relative to the workflow's directory)",
+                path.display()
+            ));
+        }
+        Ok(ConfigSource::Path(path.to_string_lossy().into_owned()))
+    };
+    let mut resolved = options.clone();
+    resolved.mcp_config =
+        options.mcp_config.iter().map(|source| config("mcp_config", source)).collect::<Result<_, _>>()?;
+    resolved.settings = options.settings.as_ref().map(|source| config("settings", source)).transpose()?;
+    resolved.add_dirs = options.add_dirs.iter().map(|dir| cwd.join(dir).to_string_lossy().into_owned()).collect();
+    Ok(resolved)
 }
 
 /// Publish what a turn does while it runs.
@@ -308,6 +341,9 @@ fn classify(error: BackendError) -> StepFailure {
         }
         BackendError::Failed { message, .. } => {
             StepFailure::retryable(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, message)
+        }
+        BackendError::TurnLimit { message, .. } => {
+            StepFailure::pause(PauseReason::ClaudeError, ErrorKind::ClaudeCodeError, message)
         }
         BackendError::Timeout(message) => {
             StepFailure::retryable(PauseReason::Timeout, ErrorKind::ClaudeCodeTimeout, message)

@@ -11,7 +11,7 @@ use crate::executor::step_failure::{StepFailure, interpretation_kind};
 use crate::syntax::frontmatter::StateFrontmatter;
 use crate::syntax::policy::Policy;
 use crate::syntax::scanner::scan;
-use crate::syntax::tag::Tag;
+use crate::syntax::tag::{Tag, TagKind};
 use crate::syntax::template::render;
 use crate::transition::Transition;
 use crate::transition::interpret::{InterpretError, interpret, is_multi_fork, resolve_tag, transition_of};
@@ -26,8 +26,13 @@ pub(super) enum TurnError {
 }
 
 /// One turn's text → the transition, or why not (R5.17 after the budget check).
+///
+/// `structured` is the turn's structured output (a state with `output_schema`): when
+/// the text holds no transition tag it is the turn's `<result>`, before an implicit
+/// transition is considered. Without it the text is parsed as usual.
 pub(super) fn interpret_turn(
     text: &str,
+    structured: Option<&str>,
     frontmatter: &StateFrontmatter,
     policy: &Policy,
     template_variables: &BTreeMap<String, String>,
@@ -54,9 +59,21 @@ pub(super) fn interpret_turn(
     if frontmatter.force_implicit && policy.can_use_implicit() {
         return implicit();
     }
-    let tags = scan(text).map_err(|error| {
+    // Claude Code repeats the structured output as the result text: tag-like text
+    // inside its strings is data, not a transition.
+    let text = if structured.is_some_and(|json| is_same_json(text, json)) { "" } else { text };
+    let mut tags = scan(text).map_err(|error| {
         TurnError::Fatal(StepFailure::fatal(ErrorKind::ParseError, format!("transition parse error: {error}")))
     })?;
+    if let (true, Some(json)) = (tags.is_empty(), structured) {
+        tags.push(Tag {
+            kind: TagKind::Result,
+            target: String::new(),
+            attributes: BTreeMap::new(),
+            payload: Some(json.to_string()),
+            ignored: Vec::new(),
+        });
+    }
     if is_multi_fork(&tags) {
         // A2: every tag of a multi-fork is resolved and checked against the policy.
         for tag in &tags {
@@ -91,6 +108,12 @@ pub(super) fn interpret_turn(
             message: format!("{} transition tags in the output (expected 1)", more.len()),
         }),
     }
+}
+
+/// Whether `text` is the JSON value `json` (whatever its spacing and key order).
+fn is_same_json(text: &str, json: &str) -> bool {
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text.trim()).ok();
+    parse(text).is_some_and(|value| Some(value) == parse(json))
 }
 
 /// Resolve `tag`'s targets and check it against the policy (R5.8).
