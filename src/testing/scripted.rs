@@ -136,6 +136,7 @@ impl Backend for ScriptedBackend {
                 input_tokens: reply.input_tokens,
                 output_tokens: reply.output_tokens,
                 message_uuid: None,
+                structured_output: None,
             })
         })
     }

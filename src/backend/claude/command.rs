@@ -171,6 +171,7 @@ mod tests {
             model: "opus".into(),
             effort: None,
             session: SessionMode::ForkAt("original".into(), "msg_3".into()),
+            options: ClaudeOptions::default(),
         };
         assert_eq!(
             line(command),
