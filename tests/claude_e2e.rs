@@ -354,3 +354,64 @@ fn max_turns_stops_a_turn_that_keeps_calling_tools() {
         "Claude Code stopped at the state's max_turns: Reached maximum number of turns (2)"
     );
 }
+
+/// Issue 13.4: Baton chooses a new conversation's id and journals it with the
+/// step's launch, before Claude starts; Claude Code uses it (`--session-id`, also
+/// with `--resume … --fork-session` for a call), so a turn cut short by a crash
+/// leaves a conversation the run knows by name, and the agent still points at
+/// its last committed session.
+#[test]
+fn new_conversations_take_the_ids_baton_journalled_before_claude_started() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("FRESH STATE").reply_text("<call return=\"BACK\">CHILD</call>"),
+        Rule::when_prompt("CHILD STATE").reply_text("<result>child</result>"),
+        Rule::when_prompt("BACK STATE").resumed().reply_text("<result>back</result>"),
+    ]);
+    let test =
+        Test::new().file("START.md", "FRESH STATE").file("CHILD.md", "CHILD STATE").file("BACK.md", "BACK STATE");
+    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("back\n");
+    let journal = std::fs::read_to_string(outcome.run_dir("test").join("journal.jsonl")).unwrap_or_default();
+    let planned: Vec<String> = journal
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .flat_map(|entry| entry["upsert"].as_array().cloned().unwrap_or_default())
+        .filter_map(|agent| agent["new_session_id"].as_str().map(str::to_string))
+        .collect();
+    let sessions = |prompt: &str| fake.requests_for(prompt).first().and_then(|request| request.view.session_id.clone());
+    let fresh = sessions("FRESH STATE").expect("the first turn's session");
+    let child = sessions("CHILD STATE").expect("the call's fork");
+    assert!(planned.contains(&fresh), "the fresh conversation's id {fresh} was journalled: {planned:?}");
+    assert!(planned.contains(&child), "the forked conversation's id {child} was journalled: {planned:?}");
+    assert_ne!(fresh, child, "the call forked a new conversation");
+    assert_eq!(sessions("BACK STATE"), Some(fresh), "the return resumed the caller's conversation in place");
+}
+
+/// Issue 13.4, the crash: a turn killed mid-way has its conversation's id on disk
+/// already; after `resume` the step runs again in a conversation of a new id, and
+/// the agent never pointed at the half-written one.
+#[test]
+fn a_turn_killed_mid_way_left_its_session_id_on_disk_and_resume_starts_another() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("SLOW STATE").times(1).delay(std::time::Duration::from_secs(60)).reply_text("late"),
+    ]);
+    let test = with_real_claude(Test::new().file("START.md", "SLOW STATE"), &fake);
+    let mut child = test.spawn(&["run", "wf", "-q", "--run-id", "killed"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while fake.requests_for("SLOW STATE").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let first = fake.requests_for("SLOW STATE").first().and_then(|request| request.view.session_id.clone());
+    let first = first.expect("the turn reached the API");
+    let state = test.root().join(".baton/runs/killed");
+    let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap_or_default();
+    assert!(journal.contains(&format!("\"new_session_id\":\"{first}\"")), "on disk mid-turn: {journal}");
+    // SAFETY: kill(2) on the pid of a child this test spawned.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+    let _ = child.wait();
+    fake.push_rule(Rule::when_prompt("SLOW STATE").fresh().reply_text("<result>second time</result>"));
+    let outcome = test.args(["resume", "killed", "-q"]).run();
+    outcome.status(0).stdout("second time\n");
+    let second = fake.requests_for("SLOW STATE").last().and_then(|request| request.view.session_id.clone());
+    assert!(second.is_some_and(|second| second != first), "the retried step started a conversation of its own");
+}

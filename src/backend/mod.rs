@@ -39,6 +39,9 @@ pub(crate) struct BackendRequest {
     pub(crate) model: String,
     pub(crate) effort: Option<String>,
     pub(crate) session: SessionMode,
+    /// The id a conversation this turn starts (fresh or forked) must get; `None`
+    /// lets the backend choose. Ignored when the turn resumes a session in place.
+    pub(crate) new_session_id: Option<SessionId>,
     pub(crate) idle_timeout: Option<Duration>,
     /// Where the idle timeout came from, for messages.
     pub(crate) timeout_source: String,

@@ -103,6 +103,12 @@ pub(crate) struct Agent {
     /// for this agent. A `baton rerun` cuts a borrowed session back to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) session_message: Option<String>,
+    /// The id the step being launched gives a conversation it starts (fresh, or a
+    /// fork), chosen and journalled with the launch, before Claude starts: a turn cut
+    /// short by a crash leaves a conversation whose id the run knows, and the agent
+    /// still points at its last committed session (`docs/state-format.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) new_session_id: Option<SessionId>,
     /// Return frames, innermost last. `null` is accepted on read (R8.5).
     #[serde(default, deserialize_with = "null_as_empty")]
     pub(crate) stack: Vec<Frame>,
@@ -214,6 +220,7 @@ impl Agent {
             current_state: state,
             session_id: None,
             session_message: None,
+            new_session_id: None,
             stack: Vec::new(),
             pending_result: None,
             cwd,

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::events::Event;
 use crate::executor::StepInput;
+use crate::ids::SessionId;
 use crate::run::workflow_loop::{FatalError, StepCompletion, WorkflowLoop};
+use crate::workflow::state_name;
 
 /// How long a step that could not start for lack of resources waits before it
 /// tries again (a running step has finished by then, or soon will).
@@ -57,6 +59,9 @@ impl WorkflowLoop {
             }
             agent.steps_started += 1;
             agent.queued = false;
+            // A prompt step's new conversation gets its id now, journalled with the launch.
+            agent.new_session_id = (!state_name::is_script(&agent.current_state))
+                .then(|| SessionId::from(uuid::Uuid::new_v4().to_string()));
             let delay = if self.throttled.remove(&id) {
                 THROTTLED_RETRY_DELAY
             } else {

@@ -25,7 +25,7 @@ fn r12_1_fresh_state_with_model_and_effort_without_skip_permissions() {
         calls[0].argv,
         argv(&format!(
             "-p --output-format stream-json --verbose --permission-mode acceptEdits --model haiku --effort high \
-             --disallowed-tools {DISALLOWED}"
+             --session-id <uuid> --disallowed-tools {DISALLOWED}"
         ))
     );
     // A12: the prompt is on stdin, never in argv.
@@ -53,11 +53,15 @@ fn r12_1_resume_and_fork_argv_with_the_defaults() {
     outcome.status(0).stdout("done\n");
     let calls = calls(&outcome);
     let common = "-p --output-format stream-json --verbose --dangerously-skip-permissions --model sonnet";
-    assert_eq!(calls[0].argv, argv(&format!("{common} --disallowed-tools {DISALLOWED}")));
+    // A new conversation (fresh, or a fork for the call) takes the id Baton chose
+    // and journalled at launch; a resumed one keeps its own.
+    assert_eq!(calls[0].argv, argv(&format!("{common} --session-id <uuid> --disallowed-tools {DISALLOWED}")));
     assert_eq!(calls[1].argv, argv(&format!("{common} --resume fake-session-1 --disallowed-tools {DISALLOWED}")));
     assert_eq!(
         calls[2].argv,
-        argv(&format!("{common} --resume fake-session-1 --fork-session --disallowed-tools {DISALLOWED}"))
+        argv(&format!(
+            "{common} --resume fake-session-1 --fork-session --session-id <uuid> --disallowed-tools {DISALLOWED}"
+        ))
     );
     assert_eq!(calls[3].argv, argv(&format!("{common} --resume fake-session-1 --disallowed-tools {DISALLOWED}")));
     assert_eq!(calls.len(), 5);
@@ -224,7 +228,10 @@ fn r3_15_continue_session_first_markdown_attempt_uses_c_fork_session() {
     outcome.status(0).stdout("done\n");
     let calls = calls(&outcome);
     let common = "-p --output-format stream-json --verbose --dangerously-skip-permissions --model sonnet";
-    assert_eq!(calls[0].argv, argv(&format!("{common} -c --fork-session --disallowed-tools {DISALLOWED}")));
+    assert_eq!(
+        calls[0].argv,
+        argv(&format!("{common} -c --fork-session --session-id <uuid> --disallowed-tools {DISALLOWED}"))
+    );
     assert_eq!(calls[1].argv, argv(&format!("{common} --resume fake-session-1 --disallowed-tools {DISALLOWED}")));
 }
 
@@ -269,6 +276,8 @@ fn claude_options_from_frontmatter_become_exactly_these_arguments() {
         "plan",
         "--model",
         "sonnet",
+        "--session-id",
+        "<uuid>",
         "--disallowed-tools",
         &disallowed,
         "--tools",

@@ -164,7 +164,7 @@ impl FakeClaude {
             .map(|n| {
                 let read = |ext: &str| std::fs::read_to_string(self.dir.join("calls").join(format!("{n}.{ext}")));
                 Call {
-                    argv: read("argv").unwrap_or_default().lines().map(str::to_string).collect(),
+                    argv: session_ids_as_placeholders(read("argv").unwrap_or_default().lines().map(str::to_string)),
                     prompt: read("stdin").unwrap_or_default(),
                     cwd: read("cwd").unwrap_or_default().trim().to_string(),
                     rule: read("rule").ok().map(|rule| rule.trim().to_string()),
@@ -172,4 +172,22 @@ impl FakeClaude {
             })
             .collect()
     }
+}
+
+/// argv with the value of each `--session-id` (a fresh UUID every run) written as
+/// `<uuid>` when it is one, so argv can be compared whole.
+fn session_ids_as_placeholders(argv: impl Iterator<Item = String>) -> Vec<String> {
+    let mut words: Vec<String> = argv.collect();
+    for index in 1..words.len() {
+        if words[index - 1] == "--session-id" && uuid_shaped(&words[index]) {
+            words[index] = "<uuid>".to_string();
+        }
+    }
+    words
+}
+
+fn uuid_shaped(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|group| group.len()).eq([8, 4, 4, 4, 12])
+        && groups.iter().all(|group| group.chars().all(|c| c.is_ascii_hexdigit()))
 }

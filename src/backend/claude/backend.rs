@@ -98,6 +98,7 @@ impl Backend for ClaudeBackend {
                 model: request.model.clone(),
                 effort: request.effort.clone(),
                 session: request.session.clone(),
+                new_session_id: request.new_session_id.clone(),
                 options: request.claude.clone(),
             };
             let arguments = command.arguments();

@@ -12,6 +12,7 @@
 //! `--settings`, `--add-dir` (one per directory), `--json-schema`.
 
 use crate::backend::SessionMode;
+use crate::ids::SessionId;
 use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
 
 /// Tools Baton never lets Claude use: they would wait for a human or change modes.
@@ -24,6 +25,9 @@ pub(crate) struct ClaudeCommand {
     pub(crate) model: String,
     pub(crate) effort: Option<String>,
     pub(crate) session: SessionMode,
+    /// `--session-id`: the id of the conversation a fresh or forked turn starts,
+    /// chosen by Baton (issue 13.4).
+    pub(crate) new_session_id: Option<SessionId>,
     /// The state's options; paths already absolute.
     pub(crate) options: ClaudeOptions,
 }
@@ -60,6 +64,10 @@ impl ClaudeCommand {
                 "--fork-session".into(),
             ]),
             SessionMode::ContinueAndFork => arguments.extend(["-c".into(), "--fork-session".into()]),
+        }
+        // A new conversation (fresh or a fork) takes the id Baton chose and journalled.
+        if let (Some(id), false) = (&self.new_session_id, matches!(self.session, SessionMode::Resume(_))) {
+            arguments.extend(["--session-id".into(), id.to_string()]);
         }
         let mut disallowed: Vec<&str> = DISALLOWED_TOOLS.split(',').collect();
         for tool in &options.disallowed_tools {
@@ -123,6 +131,7 @@ mod tests {
             model: "haiku".into(),
             effort: Some("high".into()),
             session: SessionMode::Fresh,
+            new_session_id: None,
             options: ClaudeOptions::default(),
         };
         assert_eq!(
@@ -139,6 +148,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Resume("s-1".into()),
+            new_session_id: None,
             options: ClaudeOptions::default(),
         };
         assert_eq!(
@@ -155,6 +165,7 @@ mod tests {
             model: "opus".into(),
             effort: None,
             session: SessionMode::ForkFrom("caller".into()),
+            new_session_id: None,
             options: ClaudeOptions::default(),
         };
         assert_eq!(
@@ -171,6 +182,7 @@ mod tests {
             model: "opus".into(),
             effort: None,
             session: SessionMode::ForkAt("original".into(), "msg_3".into()),
+            new_session_id: None,
             options: ClaudeOptions::default(),
         };
         assert_eq!(
@@ -188,11 +200,38 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::ContinueAndFork,
+            new_session_id: None,
             options: ClaudeOptions::default(),
         };
         let arguments = command.arguments();
         assert!(arguments.windows(2).any(|pair| pair == ["-c", "--fork-session"]));
         assert!(!arguments.contains(&"--resume".to_string()));
+    }
+
+    fn with_new_session(session: SessionMode) -> String {
+        line(ClaudeCommand {
+            skip_permissions: true,
+            model: "sonnet".into(),
+            effort: None,
+            session,
+            new_session_id: Some("0b9e2d4e-7c7e-4f5e-9d55-3b1f1e1f1a01".into()),
+            options: ClaudeOptions::default(),
+        })
+    }
+
+    #[test]
+    fn a_new_conversation_takes_the_id_baton_chose_and_a_resumed_one_keeps_its_own() {
+        let id = "--session-id 0b9e2d4e-7c7e-4f5e-9d55-3b1f1e1f1a01";
+        let head = "-p --output-format stream-json --verbose --dangerously-skip-permissions --model sonnet";
+        assert_eq!(with_new_session(SessionMode::Fresh), format!("{head} {id} {BATON_DISALLOWED}"));
+        assert_eq!(
+            with_new_session(SessionMode::ForkFrom("caller".into())),
+            format!("{head} --resume caller --fork-session {id} {BATON_DISALLOWED}")
+        );
+        assert_eq!(
+            with_new_session(SessionMode::Resume("s-1".into())),
+            format!("{head} --resume s-1 {BATON_DISALLOWED}")
+        );
     }
 
     /// A fresh sonnet turn in a run with skip-permissions, with `options`.
@@ -202,6 +241,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Fresh,
+            new_session_id: None,
             options,
         })
     }
@@ -222,6 +262,7 @@ mod tests {
             model: "haiku".into(),
             effort: Some("low".into()),
             session: SessionMode::Resume("s-1".into()),
+            new_session_id: None,
             options: ClaudeOptions { permission_mode: Some("bypassPermissions".into()), ..ClaudeOptions::default() },
         };
         assert_eq!(
@@ -249,6 +290,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Fresh,
+            new_session_id: None,
             options,
         }
         .arguments();
@@ -264,6 +306,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Fresh,
+            new_session_id: None,
             options,
         }
         .arguments();
@@ -332,6 +375,7 @@ mod tests {
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Fresh,
+            new_session_id: None,
             options,
         }
         .arguments();

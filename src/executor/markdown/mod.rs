@@ -212,6 +212,7 @@ async fn run_markdown_state(
             model: model.clone(),
             effort: effort.clone(),
             session: session.clone(),
+            new_session_id: agent.new_session_id.clone(),
             idle_timeout: timeout.limit,
             timeout_source: timeout.source.to_string(),
             env: context.environment.clone(),
