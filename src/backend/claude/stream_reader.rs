@@ -229,6 +229,22 @@ mod tests {
     }
 
     #[test]
+    fn frame_types_it_does_not_know_are_passed_over() {
+        let mut reader = StreamReader::new();
+        let frames = [
+            serde_json::json!({"type": "brand_new_frame", "payload": {"nested": [1, 2]}}),
+            serde_json::json!({"type": "assistant", "message": {"content": [{"type": "new_block", "x": 1}, {"type": "text", "text": "hi <result>ok</result>"}]}}),
+            serde_json::json!({"type": "result", "subtype": "success", "result": "hi <result>ok</result>", "session_id": "s", "total_cost_usd": 0.01}),
+        ];
+        for frame in &frames {
+            reader.push(frame);
+        }
+        let summary = reader.finish();
+        assert!(summary.saw_result && !summary.is_error);
+        assert_eq!(summary.text, "hi <result>ok</result>");
+    }
+
+    #[test]
     fn r12_9_plain_text_result_cost_and_tokens() {
         let (summary, signals) = read("01_plain_text.jsonl");
         assert!(summary.saw_result);
