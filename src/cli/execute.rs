@@ -117,6 +117,27 @@ fn seconds_from_env(name: &str) -> Option<Duration> {
     seconds(std::env::var(name).ok()?.parse::<f64>().ok()?).ok()
 }
 
+/// A stored run continued by `resume` or `rerun`: this invocation's `--budget`,
+/// `--timeout` and launch flags folded into its state, and the timeout and limits
+/// the continuation runs under.
+pub(crate) fn continue_with_options(
+    state: &mut RunState,
+    budget: Option<f64>,
+    options: &ExecutionArguments,
+    config: &Config,
+) -> Result<(StateTimeout, RunLimits), CliError> {
+    if let Some(budget) = check_budget(budget)? {
+        state.budget_usd = budget;
+    }
+    let timeout = timeout_of(options.timeout, state.launch_params.timeout_seconds, config)?;
+    if let Some(seconds) = options.timeout {
+        state.launch_params.timeout_seconds = Some(seconds);
+    }
+    apply_launch_options(options, &mut state.launch_params)?;
+    let limits = limits(options, &state.launch_params, config)?;
+    Ok((timeout, limits))
+}
+
 /// The run's limits from its launch parameters and this invocation's flags;
 /// checked before a run is created or touched.
 pub(crate) fn limits(

@@ -10,7 +10,7 @@
 
 use super::CliError;
 use super::arguments::RerunArguments;
-use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
+use super::execute::{RunToExecute, continue_with_options, execute};
 use crate::cli::config::Config;
 use crate::ids::RunId;
 use crate::model::agent::AgentStatus;
@@ -41,15 +41,7 @@ pub(crate) async fn rerun(
     if let (Some(text), Some(target)) = (arguments.input, input_target) {
         give_input(&mut state, &target, text);
     }
-    if let Some(budget) = check_budget(arguments.budget)? {
-        state.budget_usd = budget;
-    }
-    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
-    if let Some(seconds) = arguments.execution.timeout {
-        state.launch_params.timeout_seconds = Some(seconds);
-    }
-    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
-    let limits = limits(&arguments.execution, &state.launch_params, config)?;
+    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config)?;
 
     copy_task_folders(store.baton_dir(), &arguments.run, &state.run_id)?;
     let unsynced = store.create(&state)?;

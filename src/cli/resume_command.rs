@@ -9,7 +9,7 @@
 
 use super::CliError;
 use super::arguments::ResumeArguments;
-use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
+use super::execute::{RunToExecute, continue_with_options, execute};
 use crate::cli::config::Config;
 use std::io::Write;
 
@@ -40,15 +40,7 @@ pub(crate) async fn resume(
     for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Paused) {
         agent.unpause();
     }
-    if let Some(budget) = check_budget(arguments.budget)? {
-        state.budget_usd = budget;
-    }
-    let timeout = timeout_of(arguments.execution.timeout, state.launch_params.timeout_seconds, config)?;
-    if let Some(seconds) = arguments.execution.timeout {
-        state.launch_params.timeout_seconds = Some(seconds);
-    }
-    apply_launch_options(&arguments.execution, &mut state.launch_params)?;
-    let limits = limits(&arguments.execution, &state.launch_params, config)?;
+    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config)?;
     let expired = expire_asks(&mut state, jiff::Timestamp::now());
     let asking = state.asking_agents().len();
     if asking == 0 && arguments.input.is_some() {

@@ -9,7 +9,7 @@ use crate::cli::config::Config;
 use crate::ids::{AgentId, RunId, StateName};
 use crate::lint::check::Severity;
 use crate::model::agent::Agent;
-use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::model::run_state::{LaunchParams, NewRun, RunState};
 use crate::process::watchdog::Watchdog;
 use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
 use crate::transition::task_folder::TaskFolders;
@@ -95,33 +95,16 @@ pub(crate) async fn run(
     main.pending_result = arguments.input;
     main.scope_url = scope_url.clone();
     main.continue_and_fork = arguments.continue_session;
-    let now = jiff::Timestamp::now().to_string();
-    let state = RunState {
-        version: STATE_VERSION,
-        written_by: BATON_VERSION.to_string(),
+    let state = RunState::new(NewRun {
         run_id,
         scope_dir: target.scope_dir,
         scope_url,
         initial_state: target.initial_state.into(),
         launch_cwd: cwd,
-        status: RunStatus::Running,
-        created_at: now.clone(),
-        updated_at: now,
-        total_cost_usd: 0.0,
         budget_usd,
-        steps_completed: 0,
-        agents: vec![main],
-        terminated: Vec::new(),
-        fork_counters: Default::default(),
+        main,
         launch_params,
-        error: None,
-        paused_by: None,
-        elapsed_ms: 0,
-        journal_commit: 0,
-        last_step: None,
-        rerun_of: None,
-        borrowed_sessions: Default::default(),
-    };
+    });
     let unsynced = store.create(&state)?;
     let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await

@@ -170,7 +170,51 @@ pub(crate) struct RunState {
     pub(crate) borrowed_sessions: BTreeSet<SessionId>,
 }
 
+/// What a new run starts from: where, with which first agent, under which
+/// parameters. Everything else of its state starts empty.
+pub(crate) struct NewRun {
+    pub(crate) run_id: RunId,
+    pub(crate) scope_dir: PathBuf,
+    pub(crate) scope_url: Option<String>,
+    pub(crate) initial_state: StateName,
+    pub(crate) launch_cwd: PathBuf,
+    pub(crate) budget_usd: f64,
+    pub(crate) main: Agent,
+    pub(crate) launch_params: LaunchParams,
+}
+
 impl RunState {
+    /// The state of a run about to take its first step (`baton run`, `baton test`).
+    pub(crate) fn new(run: NewRun) -> RunState {
+        let now = jiff::Timestamp::now().to_string();
+        RunState {
+            version: STATE_VERSION,
+            written_by: BATON_VERSION.to_string(),
+            run_id: run.run_id,
+            scope_dir: run.scope_dir,
+            scope_url: run.scope_url,
+            initial_state: run.initial_state,
+            launch_cwd: run.launch_cwd,
+            status: RunStatus::Running,
+            created_at: now.clone(),
+            updated_at: now,
+            total_cost_usd: 0.0,
+            budget_usd: run.budget_usd,
+            steps_completed: 0,
+            agents: vec![run.main],
+            terminated: Vec::new(),
+            fork_counters: BTreeMap::new(),
+            launch_params: run.launch_params,
+            error: None,
+            paused_by: None,
+            elapsed_ms: 0,
+            journal_commit: 0,
+            last_step: None,
+            rerun_of: None,
+            borrowed_sessions: Default::default(),
+        }
+    }
+
     /// The result `main` terminated with, if it has.
     pub(crate) fn main_result(&self) -> Option<&str> {
         self.terminated.iter().find(|agent| agent.id.is_main()).map(|agent| agent.result.as_str())

@@ -26,7 +26,7 @@ use crate::ids::{AgentId, RunId, StateName};
 use crate::lint::check::Severity;
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::bound::Bound;
-use crate::model::run_state::{BATON_VERSION, LaunchParams, RunState, RunStatus, STATE_VERSION};
+use crate::model::run_state::{LaunchParams, NewRun, RunState};
 use crate::process::stop_level::StopLevel;
 use crate::run::outcome::{RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
@@ -120,33 +120,16 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observ
     let mut main = Agent::main(StateName::from(initial_state.as_str()), scope.to_path_buf(), work.clone(), task_folder);
     main.pending_result = spec.input.clone();
     let budget_usd = spec.budget.or(manifest.as_ref().and_then(|manifest| manifest.default_budget)).unwrap_or(0.0);
-    let now = jiff::Timestamp::now().to_string();
-    let mut state = RunState {
-        version: STATE_VERSION,
-        written_by: BATON_VERSION.to_string(),
+    let mut state = RunState::new(NewRun {
         run_id: run_id.clone(),
         scope_dir: scope.to_path_buf(),
         scope_url: None,
         initial_state: initial_state.into(),
         launch_cwd: work,
-        status: RunStatus::Running,
-        created_at: now.clone(),
-        updated_at: now,
-        total_cost_usd: 0.0,
         budget_usd,
-        steps_completed: 0,
-        agents: vec![main],
-        terminated: Vec::new(),
-        fork_counters: Default::default(),
+        main,
         launch_params,
-        error: None,
-        paused_by: None,
-        elapsed_ms: 0,
-        journal_commit: 0,
-        last_step: None,
-        rerun_of: None,
-        borrowed_sessions: Default::default(),
-    };
+    });
     let store_error = |error: crate::store::runs::StoreError| format!("cannot write the test's run: {error}");
     store.create(&state).map_err(store_error)?;
     let mut journal_intact = 0;
