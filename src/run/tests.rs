@@ -21,7 +21,7 @@ use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::executor::{StateExecutor, StepFuture};
 use crate::model::agent::{Agent, PauseReason};
 use crate::model::bound::Bound;
-use crate::model::run_state::{LaunchParams, STATE_VERSION};
+use crate::model::run_state::{LaunchParams, NewRun};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
 use crate::run::outcome::{RunLimits, RunOutcome};
@@ -107,32 +107,16 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     let store = RunStore::new(dir.path().join(".baton"));
     let task_folder = dir.path().join("task");
     let main = Agent::main("START".into(), PathBuf::from("/wf"), dir.path().to_path_buf(), task_folder);
-    let state = RunState {
-        version: STATE_VERSION,
-        written_by: String::new(),
+    let state = RunState::new(NewRun {
         run_id: "r".into(),
         scope_dir: PathBuf::from("/wf"),
         scope_url: None,
         initial_state: "START".into(),
         launch_cwd: dir.path().to_path_buf(),
-        status: RunStatus::Running,
-        created_at: String::new(),
-        updated_at: String::new(),
-        total_cost_usd: 0.0,
         budget_usd: 0.0,
-        steps_completed: 0,
-        agents: vec![main],
-        terminated: Vec::new(),
-        fork_counters: BTreeMap::new(),
+        main,
         launch_params: LaunchParams::default(),
-        error: None,
-        paused_by: None,
-        elapsed_ms: 0,
-        journal_commit: 0,
-        last_step: None,
-        rerun_of: None,
-        borrowed_sessions: Default::default(),
-    };
+    });
     store.create(&state).unwrap();
     let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
     let executor = ScriptedExecutor::new(replies);

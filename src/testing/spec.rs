@@ -14,6 +14,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::ids::StateName;
 use crate::syntax::yaml_positions::{KeyPositions, key_positions};
+use crate::workflow::manifest::scalar;
 use crate::workflow::resolution::resolve_state;
 use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
@@ -430,16 +431,6 @@ impl Reader<'_> {
         }
         expect.cost_usd = get("cost_usd").map(|value| self.amount(&["expect", "cost_usd"], value)).transpose()?;
         Ok(expect)
-    }
-}
-
-/// A scalar's text (YAML reads `1`, `true`, `1.5` as numbers and booleans).
-fn scalar(value: &Yaml) -> Option<String> {
-    match value {
-        Yaml::String(text) | Yaml::Real(text) => Some(text.clone()),
-        Yaml::Integer(number) => Some(number.to_string()),
-        Yaml::Boolean(flag) => Some(flag.to_string()),
-        _ => None,
     }
 }
 

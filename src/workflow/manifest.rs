@@ -174,7 +174,7 @@ impl Manifest {
 }
 
 /// A scalar's text (YAML reads `1`, `true`, `1.5` as numbers and booleans).
-fn scalar(value: &Yaml) -> Option<String> {
+pub(crate) fn scalar(value: &Yaml) -> Option<String> {
     match value {
         Yaml::String(text) | Yaml::Real(text) => Some(text.clone()),
         Yaml::Integer(number) => Some(number.to_string()),

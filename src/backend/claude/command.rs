@@ -236,14 +236,19 @@ mod tests {
 
     /// A fresh sonnet turn in a run with skip-permissions, with `options`.
     fn with_options(options: ClaudeOptions) -> String {
-        line(ClaudeCommand {
+        fresh_arguments(options).join(" ")
+    }
+
+    fn fresh_arguments(options: ClaudeOptions) -> Vec<String> {
+        ClaudeCommand {
             skip_permissions: true,
             model: "sonnet".into(),
             effort: None,
             session: SessionMode::Fresh,
             new_session_id: None,
             options,
-        })
+        }
+        .arguments()
     }
 
     const HEAD: &str = "-p --output-format stream-json --verbose";
@@ -285,15 +290,7 @@ mod tests {
     #[test]
     fn no_tools_is_an_empty_argument() {
         let options = ClaudeOptions { tools: Some(Vec::new()), ..ClaudeOptions::default() };
-        let arguments = ClaudeCommand {
-            skip_permissions: true,
-            model: "sonnet".into(),
-            effort: None,
-            session: SessionMode::Fresh,
-            new_session_id: None,
-            options,
-        }
-        .arguments();
+        let arguments = fresh_arguments(options);
         assert_eq!(arguments[arguments.len() - 2..], ["--tools".to_string(), String::new()]);
     }
 
@@ -301,15 +298,7 @@ mod tests {
     fn allowed_tools() {
         let options =
             ClaudeOptions { allowed_tools: vec!["Read".into(), "Bash(git diff:*)".into()], ..ClaudeOptions::default() };
-        let arguments = ClaudeCommand {
-            skip_permissions: true,
-            model: "sonnet".into(),
-            effort: None,
-            session: SessionMode::Fresh,
-            new_session_id: None,
-            options,
-        }
-        .arguments();
+        let arguments = fresh_arguments(options);
         assert_eq!(arguments[arguments.len() - 2..], ["--allowed-tools".to_string(), "Read,Bash(git diff:*)".into()]);
     }
 
@@ -370,15 +359,7 @@ mod tests {
             output_schema: Some(r#"{"type":"object"}"#.into()),
             ..ClaudeOptions::default()
         };
-        let arguments = ClaudeCommand {
-            skip_permissions: true,
-            model: "sonnet".into(),
-            effort: None,
-            session: SessionMode::Fresh,
-            new_session_id: None,
-            options,
-        }
-        .arguments();
+        let arguments = fresh_arguments(options);
         let tail: Vec<&str> = arguments[arguments.len() - 6..].iter().map(String::as_str).collect();
         assert_eq!(tail, ["--add-dir", "/a", "--add-dir", "/b c", "--json-schema", r#"{"type":"object"}"#]);
     }
