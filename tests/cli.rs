@@ -268,7 +268,7 @@ fn status_shows_agents_stack_and_errors() {
             "  main  at SUB.sh  [paused (validation_error)]",
             "      cwd: [ROOT]",
             "      returns to: RET.sh",
-            "      error: script `SUB.sh` produced an invalid multi-fork: the continuations disagree (X.sh, Y.sh); every `next` and the <goto> must name the same state",
+            "      error: script `SUB.sh` produced an invalid multi-fork: the continuations disagree (X.sh, Y.sh); every `next` and the <goto> or <join> must name the same state",
         ]
     );
 }

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::CliError;
-use crate::model::agent::AgentStatus;
-use crate::model::run_state::RunStatus;
+use crate::model::agent::{Agent, AgentStatus};
+use crate::model::run_state::{RunState, RunStatus};
 use crate::observers::console::bound_reached;
 use crate::store::lock::RunLock;
 use crate::store::rerun::History;
@@ -63,6 +63,7 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
                 Some(ask) => format!("asking ({}): {}", ask.id, ask.prompt.trim()),
                 None => "asking".to_string(),
             },
+            (AgentStatus::Joining, _) => joining(&run, agent),
         };
         let _ = writeln!(text, "  {}  at {}  [{status}]", agent.id, agent.current_state);
         let _ = writeln!(text, "      cwd: {}", agent.cwd.display());
@@ -85,6 +86,28 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
         let _ = writeln!(text, "  {}  result: {first_line}", agent.id);
     }
     print(&text)
+}
+
+/// A joining agent's status: whom it still waits for, and where it goes on.
+fn joining(run: &RunState, agent: &Agent) -> String {
+    let Some(join) = &agent.join else { return "joining".to_string() };
+    let waiting: Vec<&str> = join
+        .workers
+        .iter()
+        .filter(|worker| run.agents.iter().any(|other| &other.id == *worker && other.status != AgentStatus::Paused))
+        .map(|worker| &**worker)
+        .collect();
+    let timeout = join.deadline.as_ref().map(|deadline| format!(", until {deadline}")).unwrap_or_default();
+    if waiting.is_empty() {
+        return format!("joining, then {}: every worker has ended", join.next);
+    }
+    format!(
+        "joining, then {}: waits for {} ({} of {} ended{timeout})",
+        join.next,
+        waiting.join(", "),
+        join.workers.len() - waiting.len(),
+        join.workers.len()
+    )
 }
 
 /// `--steps`: the steps `baton rerun RUN --from STEP` can start from, as

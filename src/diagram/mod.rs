@@ -360,6 +360,13 @@ impl Drawn<'_> {
             TagKind::ResetWorkflow => {
                 self.edge(vec![Key::Workflow(transition.target.clone())], format!("{tag}{suffix}"), Style::Dashed);
             }
+            TagKind::Join => {
+                // The agent itself goes on there, once its workers ended: dashed, as
+                // it waits first (`docs/join.md`).
+                let to = self.targets(&transition.target);
+                let timeout = attribute("timeout").map(|timeout| format!(" (timeout {timeout})")).unwrap_or_default();
+                self.edge(to, format!("{tag}{timeout}"), Style::Dashed);
+            }
             TagKind::Result => {}
         }
     }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::error_kind::ErrorKind;
 use crate::ids::{AgentId, RunId, SessionId, StateName};
+use crate::model::agent::JoinedStatus;
 use crate::model::bound::Bound;
 use crate::model::run_state::RerunOf;
 
@@ -150,6 +151,23 @@ pub(crate) enum Event {
         prompt: String,
         next_state: StateName,
     },
+    /// An agent's `<join>` waits for `workers` (in fork order), then goes on at
+    /// `next_state` (`docs/join.md`).
+    JoinWaiting {
+        agent_id: AgentId,
+        workers: Vec<AgentId>,
+        next_state: StateName,
+        /// The join's `timeout`, if it has one.
+        timeout_ms: Option<u64>,
+    },
+    /// The join is over: every worker ended, or the timeout passed (`timed_out`);
+    /// the agent goes on at `next_state` with `workers`' outcomes.
+    JoinCompleted {
+        agent_id: AgentId,
+        next_state: StateName,
+        workers: Vec<JoinedWorker>,
+        timed_out: bool,
+    },
     ClaudeInvocationStarted {
         agent_id: AgentId,
         state: StateName,
@@ -231,6 +249,14 @@ pub(crate) enum Event {
     },
 }
 
+/// One worker's outcome in a `JoinCompleted` event (its result is in its
+/// `AgentTerminated` event, not repeated here).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct JoinedWorker {
+    pub(crate) agent_id: AgentId,
+    pub(crate) status: JoinedStatus,
+}
+
 /// The event's type without its data, for subscriptions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum EventKind {
@@ -249,6 +275,8 @@ pub(crate) enum EventKind {
     AgentAsking,
     AskWaiting,
     WorkflowAsking,
+    JoinWaiting,
+    JoinCompleted,
     ClaudeInvocationStarted,
     ClaudeStreamOutput,
     ScriptOutput,
@@ -281,6 +309,8 @@ impl Event {
             Event::AgentPaused { .. } => EventKind::AgentPaused,
             Event::AgentAsking { .. } => EventKind::AgentAsking,
             Event::AskWaiting { .. } => EventKind::AskWaiting,
+            Event::JoinWaiting { .. } => EventKind::JoinWaiting,
+            Event::JoinCompleted { .. } => EventKind::JoinCompleted,
             Event::ClaudeInvocationStarted { .. } => EventKind::ClaudeInvocationStarted,
             Event::ClaudeStreamOutput { .. } => EventKind::ClaudeStreamOutput,
             Event::ScriptOutput { .. } => EventKind::ScriptOutput,

@@ -86,6 +86,7 @@ pub(crate) fn script_environment(
     run_id: &str,
     agent: &Agent,
     input_file: Option<&Path>,
+    results_file: Option<&Path>,
 ) -> BTreeMap<String, String> {
     // The run's own variables first: Baton's, set next, win over a manifest's.
     let mut env = run_environment.clone();
@@ -100,6 +101,10 @@ pub(crate) fn script_environment(
     }
     if let Some(path) = input_file {
         env.insert("BATON_INPUT_FILE".to_string(), path.to_string_lossy().into_owned());
+    }
+    // Baton's own (`docs/join.md`): raymond has no join, so no `RAYMOND_RESULTS`.
+    if let Some(path) = results_file {
+        env.insert("BATON_RESULTS".to_string(), path.to_string_lossy().into_owned());
     }
     let attributes = agent.fork_attributes.iter().filter(|(_, value)| fits_in_a_variable(value));
     env.extend(attributes.map(|(name, value)| (name.clone(), value.clone())));
@@ -163,6 +168,26 @@ fn write_input_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<
     let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path)?;
     file.write_all_at(input.as_bytes(), 0)?;
     file.set_len(input.len() as u64)?;
+    Ok(Some(path))
+}
+
+/// Where `$BATON_RESULTS` and `{{results}}` point in the state after a `<join>`
+/// (`docs/join.md`): beside the agent's input file.
+pub(crate) fn results_path(inputs_dir: &Path, agent: &Agent) -> PathBuf {
+    inputs_dir.join(format!("{}.results.json", agent.id))
+}
+
+/// Write what the agent's last join gathered, a JSON array in fork order, where
+/// `$BATON_RESULTS` points; nothing when the state does not follow a join. Like the
+/// input file it is derived from the agent (`join_results`), so it is rewritten
+/// before every attempt and needs no durability.
+pub(crate) fn write_results_file(inputs_dir: &Path, agent: &Agent) -> std::io::Result<Option<PathBuf>> {
+    let Some(results) = &agent.join_results else { return Ok(None) };
+    create_private_dir(inputs_dir)?;
+    let path = results_path(inputs_dir, agent);
+    let mut text = serde_json::to_string_pretty(results).map_err(std::io::Error::other)?;
+    text.push('\n');
+    std::fs::write(&path, text)?;
     Ok(Some(path))
 }
 
@@ -315,7 +340,22 @@ async fn run_script_process(
             format!("script `{state}` cannot run: cannot write its input to {}: {error}", context.inputs_dir.display()),
         )
     })?;
-    let env = script_environment(&context.environment, &context.run_id, agent, input_file.as_deref());
+    let results_file = write_results_file(&context.inputs_dir, agent).map_err(|error| {
+        StepFailure::fatal(
+            ErrorKind::ScriptError,
+            format!(
+                "script `{state}` cannot run: cannot write its join results to {}: {error}",
+                context.inputs_dir.display()
+            ),
+        )
+    })?;
+    let env = script_environment(
+        &context.environment,
+        &context.run_id,
+        agent,
+        input_file.as_deref(),
+        results_file.as_deref(),
+    );
     let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
     let timeout = context.timeout_for(&agent.scope_dir, state);
     let command = ScriptCommand {

@@ -99,6 +99,8 @@ impl Places {
             Event::AgentTerminated { agent_id, .. }
             | Event::AgentAsking { agent_id, .. }
             | Event::AskWaiting { agent_id, .. }
+            | Event::JoinWaiting { agent_id, .. }
+            | Event::JoinCompleted { agent_id, .. }
             | Event::ToolInvocation { agent_id, .. }
             | Event::ToolError { agent_id, .. }
             | Event::ProgressMessage { agent_id, .. }

@@ -348,10 +348,12 @@ impl<'a> StateChecker<'a> {
             .iter()
             .filter(|transition| transition.kind.is_fork_family() && transition.attribute("next").is_some())
             .collect();
-        let has_goto = transitions.iter().any(|transition| transition.kind == TagKind::Goto);
+        // A `<join>` continues the forking agent too, once its workers ended (`docs/join.md`).
+        let has_goto = transitions.iter().any(|transition| matches!(transition.kind, TagKind::Goto | TagKind::Join));
         if nexts.is_empty() && !has_goto {
             let message = format!(
-                "{} has no `next` attribute and the state shows no `<goto>`: the forking agent has nowhere to continue",
+                "{} has no `next` attribute and the state shows no `<goto>` or `<join>`: the forking agent has nowhere \
+                 to continue",
                 first_fork.subject()
             );
             let at = self.at(first_fork, "next");

@@ -24,6 +24,8 @@ pub(crate) enum AgentStatus {
     Paused,
     /// Waiting for a person's answer to its `<ask>` (R3.25, §11).
     Asking,
+    /// Waiting, after a `<join>`, for the workers it forked to end (`docs/join.md`).
+    Joining,
 }
 
 /// Why an agent was paused. Stable strings: they appear in events and `baton status`.
@@ -159,6 +161,67 @@ pub(crate) struct Agent {
     /// The ask the current state answers: `{{ask_id}}`, for one state (R3.26).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pending_ask_id: Option<String>,
+    /// The workers this agent forked since its last `<join>`, in fork order: the
+    /// ones its next join waits for (`docs/join.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) forked: Vec<AgentId>,
+    /// The join this agent waits on (status `joining`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) join: Option<PendingJoin>,
+    /// What the last join gathered, for the state after it only (like
+    /// `pending_result`): `$BATON_RESULTS` / `{{results}}` name a file holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) join_results: Option<Vec<JoinResult>>,
+}
+
+/// A `<join>` waiting for its workers (`docs/join.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PendingJoin {
+    /// Where the agent continues (resolved).
+    pub(crate) next: StateName,
+    /// The workers waited for, in fork order.
+    pub(crate) workers: Vec<AgentId>,
+    /// RFC 3339, when the join began.
+    pub(crate) since: String,
+    /// RFC 3339: with a `timeout`, when the join continues with what has arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) deadline: Option<String>,
+}
+
+/// How a joined worker ended, as the joining agent receives it (one element of
+/// the `$BATON_RESULTS` array).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct JoinResult {
+    pub(crate) agent_id: AgentId,
+    pub(crate) status: JoinedStatus,
+    /// The worker's `<result>` payload; `null` unless it terminated.
+    pub(crate) result: Option<String>,
+    /// Why a paused worker paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+}
+
+/// A joined worker's status (stable strings: they are in `$BATON_RESULTS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum JoinedStatus {
+    /// It emitted `<result>` with an empty stack.
+    Terminated,
+    /// It is paused (its retries ran out, a usage limit under `--no-wait`, a
+    /// refused ask, …); it runs again when the run is resumed.
+    Paused,
+    /// Still working when the join's timeout passed.
+    Running,
+}
+
+impl JoinedStatus {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            JoinedStatus::Terminated => "terminated",
+            JoinedStatus::Paused => "paused",
+            JoinedStatus::Running => "running",
+        }
+    }
 }
 
 /// An `<ask>` waiting for its answer (R3.25).
@@ -241,6 +304,9 @@ impl Agent {
             queued: false,
             ask: None,
             pending_ask_id: None,
+            forked: Vec::new(),
+            join: None,
+            join_results: None,
         }
     }
 

@@ -20,8 +20,10 @@ use crate::model::bound::Bound;
 /// `paused_by`, the bounds in `launch_params` and `queued` agents. Version 3 adds
 /// `rerun_of` and `borrowed_sessions` (`baton rerun`): a Baton that knew only 2
 /// would drop them and continue the original run's Claude conversations, so it
-/// must refuse the file rather than read it.
-pub(crate) const STATE_VERSION: u32 = 3;
+/// must refuse the file rather than read it. Version 4 adds joins (`docs/join.md`):
+/// the `joining` status and an agent's `forked`, `join` and `join_results`; a
+/// Baton that knew only 3 would drop the results a joined agent is about to read.
+pub(crate) const STATE_VERSION: u32 = 4;
 
 /// This build, as `written_by` records it.
 pub(crate) const BATON_VERSION: &str = env!("CARGO_PKG_VERSION");

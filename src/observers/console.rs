@@ -210,6 +210,19 @@ impl ConsoleText {
                     indent_continuation(prompt.trim())
                 )
             }
+            Event::JoinWaiting { agent_id, workers, next_state, timeout_ms } => {
+                let within = timeout_ms.map(|ms| format!(" (at most {})", duration(ms))).unwrap_or_default();
+                let names: Vec<&str> = workers.iter().map(|worker| &**worker).collect();
+                let whom = if names.is_empty() { "no workers".to_string() } else { names.join(", ") };
+                format!("{} joins {whom}{within}, then {next_state}", self.agent(agent_id))
+            }
+            Event::JoinCompleted { agent_id, next_state, workers, timed_out } => {
+                let outcomes: Vec<String> =
+                    workers.iter().map(|worker| format!("{} {}", worker.agent_id, worker.status.as_str())).collect();
+                let how = if *timed_out { "join timed out" } else { "joined" };
+                let outcomes = if outcomes.is_empty() { "no workers".to_string() } else { outcomes.join(", ") };
+                format!("{} {how} ({outcomes}) -> {next_state}", self.agent(agent_id))
+            }
             Event::AgentPaused { agent_id, state, reason, message } => {
                 format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
             }

@@ -3,6 +3,7 @@
 //! stops (signals, bounds).
 
 mod changes;
+pub(crate) mod join;
 mod launch;
 pub(crate) mod outcome;
 mod questions;

@@ -56,6 +56,8 @@ impl WorkflowLoop {
                 next.retry_count = 0;
                 if next.status == AgentStatus::Asking {
                     self.asked(&mut next);
+                } else if next.status == AgentStatus::Joining {
+                    self.started_joining(&next);
                 } else {
                     self.ready.push_back(next.id.clone());
                 }
@@ -249,6 +251,12 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
         }
         Transition::Ask { next, .. } => {
             metadata.insert("next".to_string(), next.to_string());
+        }
+        Transition::Join(join) | Transition::MultiFork { join: Some(join), .. } => {
+            metadata.insert("join".to_string(), join.next.to_string());
+            if let Some(timeout) = join.timeout {
+                metadata.insert("timeout".to_string(), crate::text::duration::format_duration(timeout));
+            }
         }
         Transition::Fork { .. } | Transition::MultiFork { .. } => {}
     }

@@ -214,6 +214,7 @@ async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
             workflow: None,
         }],
         continuation: "FAIL".into(),
+        join: None,
     };
     let mut harness = harness(vec![
         ("START", Ok(fork)),
@@ -277,7 +278,11 @@ async fn max_agents_queues_forks_in_fifo_order() {
     let mut harness = harness(vec![
         (
             "START",
-            Ok(Transition::MultiFork { workers: vec![fork("A"), fork("B"), fork("C")], continuation: "END".into() }),
+            Ok(Transition::MultiFork {
+                workers: vec![fork("A"), fork("B"), fork("C")],
+                continuation: "END".into(),
+                join: None,
+            }),
         ),
         ("END", result("main")),
         ("A", result("a")),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::events::Event;
-use crate::model::agent::{Agent, PauseReason};
+use crate::model::agent::{Agent, AgentStatus, PauseReason};
 use crate::run::shutdown::ShutdownSignal;
 use crate::run::workflow_loop::{Stop, WorkflowLoop};
 
@@ -20,11 +20,16 @@ impl WorkflowLoop {
             return None;
         }
         let limited = |agent: &Agent| agent.pause_reason == Some(PauseReason::UsageLimit);
-        if !self.state.agents.iter().all(|agent| !agent.is_active() && limited(agent)) {
+        // A joining agent waits for its workers, which are among the others.
+        let joining = |agent: &Agent| agent.status == AgentStatus::Joining;
+        if !self.state.agents.iter().all(|agent| joining(agent) || (!agent.is_active() && limited(agent)))
+            || self.state.agents.iter().all(joining)
+        {
             return None;
         }
         let now = jiff::Timestamp::now().as_second();
-        let resets: Option<Vec<i64>> = self.state.agents.iter().map(|agent| agent.limit_resets_at).collect();
+        let resets: Option<Vec<i64>> =
+            self.state.agents.iter().filter(|agent| !joining(agent)).map(|agent| agent.limit_resets_at).collect();
         Some(match resets {
             Some(resets) => {
                 let latest = resets.into_iter().max().unwrap_or(now);
@@ -56,11 +61,12 @@ impl WorkflowLoop {
                 return false;
             }
         }
-        if self.state.agents.iter().any(|agent| agent.limit_resets_at.is_none()) {
+        let paused = |agent: &Agent| agent.status == AgentStatus::Paused;
+        if self.state.agents.iter().filter(|agent| paused(agent)).any(|agent| agent.limit_resets_at.is_none()) {
             self.limit_polls += 1;
         }
         self.outbox.push(Event::WorkflowResuming { run_id: self.state.run_id.clone() });
-        for agent in &mut self.state.agents {
+        for agent in self.state.agents.iter_mut().filter(|agent| paused(agent)) {
             agent.unpause();
             self.changes.touch(agent);
             self.ready.push_back(agent.id.clone());

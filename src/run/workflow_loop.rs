@@ -15,7 +15,7 @@
 //! groups get SIGTERM, and SIGKILL a few seconds later. A second signal skips to
 //! SIGKILL. Steps stopped this way are not failures: they run again on resume.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +34,7 @@ use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::stop_level::StopLevel;
 use crate::run::changes::Changes;
+use crate::run::join::{self, JoinWatch};
 use crate::run::outcome::{RunLimits, RunOutcome};
 use crate::run::questions::Questions;
 use crate::run::retry_policy::RetryPolicy;
@@ -113,6 +114,10 @@ pub(crate) struct WorkflowLoop {
     pub(super) syncer_alive: bool,
     /// Asks answered at the terminal (`--on-ask prompt`).
     pub(super) questions: Questions,
+    /// The joining agents (`run::join`).
+    pub(super) joins: BTreeMap<AgentId, JoinWatch>,
+    /// Something a join may wait for happened: look at the joins again.
+    pub(super) joins_due: bool,
 }
 
 impl WorkflowLoop {
@@ -130,6 +135,9 @@ impl WorkflowLoop {
         let positions = state.agents.iter().enumerate().map(|(index, agent)| (agent.id.clone(), index)).collect();
         let elapsed_at_start = state.elapsed_ms;
         let synced = persistence.updates();
+        // A resumed run evaluates its joins again before anything else.
+        let joins = join::watches(&state.agents);
+        let joins_due = !joins.is_empty();
         WorkflowLoop {
             state,
             persistence,
@@ -158,6 +166,8 @@ impl WorkflowLoop {
             synced,
             syncer_alive: true,
             questions: Questions::default(),
+            joins,
+            joins_due,
         }
     }
 
@@ -198,6 +208,8 @@ impl WorkflowLoop {
             if self.fatal.is_none() && self.stop.is_none() {
                 self.check_step_bound();
             }
+            // A join that is over is committed with this turn and its agent starts in it.
+            self.settle_joins();
             // Decide what launches, commit that together with the last step's
             // changes, publish, and only then start the planned steps.
             let launches = if self.fatal.is_none() && self.stop.is_none() { self.plan_launches() } else { Vec::new() };
@@ -226,6 +238,7 @@ impl WorkflowLoop {
             let level = *self.stop_level.borrow();
             let (question_deadline, countdown_at) = self.questions.clocks(far);
             let asking = self.questions.pending();
+            let join_deadline = self.next_join_deadline();
             tokio::select! {
                 joined = self.tasks.join_next(), if !self.tasks.is_empty() => match joined {
                     Some(Ok(completion)) => self.handle(completion),
@@ -241,6 +254,9 @@ impl WorkflowLoop {
                 },
                 () = tokio::time::sleep_until(question_deadline), if asking => self.question_timed_out(),
                 () = tokio::time::sleep_until(countdown_at), if asking => self.count_down(),
+                () = tokio::time::sleep_until(join_deadline.unwrap_or(far)), if join_deadline.is_some() => {
+                    self.join_timed_out();
+                }
                 changed = self.synced.changed(), if self.syncer_alive => match changed {
                     Ok(()) => self.synced(),
                     Err(_) => self.syncer_alive = false,
@@ -392,6 +408,8 @@ impl WorkflowLoop {
             return;
         };
         self.dirty = true;
+        // The agent may have ended (terminated, paused): a join may be over.
+        self.joins_due |= !self.joins.is_empty();
         match completion.result {
             Ok(result) => match refusal(&self.state.agents[index], &result.transition) {
                 // R3.30: the agent pauses at the state that asked for too deep a call.

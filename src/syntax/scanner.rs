@@ -17,10 +17,11 @@ use regex::Regex;
 use crate::syntax::tag::{Tag, TagKind};
 use crate::workflow::state_name;
 
-/// R4.1, verbatim: the alternation order matters because matching is leftmost-first.
+/// R4.1, verbatim, plus Baton's `join` (`docs/join.md`): the alternation order
+/// matters because matching is leftmost-first; no other name starts with `join`.
 static OPENING_TAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"<(call-workflow|function-workflow|fork-workflow|reset-workflow|goto|reset|function|call|fork|result|ask)([^>]*)>",
+        r"<(call-workflow|function-workflow|fork-workflow|reset-workflow|goto|reset|function|call|fork|result|ask|join)([^>]*)>",
     )
     .expect("the opening-tag pattern is valid")
 });
@@ -48,6 +49,8 @@ pub(crate) enum TagParseError {
     AskSlotsWithBucket,
     #[error("<ask> attribute `{attribute}` {problem}")]
     InvalidAskAttribute { attribute: &'static str, problem: String },
+    #[error("<join> `timeout` {problem}")]
+    InvalidJoinTimeout { problem: String },
 }
 
 /// Every recognised, closed transition tag in `output`, in the order of their
@@ -133,6 +136,10 @@ fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>)
             validate_ask_files(&attributes)?;
             (next, Some(content.to_owned()))
         }
+        TagKind::Join => {
+            validate_join_timeout(&attributes)?;
+            (content_target(kind, content)?, None)
+        }
         _ => (content_target(kind, content)?, None),
     };
     Ok(Tag { kind, target, attributes, payload, ignored: Vec::new() })
@@ -147,6 +154,17 @@ fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError>
         return Err(TagParseError::PathSeparator { tag: kind, target: target.to_owned() });
     }
     Ok(target.to_owned())
+}
+
+/// A join's `timeout` is a duration (`90s`, `10m`, `1h30m`): a malformed one is
+/// refused where it is written, not when the join would time out.
+fn validate_join_timeout(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
+    match attributes.get("timeout") {
+        Some(timeout) => crate::text::duration::parse_duration(timeout)
+            .map(drop)
+            .map_err(|error| TagParseError::InvalidJoinTimeout { problem: error.to_string() }),
+        None => Ok(()),
+    }
 }
 
 /// R3.24. Like raymond, only the empty string counts as missing: `next=" "` passes here

@@ -23,10 +23,12 @@ pub(crate) enum TagKind {
     FunctionWorkflow,
     ForkWorkflow,
     ResetWorkflow,
+    /// Baton's fan-in (`docs/join.md`): wait for the workers this agent forked.
+    Join,
 }
 
 impl TagKind {
-    pub(crate) const ALL: [TagKind; 11] = [
+    pub(crate) const ALL: [TagKind; 12] = [
         TagKind::Goto,
         TagKind::Reset,
         TagKind::Call,
@@ -38,6 +40,7 @@ impl TagKind {
         TagKind::FunctionWorkflow,
         TagKind::ForkWorkflow,
         TagKind::ResetWorkflow,
+        TagKind::Join,
     ];
 
     /// The tag's name as written between `<` and `>`.
@@ -54,6 +57,7 @@ impl TagKind {
             TagKind::FunctionWorkflow => "function-workflow",
             TagKind::ForkWorkflow => "fork-workflow",
             TagKind::ResetWorkflow => "reset-workflow",
+            TagKind::Join => "join",
         }
     }
 

@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 
 use crate::ids::{AgentId, StateName};
-use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk};
+use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk, PendingJoin};
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
-use crate::transition::{ForkSpec, TaskMode, Transition};
+use crate::transition::{ForkSpec, JoinSpec, TaskMode, Transition};
 use crate::workflow::state_name::abbreviation;
 
 /// What remains after a transition.
@@ -42,6 +42,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
     next.fork_session_id = None;
     next.fork_attributes.clear();
     next.pending_ask_id = None;
+    next.join_results = None;
     let mut workers = Vec::new();
 
     match transition {
@@ -65,17 +66,21 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             next.pending_result = input.clone();
         }
         Transition::Fork { worker, next: continuation } => {
-            workers.push(spawn_worker(&next, worker, env));
+            workers.push(spawn_worker(&mut next, worker, env));
             if let Some(continuation) = continuation {
                 next.current_state = continuation.clone();
             }
         }
-        Transition::MultiFork { workers: specs, continuation } => {
+        Transition::MultiFork { workers: specs, continuation, join } => {
             for spec in specs {
-                workers.push(spawn_worker(&next, spec, env));
+                workers.push(spawn_worker(&mut next, spec, env));
             }
-            next.current_state = continuation.clone();
+            match join {
+                Some(join) => start_join(&mut next, join, env),
+                None => next.current_state = continuation.clone(),
+            }
         }
+        Transition::Join(join) => start_join(&mut next, join, env),
         Transition::CallWorkflow { callee, return_state, input, fork_session, cd } => {
             next.stack.push(frame_for(&next, return_state));
             next.nesting_depth += 1;
@@ -130,6 +135,24 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
         },
     }
     Applied { agent: Some(next), workers, terminated_with: None }
+}
+
+/// `<join>` (`docs/join.md`): the agent stops at its state, `joining`, waiting for
+/// the workers it forked since its last join; the workflow loop continues it at
+/// `join.next` once they have ended (or the timeout passed). The state, session
+/// and stack stay, as for an ask.
+fn start_join(next: &mut Agent, join: &JoinSpec, env: &TransitionEnv<'_>) {
+    let deadline = join.timeout.and_then(|timeout| {
+        let timeout = jiff::SignedDuration::try_from(timeout).ok()?;
+        env.now.checked_add(timeout).ok().map(|deadline| deadline.to_string())
+    });
+    next.status = AgentStatus::Joining;
+    next.join = Some(PendingJoin {
+        next: join.next.clone(),
+        workers: std::mem::take(&mut next.forked),
+        since: env.now.to_string(),
+        deadline,
+    });
 }
 
 /// `<reset>` and `<reset-workflow>` alike (R3.6–R3.9, R3.37): a fresh session at
@@ -189,7 +212,8 @@ fn frame_for(caller: &Agent, return_state: &StateName) -> Frame {
 /// A new agent for one fork (R3.21–R3.22, with A3: no `cd` means the parent's cwd),
 /// or for one `<fork-workflow>` (R3.35: the workflow's scope and abbreviation, the
 /// parent's depth, no attributes; A6: the same counter as plain forks).
-fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) -> Agent {
+/// The worker's id is recorded on the parent, for its next `<join>`.
+fn spawn_worker(parent: &mut Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) -> Agent {
     let counter = env.fork_counters.entry(parent.id.clone()).or_insert(0);
     *counter += 1;
     let abbrev = spec.workflow.as_ref().map_or_else(|| abbreviation(&spec.target), |entry| entry.abbrev.clone());
@@ -203,6 +227,7 @@ fn spawn_worker(parent: &Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>) ->
         Some(entry) => (entry.scope_dir.clone(), entry.url.clone(), parent.nesting_depth),
         None => (parent.scope_dir.clone(), parent.scope_url.clone(), 0),
     };
+    parent.forked.push(id.clone());
     Agent {
         pending_result: spec.input.clone(),
         fork_attributes: spec.attributes.clone(),
@@ -398,7 +423,11 @@ mod tests {
     fn r3_45_multi_fork_creates_workers_in_order() {
         let applied = apply(
             &main_agent(),
-            Transition::MultiFork { workers: vec![fork_of("A.sh"), fork_of("B.sh")], continuation: "N.sh".into() },
+            Transition::MultiFork {
+                workers: vec![fork_of("A.sh"), fork_of("B.sh")],
+                continuation: "N.sh".into(),
+                join: None,
+            },
             &mut BTreeMap::new(),
         );
         let ids: Vec<_> = applied.workers.iter().map(|w| &*w.id).collect();

@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use crate::syntax::tag::{Tag, TagKind};
-use crate::transition::{Transition, TransitionError, cross_workflow_transition, fork_spec, workflow_fork_spec};
+use crate::transition::{
+    JoinSpec, Transition, TransitionError, cross_workflow_transition, fork_spec, workflow_fork_spec,
+};
 use crate::workflow::resolution::{ResolveError, resolve_state};
 use crate::workflow::specifier::{Caller, resolve_specifier};
 
@@ -42,11 +44,17 @@ pub(crate) fn transition_of(resolved: &Tag, caller: Caller<'_>) -> Result<Transi
     cross_workflow_transition(resolved, entry).map_err(refuse)
 }
 
-/// Whether `tags` form a multi-fork: ≥2 fork-family tags, or ≥1 with a `<goto>` (R3.43).
+/// Whether `tags` form a multi-fork: ≥2 fork-family tags, or ≥1 with a `<goto>`
+/// (R3.43) or a `<join>` (Baton's, `docs/join.md`).
 pub(crate) fn is_multi_fork(tags: &[Tag]) -> bool {
     let forks = tags.iter().filter(|tag| tag.kind.is_fork_family()).count();
-    let gotos = tags.iter().filter(|tag| tag.kind == TagKind::Goto).count();
-    forks >= 2 || (forks >= 1 && gotos >= 1)
+    let continuations = tags.iter().filter(|tag| is_continuation(tag.kind)).count();
+    forks >= 2 || (forks >= 1 && continuations >= 1)
+}
+
+/// The tags that may give a multi-fork's continuation.
+fn is_continuation(kind: TagKind) -> bool {
+    matches!(kind, TagKind::Goto | TagKind::Join)
 }
 
 /// Resolve the state names a tag refers to: its target, `return` and `next` (R3.2).
@@ -85,29 +93,32 @@ pub(crate) fn interpret(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, 
 /// R3.44 structure checks, then resolution of every target (A2).
 fn interpret_multi_fork(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, InterpretError> {
     let scope_dir = caller.scope;
-    if let Some(stray) = tags.iter().find(|tag| !tag.kind.is_fork_family() && tag.kind != TagKind::Goto) {
+    if let Some(stray) = tags.iter().find(|tag| !tag.kind.is_fork_family() && !is_continuation(tag.kind)) {
         return Err(InterpretError::InvalidMultiFork(format!(
-            "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> may appear together",
+            "<{}> cannot be combined with <fork>; only <fork> tags and one <goto> or <join> may appear together",
             stray.kind
         )));
     }
-    let gotos: Vec<&Tag> = tags.iter().filter(|tag| tag.kind == TagKind::Goto).collect();
+    let gotos: Vec<&Tag> = tags.iter().filter(|tag| is_continuation(tag.kind)).collect();
     if gotos.len() > 1 {
+        let names: Vec<String> = gotos.iter().map(|tag| format!("<{}>", tag.kind)).collect();
         return Err(InterpretError::InvalidMultiFork(format!(
-            "{} <goto> tags; at most one <goto> may give the continuation",
-            gotos.len()
+            "{} continuation tags ({}); at most one <goto> or <join> may give the continuation",
+            gotos.len(),
+            names.join(", ")
         )));
     }
     let resolved: Vec<Tag> = tags.iter().map(|tag| resolve_tag(scope_dir, tag)).collect::<Result<_, _>>()?;
+    let join = resolved.iter().find(|tag| tag.kind == TagKind::Join).map(JoinSpec::of);
     let mut continuations: Vec<&str> = resolved
         .iter()
-        .filter_map(|tag| if tag.kind == TagKind::Goto { Some(tag.target.as_str()) } else { tag.attribute("next") })
+        .filter_map(|tag| if is_continuation(tag.kind) { Some(tag.target.as_str()) } else { tag.attribute("next") })
         .collect();
     continuations.dedup();
     let continuation = match continuations.as_slice() {
         [] => {
             return Err(InterpretError::InvalidMultiFork(
-                "no continuation: give one <fork> a `next` attribute or add a <goto>".to_string(),
+                "no continuation: give one <fork> a `next` attribute or add a <goto> or a <join>".to_string(),
             ));
         }
         [one] => one.to_string(),
@@ -117,7 +128,7 @@ fn interpret_multi_fork(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, 
             distinct.dedup();
             if distinct.len() > 1 {
                 return Err(InterpretError::InvalidMultiFork(format!(
-                    "the continuations disagree ({}); every `next` and the <goto> must name the same state",
+                    "the continuations disagree ({}); every `next` and the <goto> or <join> must name the same state",
                     distinct.join(", ")
                 )));
             }
@@ -134,5 +145,5 @@ fn interpret_multi_fork(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, 
             workflow_fork_spec(tag, entry)
         });
     }
-    Ok(Transition::MultiFork { workers, continuation: continuation.into() })
+    Ok(Transition::MultiFork { workers, continuation: continuation.into(), join })
 }

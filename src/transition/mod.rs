@@ -41,6 +41,25 @@ pub(crate) struct ForkSpec {
     pub(crate) workflow: Option<WorkflowEntry>,
 }
 
+/// `<join [timeout="…"]>NEXT</join>` (`docs/join.md`): wait until every worker
+/// this agent forked since its last join has ended, then continue at `next`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct JoinSpec {
+    pub(crate) next: StateName,
+    /// Continue with what has arrived once this long has passed.
+    pub(crate) timeout: Option<std::time::Duration>,
+}
+
+impl JoinSpec {
+    /// The join of a resolved `<join>` tag (its timeout was checked by the scanner).
+    pub(crate) fn of(tag: &Tag) -> JoinSpec {
+        JoinSpec {
+            next: StateName::from(tag.target.as_str()),
+            timeout: tag.attribute("timeout").and_then(|text| crate::text::duration::parse_duration(text).ok()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Transition {
     Goto {
@@ -72,11 +91,16 @@ pub(crate) enum Transition {
     Result {
         payload: String,
     },
-    /// Several forks and a continuation in one output (R3.43–R3.45, A1–A2).
+    /// Several forks and a continuation in one output (R3.43–R3.45, A1–A2). With
+    /// `join`, the continuation is a `<join>`'s: the caller waits for its workers
+    /// first (`docs/join.md`).
     MultiFork {
         workers: Vec<ForkSpec>,
         continuation: StateName,
+        join: Option<JoinSpec>,
     },
+    /// `<join>` (`docs/join.md`).
+    Join(JoinSpec),
     /// `<call-workflow>` (the callee forks the caller's session) or
     /// `<function-workflow>` (a fresh session, and `cd` allowed): R3.30–R3.33.
     CallWorkflow {
@@ -115,7 +139,9 @@ impl Transition {
             Transition::Fork { worker, .. } if worker.workflow.is_some() => "fork-workflow",
             Transition::Fork { .. } => "fork",
             Transition::Result { .. } => "result",
+            Transition::MultiFork { join: Some(_), .. } => "multi-fork-join",
             Transition::MultiFork { .. } => "multi-fork",
+            Transition::Join(_) => "join",
             Transition::CallWorkflow { fork_session: true, .. } => "call-workflow",
             Transition::CallWorkflow { .. } => "function-workflow",
             Transition::ResetWorkflow { .. } => "reset-workflow",
@@ -256,6 +282,7 @@ impl TryFrom<&Tag> for Transition {
                 Transition::Fork { next: Some(required(tag, "next", NEXT_PURPOSE)?), worker: fork_spec(tag) }
             }
             TagKind::Result => Transition::Result { payload: tag.payload.clone().unwrap_or_default() },
+            TagKind::Join => Transition::Join(JoinSpec::of(tag)),
             TagKind::Ask => Transition::Ask {
                 next: target,
                 prompt: tag.payload.clone().unwrap_or_default(),

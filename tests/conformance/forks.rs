@@ -158,7 +158,7 @@ fn r3_44_multi_fork_disagreeing_next_pauses() {
         "START.sh",
         "validation_error",
         "script `START.sh` produced an invalid multi-fork: the continuations disagree (N1.sh, N2.sh); every \
-         `next` and the <goto> must name the same state",
+         `next` and the <goto> or <join> must name the same state",
     );
     assert!(outcome.events_of(RUN, "AgentSpawned").is_empty());
     assert!(!outcome.root().join("ran_a").exists());
@@ -179,7 +179,7 @@ fn r3_44_multi_fork_with_a_goto_disagreeing_with_next_pauses() {
         "START.sh",
         "validation_error",
         "script `START.sh` produced an invalid multi-fork: the continuations disagree (N1.sh, N2.sh); every \
-         `next` and the <goto> must name the same state",
+         `next` and the <goto> or <join> must name the same state",
     );
 }
 
@@ -196,7 +196,7 @@ fn r3_44_multi_fork_mixed_with_result_pauses() {
         "START.sh",
         "validation_error",
         "script `START.sh` produced an invalid multi-fork: <result> cannot be combined with <fork>; only <fork> \
-         tags and one <goto> may appear together",
+         tags and one <goto> or <join> may appear together",
     );
     assert!(outcome.events_of(RUN, "AgentSpawned").is_empty());
 }
@@ -213,8 +213,8 @@ fn r3_44_multi_fork_with_two_gotos_pauses() {
         "main",
         "START.sh",
         "validation_error",
-        "script `START.sh` produced an invalid multi-fork: 2 <goto> tags; at most one <goto> may give the \
-         continuation",
+        "script `START.sh` produced an invalid multi-fork: 2 continuation tags (<goto>, <goto>); at most one \
+         <goto> or <join> may give the continuation",
     );
 }
 
@@ -231,7 +231,7 @@ fn r3_44_multi_fork_without_continuation_pauses() {
         "START.sh",
         "validation_error",
         "script `START.sh` produced an invalid multi-fork: no continuation: give one <fork> a `next` attribute \
-         or add a <goto>",
+         or add a <goto> or a <join>",
     );
 }
 
@@ -325,7 +325,7 @@ fn r3_44_paused_agent_keeps_its_state_while_siblings_finish() {
         "W.sh",
         "validation_error",
         "script `W.sh` produced an invalid multi-fork: the continuations disagree (X.sh, Y.sh); every `next` \
-         and the <goto> must name the same state",
+         and the <goto> or <join> must name the same state",
     );
     let saved = state(&outcome);
     assert_eq!(terminated_result(&saved, "main"), "n");

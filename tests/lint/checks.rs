@@ -137,7 +137,7 @@ fn missing_fork_next() {
     golden(
         &[("START.md", "<fork>WORKER</fork>\n"), ("WORKER.md", "<result>x</result>\n")],
         1,
-        "wf/START.md:1:1: error[missing-fork-next]: `<fork>` has no `next` attribute and the state shows no `<goto>`: the forking agent has nowhere to continue\nwf: 1 error\n",
+        "wf/START.md:1:1: error[missing-fork-next]: `<fork>` has no `next` attribute and the state shows no `<goto>` or `<join>`: the forking agent has nowhere to continue\nwf: 1 error\n",
     );
 }
 

@@ -159,6 +159,14 @@ async fn run_markdown_state(
             max_retries: 0,
         });
     }
+    crate::executor::script::write_results_file(&context.inputs_dir, agent).map_err(|error| {
+        let message = format!(
+            "prompt `{}` cannot run: cannot write its join results to {}: {error}",
+            agent.current_state,
+            context.inputs_dir.display()
+        );
+        StepFailure::fatal(ErrorKind::PromptFileError, message)
+    })?;
     let template_variables = template_variables(context, agent);
     let base_prompt = render(&prompt.body, &template_variables);
     let model = frontmatter
