@@ -42,6 +42,8 @@ struct ScriptedExecutor {
     gate: Notify,
     /// Notified when a `SLOW` step begins.
     slow_started: Notify,
+    /// The agent of every step, as the executor received it, and when it started.
+    agents: Mutex<Vec<(Agent, tokio::time::Instant)>>,
 }
 
 impl ScriptedExecutor {
@@ -61,6 +63,7 @@ impl ScriptedExecutor {
             calls: Mutex::new(Vec::new()),
             gate: Notify::new(),
             slow_started: Notify::new(),
+            agents: Mutex::new(Vec::new()),
         })
     }
 }
@@ -70,9 +73,20 @@ impl StateExecutor for ScriptedExecutor {
         Box::pin(async move {
             let state = input.agent.current_state.to_string();
             self.calls.lock().unwrap().push((state.clone(), input.attempt));
+            self.agents.lock().unwrap().push((input.agent.clone(), tokio::time::Instant::now()));
+            // A fork worker given `delay_ms` takes that long (on tokio's clock).
+            if let Some(delay) = input.agent.fork_attributes.get("delay_ms").and_then(|ms| ms.parse().ok()) {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+            }
             if state == "SLOW" {
                 self.slow_started.notify_one();
                 self.gate.notified().await;
+            }
+            // `W`: a worker that answers with its `item`.
+            if state == "W" {
+                let item = input.agent.fork_attributes.get("item").cloned().unwrap_or_default();
+                let transition = Transition::Result { payload: format!("done {item}") };
+                return Ok(ExecutionResult { transition, session_id: None, session_message: None, cost_usd: 0.0 });
             }
             let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
             reply.unwrap_or_else(|| {
@@ -316,4 +330,181 @@ async fn time_limit_pauses_the_run_after_running_steps_finish() {
     assert_eq!(state.agents[0].current_state, "END", "SLOW finished within the grace period");
     assert!(state.elapsed_ms >= 60_000, "the clock counts the time spent: {}", state.elapsed_ms);
     assert_eq!(state.paused_by, Some(Bound::Time { limit: Duration::from_secs(60) }));
+}
+
+/// A worker of `W` (or `target`) with `item` and `delay_ms` attributes.
+fn worker(target: &str, item: &str, delay_ms: u64) -> crate::transition::ForkSpec {
+    crate::transition::ForkSpec {
+        target: target.into(),
+        cd: None,
+        input: None,
+        task: crate::transition::TaskMode::New,
+        attributes: BTreeMap::from([
+            ("item".to_string(), item.to_string()),
+            ("delay_ms".to_string(), delay_ms.to_string()),
+        ]),
+        workflow: None,
+    }
+}
+
+fn fork_and_join(
+    workers: Vec<crate::transition::ForkSpec>,
+    timeout: Option<Duration>,
+) -> Result<Transition, StepFailure> {
+    Ok(Transition::MultiFork {
+        workers,
+        continuation: "AGG".into(),
+        join: Some(crate::transition::JoinSpec { next: "AGG".into(), timeout }),
+    })
+}
+
+/// The agent as it ran state `state` (the last time).
+fn ran(harness: &Harness, state: &str) -> Agent {
+    ran_at(harness, state).0
+}
+
+/// The agent as it ran state `state` (the last time), and when.
+fn ran_at(harness: &Harness, state: &str) -> (Agent, tokio::time::Instant) {
+    let agents = harness.executor.agents.lock().unwrap();
+    agents.iter().rev().find(|(agent, _)| agent.current_state == state).cloned().expect("the state ran")
+}
+
+fn statuses(agent: &Agent) -> Vec<(String, &'static str, Option<String>)> {
+    let results = agent.join_results.as_ref().expect("join results");
+    results.iter().map(|result| (result.agent_id.to_string(), result.status.as_str(), result.result.clone())).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn join_results_arrive_in_fork_order_whatever_the_finishing_order() {
+    let mut harness = harness(vec![
+        ("START", fork_and_join(vec![worker("W", "a", 300), worker("W", "b", 200), worker("W", "c", 100)], None)),
+        ("AGG", result("aggregated")),
+    ]);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    harness.bus.on_all(Arc::new(move |event: &Event| {
+        if let Event::AgentTerminated { agent_id, .. } | Event::JoinCompleted { agent_id, .. } = event {
+            sink.lock().unwrap().push(agent_id.to_string());
+        }
+        Ok(())
+    }));
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["main_w3", "main_w2", "main_w1", "main", "main"],
+        "the workers finish in reverse order; main joins after the last, then terminates"
+    );
+    let (_, joined_at) = ran_at(&harness, "AGG");
+    let (_, last_done) = ran_at(&harness, "W");
+    assert!(joined_at >= last_done + Duration::from_millis(300), "AGG starts after the slowest worker");
+    let agg = ran(&harness, "AGG");
+    assert_eq!(
+        statuses(&agg),
+        [
+            ("main_w1".to_string(), "terminated", Some("done a".to_string())),
+            ("main_w2".to_string(), "terminated", Some("done b".to_string())),
+            ("main_w3".to_string(), "terminated", Some("done c".to_string())),
+        ]
+    );
+    assert_eq!(
+        agg.pending_result.as_deref(),
+        Some(
+            "Joined 3 workers: 3 terminated, 0 paused, 0 still running.\n\n[main_w1] terminated:\ndone a\n\n\
+             [main_w2] terminated:\ndone b\n\n[main_w3] terminated:\ndone c\n"
+        )
+    );
+    assert_eq!(agg.session_id, None, "the parent's own session (none here) is kept");
+    assert_eq!(harness.workflow.state().main_result(), Some("aggregated"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_join_reports_a_paused_worker_and_goes_on() {
+    let paused = Err(StepFailure::pause(PauseReason::ValidationError, ErrorKind::InvalidMultiFork, "bad output"));
+    let mut harness = harness(vec![
+        ("START", fork_and_join(vec![worker("W", "a", 100), worker("BAD", "b", 0)], None)),
+        ("BAD", paused),
+        ("AGG", result("aggregated")),
+    ]);
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused, "the paused worker remains");
+    let agg = ran(&harness, "AGG");
+    let results = agg.join_results.clone().unwrap();
+    assert_eq!(
+        statuses(&agg),
+        [("main_w1".to_string(), "terminated", Some("done a".to_string())), ("main_bad2".to_string(), "paused", None)]
+    );
+    assert_eq!(results[1].error.as_deref(), Some("bad output"));
+    assert_eq!(harness.workflow.state().main_result(), Some("aggregated"));
+    assert_eq!(harness.workflow.state().agents.len(), 1, "only the paused worker is left");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_join_timeout_continues_with_what_has_arrived() {
+    let mut harness = harness(vec![
+        (
+            "START",
+            fork_and_join(
+                vec![worker("W", "fast", 1_000), worker("W", "slow", 3_600_000)],
+                Some(Duration::from_secs(60)),
+            ),
+        ),
+        ("AGG", result("partial")),
+    ]);
+    let started = tokio::time::Instant::now();
+    let timed_out = Arc::new(Mutex::new(None));
+    let sink = Arc::clone(&timed_out);
+    harness.bus.on_all(Arc::new(move |event: &Event| {
+        if let Event::JoinCompleted { timed_out, .. } = event {
+            *sink.lock().unwrap() = Some(*timed_out);
+        }
+        Ok(())
+    }));
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    assert_eq!(*timed_out.lock().unwrap(), Some(true));
+    // When AGG started (events wait for the journal's sync, a real thread, so their
+    // arrival is no clock).
+    let (_, at) = ran_at(&harness, "AGG");
+    let waited = at - started;
+    assert!(waited >= Duration::from_secs(60) && waited < Duration::from_secs(61), "{waited:?}");
+    let agg = ran(&harness, "AGG");
+    assert_eq!(
+        statuses(&agg),
+        [
+            ("main_w1".to_string(), "terminated", Some("done fast".to_string())),
+            ("main_w2".to_string(), "running", None)
+        ]
+    );
+    assert!(started.elapsed() >= Duration::from_secs(3600), "the run still waits for the slow worker to end");
+}
+
+#[tokio::test]
+async fn a_join_with_nothing_forked_continues_at_once_with_no_results() {
+    let join = Ok(Transition::Join(crate::transition::JoinSpec { next: "AGG".into(), timeout: None }));
+    let mut harness = harness(vec![("START", join), ("AGG", result("alone"))]);
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    let agg = ran(&harness, "AGG");
+    assert_eq!(agg.join_results, Some(Vec::new()));
+    assert_eq!(agg.pending_result.as_deref(), Some("No workers to join.\n"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_join_waits_only_for_the_workers_forked_since_the_last_join() {
+    // main forks w1 and joins it, then forks w2 and joins again: the second join
+    // waits for w2 only.
+    let mut harness = harness(vec![
+        ("START", fork_and_join(vec![worker("W", "first", 10)], None)),
+        (
+            "AGG",
+            Ok(Transition::MultiFork {
+                workers: vec![worker("W", "second", 10)],
+                continuation: "AGG2".into(),
+                join: Some(crate::transition::JoinSpec { next: "AGG2".into(), timeout: None }),
+            }),
+        ),
+        ("AGG2", result("twice")),
+    ]);
+    assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+    assert_eq!(
+        statuses(&ran(&harness, "AGG2")),
+        [("main_w2".to_string(), "terminated", Some("done second".to_string()))]
+    );
 }

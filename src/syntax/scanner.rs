@@ -350,6 +350,21 @@ mod tests {
     }
 
     #[test]
+    fn join_takes_its_target_from_its_content_and_a_checked_timeout() {
+        let tag = one(r#"<join timeout="1h30m"> AGG </join>"#);
+        assert_eq!((tag.kind, tag.target.as_str()), (TagKind::Join, "AGG"));
+        assert_eq!(tag.attributes, attributes(&[("timeout", "1h30m")]));
+        assert_eq!(
+            error(r#"<join timeout="soon">AGG</join>"#),
+            "<join> `timeout` expected a duration such as 90m, 2h, 1h30m or 45s, found `soon`"
+        );
+        assert_eq!(error("<join></join>"), "<join> has an empty target");
+        assert_eq!(error("<join>a/B</join>").split(';').next(), Some("<join> target `a/B` contains a path separator"));
+        // raymond's other tags are untouched: `<joined>` without `</join>` is no tag.
+        assert_eq!(scan("<joined> the workers"), Ok(vec![]));
+    }
+
+    #[test]
     fn r4_1_tag_names_are_case_sensitive() {
         assert_eq!(scan("<GOTO>X</GOTO> <Goto>Y</Goto>"), Ok(vec![]));
     }

@@ -435,6 +435,46 @@ mod tests {
         assert_eq!(applied.agent.unwrap().current_state, "N.sh");
     }
 
+    #[test]
+    fn a_join_waits_for_the_workers_forked_since_the_last_join_in_fork_order() {
+        let mut counters = BTreeMap::new();
+        let forked = apply(
+            &main_agent(),
+            Transition::Fork { worker: fork_of("W.sh"), next: Some("N.sh".into()) },
+            &mut counters,
+        );
+        let parent = forked.agent.unwrap();
+        assert_eq!(parent.forked, ["main_w1"]);
+        let join = JoinSpec { next: "AGG.sh".into(), timeout: Some(std::time::Duration::from_secs(60)) };
+        let applied = apply(
+            &parent,
+            Transition::MultiFork {
+                workers: vec![fork_of("A.sh"), fork_of("B.sh")],
+                continuation: "AGG.sh".into(),
+                join: Some(join),
+            },
+            &mut counters,
+        );
+        let joining = applied.agent.unwrap();
+        assert_eq!(joining.status, AgentStatus::Joining);
+        assert_eq!(joining.current_state, "N.sh", "it stays at the state that joined");
+        assert_eq!(joining.session_id.as_deref(), Some("s1"));
+        assert!(joining.forked.is_empty(), "the next join starts afresh");
+        let pending = joining.join.unwrap();
+        assert_eq!(pending.next, "AGG.sh");
+        assert_eq!(pending.workers, ["main_w1", "main_a2", "main_b3"]);
+        assert_eq!(pending.since, "1970-01-01T00:00:00Z");
+        assert_eq!(pending.deadline.as_deref(), Some("1970-01-01T00:01:00Z"));
+    }
+
+    #[test]
+    fn the_join_results_last_one_state() {
+        let mut agent = main_agent();
+        agent.join_results = Some(Vec::new());
+        let next = apply(&agent, Transition::Goto { target: "B.sh".into(), input: None }, &mut BTreeMap::new());
+        assert_eq!(next.agent.unwrap().join_results, None);
+    }
+
     fn lib_entry() -> crate::workflow::specifier::WorkflowEntry {
         crate::workflow::specifier::WorkflowEntry {
             scope_dir: PathBuf::from("/lib"),

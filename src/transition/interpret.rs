@@ -147,3 +147,63 @@ fn interpret_multi_fork(tags: &[Tag], caller: Caller<'_>) -> Result<Transition, 
     }
     Ok(Transition::MultiFork { workers, continuation: continuation.into(), join })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::syntax::scanner::scan;
+
+    fn interpret_in(states: &[&str], output: &str) -> Result<Transition, InterpretError> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for state in states {
+            std::fs::write(dir.path().join(state), "").expect("write state");
+        }
+        interpret(&scan(output).expect("tags"), Caller::local(dir.path()))
+    }
+
+    #[test]
+    fn join_alone_is_a_join_to_its_resolved_target() {
+        let transition = interpret_in(&["AGG.sh"], r#"<join timeout="10m">AGG</join>"#).unwrap();
+        assert_eq!(
+            transition,
+            Transition::Join(JoinSpec { next: "AGG.sh".into(), timeout: Some(Duration::from_secs(600)) })
+        );
+    }
+
+    #[test]
+    fn forks_with_a_join_are_a_multi_fork_whose_continuation_is_the_join() {
+        let output = "<fork item=\"a\">W</fork><fork item=\"b\">W</fork><join>AGG</join>";
+        let Transition::MultiFork { workers, continuation, join } = interpret_in(&["W.sh", "AGG.md"], output).unwrap()
+        else {
+            panic!("a multi-fork");
+        };
+        assert_eq!(workers.len(), 2);
+        assert_eq!(continuation, "AGG.md");
+        assert_eq!(join, Some(JoinSpec { next: "AGG.md".into(), timeout: None }));
+        // One fork and a join are a multi-fork too, and a `next` must agree with the join.
+        assert!(matches!(
+            interpret_in(&["W.sh", "AGG.md"], "<fork next=\"AGG\">W</fork><join>AGG</join>"),
+            Ok(Transition::MultiFork { join: Some(_), .. })
+        ));
+        let error = interpret_in(&["W.sh", "AGG.md", "N.sh"], "<fork next=\"N\">W</fork><join>AGG</join>").unwrap_err();
+        assert!(error.to_string().contains("the continuations disagree (AGG.md, N.sh)"), "{error}");
+    }
+
+    #[test]
+    fn a_join_and_a_goto_cannot_both_continue_a_multi_fork() {
+        let error = interpret_in(&["W.sh", "AGG.sh"], "<fork>W</fork><goto>AGG</goto><join>AGG</join>").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid multi-fork output: 2 continuation tags (<goto>, <join>); at most one <goto> or <join> may give \
+             the continuation"
+        );
+    }
+
+    #[test]
+    fn a_join_with_a_result_is_two_tags() {
+        let error = interpret_in(&["AGG.sh"], "<join>AGG</join><result>x</result>").unwrap_err();
+        assert_eq!(error, InterpretError::MultipleTags { count: 2 });
+    }
+}
