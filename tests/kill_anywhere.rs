@@ -53,6 +53,23 @@ fn fanout_workflow() -> Test {
         .file("DONE.sh", "echo '<result>fanned out</result>'\n")
 }
 
+/// Twenty workers of two steps each, finishing in random order, joined by main;
+/// AGG lists their results from `$BATON_RESULTS`, which must be in fork order.
+fn join_workflow() -> Test {
+    Test::new()
+        .file("START.sh", "for i in $(seq 20); do echo \"<fork i=\\\"$i\\\">W</fork>\"; done\necho '<join>AGG</join>'\n")
+        .file("W.sh", "sleep 0.0$((RANDOM % 5))\necho \"<goto input=\\\"$i\\\">W2</goto>\"\n")
+        .file("W2.sh", "echo \"worker $BATON_INPUT\" >> effects.log\necho \"<result>$BATON_INPUT</result>\"\n")
+        .file(
+            "AGG.sh",
+            "[ \"$(grep -c '\"status\": \"terminated\"' \"$BATON_RESULTS\")\" = 20 ] || exit 1\n\
+             echo \"<result>joined $(grep -o '\"result\": \"[0-9]*\"' \"$BATON_RESULTS\" | grep -o '[0-9]*' | paste -sd, -)</result>\"\n",
+        )
+}
+
+/// What `join_workflow` ends with.
+const JOINED: &str = "joined 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20";
+
 fn callstack_workflow() -> Test {
     Test::new()
         .file("START.sh", "echo '<function return=\"REPORT\" input=\"25\">DOWN</function>'\n")
@@ -161,9 +178,10 @@ fn kill_anywhere_then_resume_gives_the_clean_result_and_an_exact_trace() {
     let seed = seed();
     let mut random = Random(seed);
     let mut total_kills = 0;
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         ("loop", loop_workflow, "looped 40"),
         ("fanout", fanout_workflow, "fanned out"),
+        ("join", join_workflow, JOINED),
         ("callstack", callstack_workflow, "depth 25"),
         ("crossing", cross_workflow_workflow, "crossed 20"),
     ];
@@ -197,6 +215,46 @@ fn crash_at(failpoint: &str) -> Outcome {
     let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test", "-q"]).run();
     outcome.status(0).stdout("looped 40\n");
     outcome
+}
+
+/// A crash in every window around the commits of a fan-out and its join (the
+/// join's own commit included): the resumed run joins all twenty workers, in
+/// fork order, and no committed step runs again.
+#[test]
+fn failpoints_during_a_join_resume_to_the_clean_result() {
+    let windows = ["after_step_exit", "after_journal_append", "before_journal_sync", "after_journal_sync"];
+    let mut crashes = 0;
+    for (index, failpoint) in windows.iter().enumerate() {
+        for hit in [1, 2, 21, 41, 42] {
+            let armed = format!("{failpoint}:{hit}");
+            let run_id = format!("j{index}_{hit}");
+            let crashed = join_workflow()
+                .env("BATON_FAILPOINT", &armed)
+                .env("BATON_COMPACT_EVERY", "7")
+                .args(["run", "wf", "--run-id", &run_id, "-q"])
+                .run();
+            if crashed.status == 0 {
+                // Fewer hits than that in this run (a sync may cover several entries).
+                crashed.stdout(&format!("{JOINED}\n"));
+                continue;
+            }
+            assert_eq!(crashed.status, -1, "{armed}: baton crashed itself\n{}", crashed.stderr);
+            crashes += 1;
+            let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", &run_id, "-q"]).run();
+            outcome.status(0).stdout(&format!("{JOINED}\n"));
+            assert_every_step_traced_once(&outcome, &run_id, &armed);
+            // Only steps in flight at the crash ran again (each at most once more).
+            let effects = std::fs::read_to_string(outcome.root().join("effects.log")).unwrap();
+            for worker in 1..=20 {
+                let runs = effects.lines().filter(|line| *line == format!("worker {worker}")).count();
+                assert!((1..=2).contains(&runs), "{armed}: worker {worker} ran {runs} times:\n{effects}");
+            }
+            // A crash before its events' sync can keep the join's event out of the trace
+            // (only steps are re-published); it is never there twice.
+            assert!(outcome.events_of(&run_id, "JoinCompleted").len() <= 1, "{armed}: the join completed once");
+        }
+    }
+    assert!(crashes >= 12, "only {crashes} of the 20 failpoints crashed the run");
 }
 
 #[test]

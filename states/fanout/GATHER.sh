@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# Waits (up to 60 s) for every worker's part, then adds up the letters.
-expected=$(cat "$BATON_TASK_FOLDER/parts/expected")
-for _ in $(seq 600); do
-  found=$(find "$BATON_TASK_FOLDER/parts" -name '*.txt' | wc -l)
-  [ "$found" -ge "$expected" ] && break
-  sleep 0.1
-done
-if [ "$found" -lt "$expected" ]; then
-  echo "only $found of $expected parts arrived" >&2
+# Runs after START's <join>: $BATON_RESULTS names a JSON array, one object per
+# worker in fork order ({"agent_id", "status", "result"}), and $BATON_INPUT
+# says the same in words. No polling: every worker has ended by now.
+results="${BATON_RESULTS:?GATHER runs after a <join>}"
+count=$(grep -c '"agent_id"' "$results")
+finished=$(grep -c '"status": "terminated"' "$results")
+if [ "$finished" -ne "$count" ]; then
+  echo "only $finished of $count workers finished" >&2
   exit 1
 fi
 total=0
-for ((index = 0; index < expected; index++)); do
-  total=$((total + $(cat "$BATON_TASK_FOLDER/parts/$index.txt")))
+for letters in $(grep -o 'has [0-9]* letters' "$results" | grep -o '[0-9]*'); do
+  total=$((total + letters))
 done
-echo "<result>$expected words, $total letters</result>"
+echo "<result>$count words, $total letters</result>"

@@ -5,8 +5,6 @@ export LC_ALL=C.UTF-8 2>/dev/null  # a letter is a character, not a byte: é cou
 word=$(< "$BATON_TASK_FOLDER/words/$item")
 length=${#word}
 sleep 0.$((RANDOM % 5))
-echo "$length" > "$BATON_TASK_FOLDER/parts/$item.tmp"
-mv "$BATON_TASK_FOLDER/parts/$item.tmp" "$BATON_TASK_FOLDER/parts/$item.txt"
 # The word itself goes to stderr only: on stdout, a word such as <goto>X</goto>
 # would count as a second transition tag.
 printf '<print>%s has %d letters</print>\n' "$word" "$length" >&2
