@@ -240,6 +240,11 @@ impl ConsoleText {
             Event::TransitionOccurred { agent_id, from_state, transition_type, to_state, metadata, .. } => {
                 let Some(to) = to_state else { return None };
                 let finished = self.finished.remove(agent_id).unwrap_or_else(|| from_state.to_string());
+                // A join has not moved the agent yet: say where it will go (`docs/join.md`).
+                let to = match metadata.get("join") {
+                    Some(next) => format!("{next} once its workers end"),
+                    None => to.to_string(),
+                };
                 let mut line = format!("{} < {finished}: {transition_type} -> {to}", self.agent(agent_id));
                 for key in ["return", "workers", "input"] {
                     if let Some(value) = metadata.get(key) {
