@@ -121,3 +121,24 @@ fn fanout_counts_words_with_markup_and_globs_regression() {
     let outcome = Test::new().args(["run", &sample("fanout"), "--run-id", "f", "--input", input]).run();
     outcome.status(0).stdout("5 words, 21 letters\n");
 }
+
+/// The samples that drive Claude (plan-judge, supervised-team, architect-pm) pass
+/// their offline tests: scripted replies, script stubs and answers, no Claude.
+#[test]
+fn the_claude_samples_pass_their_offline_tests() {
+    let samples = ["plan-judge", "supervised-team", "architect-pm"].map(sample);
+    let mut args = vec!["test".to_string()];
+    args.extend(samples);
+    let outcome = Test::new().args(args).run();
+    outcome.status(0);
+    assert!(outcome.stdout.contains(" passed, 0 failed"), "{}", outcome.stdout);
+    assert!(!outcome.stdout.contains("FAIL"), "{}", outcome.stdout);
+}
+
+/// architect-pm's PM asks the user: as its README row says, it needs `--on-ask`,
+/// and without it the run is refused before any model turn.
+#[test]
+fn architect_pm_needs_on_ask() {
+    let outcome = Test::new().args(["run", &sample("architect-pm"), "--input", "add a flag"]).run();
+    outcome.status(1).stderr_contains("run it with --on-ask pause");
+}
