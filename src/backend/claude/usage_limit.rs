@@ -10,7 +10,7 @@
 //!
 //! - "You've hit your limit · resets 3pm (America/Chicago)"
 //! - "You've hit your session limit · resets 9pm (America/Chicago)", also
-//!   "weekly limit" and "Opus limit"; minutes when the reset is not on the hour:
+//!   "weekly limit", "Opus limit" and (2.1.330) "5-hour limit"; minutes when the reset is not on the hour:
 //!   "resets 1:30am (Europe/Paris)"
 //! - "resets Apr 23 at 4pm (UTC)" for resets more than a day away
 //! - "Claude AI usage limit reached|1795316400" (epoch seconds)
@@ -30,7 +30,7 @@ use regex::{Captures, Regex};
 
 /// The wordings that mean "usage limit reached" (case-insensitive).
 static LIMIT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)hit\s+your\s+(?:\w+\s+)?limit|out\s+of\s+extra\s+usage|claude\s+ai\s+usage\s+limit\s+reached")
+    Regex::new(r"(?i)hit\s+your\s+(?:[\w-]+\s+)?limit|out\s+of\s+extra\s+usage|claude\s+ai\s+usage\s+limit\s+reached")
         .expect("the usage-limit pattern is valid")
 });
 
@@ -165,6 +165,7 @@ mod tests {
             "You've hit your session limit · resets 9pm (America/Chicago)",
             "You've hit your weekly limit · resets Apr 23 at 4pm (UTC)",
             "You've hit your Opus limit · resets 1:30am (Europe/Paris)",
+            "You've hit your 5-hour limit · resets 8pm (UTC)",
             "API Error: 400 You've hit your limit · resets 3pm (America/Chicago)",
             "YOU'VE HIT YOUR LIMIT",
             "You're out of extra usage · resets 5am (UTC)",

@@ -71,7 +71,7 @@ impl RequestView {
             prompt,
             round,
             history,
-            cwd: working_directory(&body["system"]),
+            cwd: working_directory(&body["system"]).or_else(|| working_directory_in_messages(&body["messages"])),
             model: body["model"].as_str().unwrap_or_default().to_string(),
             session_id: session_id(body).or_else(|| session_header.map(str::to_string)),
         }
@@ -135,6 +135,15 @@ fn working_directory(system: &Value) -> Option<PathBuf> {
         let start = text.find("Primary working directory: ")? + "Primary working directory: ".len();
         let line = text[start..].lines().next()?.trim();
         (!line.is_empty()).then(|| PathBuf::from(line))
+    })
+}
+
+/// Newer Claude Code versions (2.1.330) give the environment in a message, not the system prompt.
+fn working_directory_in_messages(messages: &Value) -> Option<PathBuf> {
+    messages.as_array()?.iter().find_map(|message| match &message["content"] {
+        text @ Value::String(_) => working_directory(text),
+        Value::Array(blocks) => working_directory(&Value::Array(blocks.clone())),
+        _ => None,
     })
 }
 
