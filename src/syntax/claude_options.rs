@@ -16,9 +16,10 @@ use serde_json::Value;
 use crate::syntax::frontmatter::{FrontmatterError, describe};
 use crate::workflow::suggestion::did_you_mean;
 
-/// `claude --permission-mode` choices (Claude Code 2.1.197's `--help`).
+/// `claude --permission-mode` choices (the pinned Claude Code 2.1.330's `--help`;
+/// 2.1.197 had `default` where it now has `manual`).
 pub(crate) const PERMISSION_MODES: [&str; 6] =
-    ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"];
+    ["acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"];
 
 /// The frontmatter keys of [`ClaudeOptions`], in the order their flags are written.
 pub(crate) const CLAUDE_OPTION_KEYS: [&str; 11] = [
@@ -115,7 +116,7 @@ fn text(key: &'static str, value: Pod, expected: &'static str) -> Result<Option<
 
 /// One of [`PERMISSION_MODES`], in any letter case, written back as Claude Code spells it.
 fn permission_mode(value: Pod) -> Result<Option<String>, FrontmatterError> {
-    const EXPECTED: &str = "one of acceptEdits, auto, bypassPermissions, default, dontAsk, plan";
+    const EXPECTED: &str = "one of acceptEdits, auto, bypassPermissions, manual, dontAsk, plan";
     let Some(mode) = text("permission_mode", value.clone(), EXPECTED)? else { return Ok(None) };
     match PERMISSION_MODES.iter().find(|known| known.eq_ignore_ascii_case(&mode)) {
         Some(known) => Ok(Some(known.to_string())),

@@ -734,17 +734,17 @@ mod tests {
         assert_eq!(
             refuse("permission_mode: plna"),
             "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             default, dontAsk, plan, found the text \"plna\"; did you mean `plan`?"
+             manual, dontAsk, plan, found the text \"plna\"; did you mean `plan`?"
         );
         assert_eq!(
             refuse("permission_mode: readonly"),
             "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             default, dontAsk, plan, found the text \"readonly\""
+             manual, dontAsk, plan, found the text \"readonly\""
         );
         assert_eq!(
             refuse("permission_mode: [plan]"),
             "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             default, dontAsk, plan, found a list"
+             manual, dontAsk, plan, found a list"
         );
     }
 

@@ -86,7 +86,7 @@ fn frontmatter_parse_error_at_a_claude_option() {
     golden(
         &[("START.md", "---\nmodel: opus\npermission_mode: readonly\n---\n<goto>DONE</goto>\n"), DONE],
         1,
-        "wf/START.md:3:1: error[frontmatter-parse-error]: Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, default, dontAsk, plan, found the text \"readonly\"\nwf: 1 error\n",
+        "wf/START.md:3:1: error[frontmatter-parse-error]: Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, manual, dontAsk, plan, found the text \"readonly\"\nwf: 1 error\n",
     );
 }
 

@@ -19,7 +19,7 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 /// The Claude Code version every end-to-end test runs (also read by `.ci/run`).
-pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.197";
+pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.330";
 
 /// Overrides the installed CLI with this executable.
 pub(crate) const CLAUDE_BIN_VAR: &str = "BATON_TEST_CLAUDE_BIN";

@@ -112,7 +112,7 @@ impl StreamReader {
         if let Some(result) = string_at(object, "result") {
             self.results.push(result.to_string());
         }
-        if let Some(cost) = object.get("total_cost_usd").and_then(Value::as_f64) {
+        if let Some(cost) = invocation_cost(object) {
             self.summary.cost_usd = cost;
         }
         if let Some(usage) = object.get("usage").filter(|usage| usage.is_object()) {
@@ -203,6 +203,18 @@ fn content_blocks(object: &Value) -> impl Iterator<Item = &Value> {
     object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
 }
 
+/// What this invocation cost. Claude Code 2.1.197 gives it as `total_cost_usd`;
+/// newer versions (2.1.330) make `total_cost_usd` the whole session's, resumed
+/// turns included, and give this process's share per model in
+/// `model_usage_since_last_result`, which is preferred when present.
+fn invocation_cost(object: &Value) -> Option<f64> {
+    let since_last = object
+        .get("model_usage_since_last_result")
+        .and_then(Value::as_object)
+        .map(|models| models.values().filter_map(|usage| usage.get("costUSD").and_then(Value::as_f64)).sum::<f64>());
+    since_last.or_else(|| object.get("total_cost_usd").and_then(Value::as_f64))
+}
+
 fn block_text(block: &Value) -> String {
     match block.get("content") {
         Some(Value::String(text)) => text.clone(),
@@ -226,6 +238,14 @@ mod tests {
             signals.extend(reader.push(&value));
         }
         (reader.finish(), signals)
+    }
+
+    #[test]
+    fn the_invocations_own_cost_is_preferred_to_a_cumulative_session_total() {
+        let newer = serde_json::json!({"type": "result", "total_cost_usd": 0.009,
+            "model_usage_since_last_result": {"claude-sonnet-5-5": {"costUSD": 0.003}, "claude-haiku": {"costUSD": 0.001}}});
+        assert_eq!(invocation_cost(&newer), Some(0.004));
+        assert_eq!(invocation_cost(&serde_json::json!({"type": "result", "total_cost_usd": 0.0045})), Some(0.0045));
     }
 
     #[test]
