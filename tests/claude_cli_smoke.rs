@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::claude_cli::claude_command;
-use crate::support::fake_anthropic::{FakeAnthropic, NO_RULE_MATCHED, Role, Rule, ToolUse, Turn};
+use crate::support::fake_anthropic::{FakeAnthropic, NO_RULE_MATCHED, Reply, Role, Rule, ToolUse, Turn};
 
 /// A claude run taking longer than this is killed and the test fails.
 const CLAUDE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -276,4 +276,87 @@ fn overloaded_twice_then_ok_is_survived() {
     let priced: f64 = models.values().filter_map(|usage| usage["costUSD"].as_f64()).sum();
     let input: u64 = models.values().filter_map(|usage| usage["inputTokens"].as_u64()).sum();
     assert!(cost > 0.0 && (cost - priced).abs() < 1e-9 && input == 1000, "{cost} {}", run.describe());
+}
+
+/// Re-records `fixtures/claude-streams/` with the pinned CLI against the fake API:
+/// `cargo test --test integration claude_cli_smoke::record_stream_fixtures -- --ignored`.
+/// A tool, not a check (the stream reader's unit tests read what it writes); paths
+/// are rewritten to `/home/dev/project` so the fixtures do not name a temp dir.
+#[test]
+#[ignore = "rewrites fixtures/claude-streams; run by hand when the pinned CLI changes"]
+fn record_stream_fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-streams");
+    let cwd = temp_cwd();
+    let save = |name: &str, run: &ClaudeRun| {
+        let root = cwd.path().to_string_lossy().into_owned();
+        let config = regex::Regex::new(r"/tmp/baton-claude-config-[A-Za-z0-9]+").expect("pattern");
+        let dashed = regex::Regex::new(r"-tmp-baton-claude-smoke-[A-Za-z0-9]+").expect("pattern");
+        let clean = |text: &str| {
+            let text = text.replace(&root, "/home/dev/project");
+            let text = config.replace_all(&text, "/home/dev/.claude");
+            dashed.replace_all(&text, "-home-dev-project").into_owned()
+        };
+        std::fs::write(dir.join(format!("{name}.jsonl")), clean(&run.stdout)).expect("write stream");
+        let rc = dir.join(format!("{name}.rc"));
+        let stderr = dir.join(format!("{name}.stderr"));
+        let _ = std::fs::remove_file(&rc);
+        let _ = std::fs::remove_file(&stderr);
+        if run.status != 0 {
+            std::fs::write(rc, format!("rc={}\n", run.status)).expect("write rc");
+        }
+        if !run.stderr.trim().is_empty() {
+            std::fs::write(stderr, clean(&run.stderr)).expect("write stderr");
+        }
+    };
+    let no_retries = [("CLAUDE_CODE_MAX_RETRIES", "0")];
+
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("PLAIN").reply_text("Hello there. <goto>NEXT.md</goto>").usage(1000, 100),
+    ]);
+    save("01_plain_text", &run_claude(&fake, cwd.path(), "PLAIN: say hello", &[], &[]));
+
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("FIRST").fresh().reply_text("<goto>SECOND.md</goto>"),
+        Rule::when_prompt("SECRET?").history_contains("8472").reply_text("<result>SECRET=8472</result>"),
+    ]);
+    let start = run_claude(&fake, cwd.path(), "FIRST: remember 8472", &[], &[]);
+    save("02a_session_start", &start);
+    let session = start.result_session().to_string();
+    save("02b_resume", &run_claude(&fake, cwd.path(), "SECRET? (resumed)", &["--resume", &session], &[]));
+    let fork = ["--resume", session.as_str(), "--fork-session"];
+    save("02c_resume_fork_session", &run_claude(&fake, cwd.path(), "SECRET? (forked)", &fork, &[]));
+    // 2.1.197 refused a session resumed from another directory; 2.1.330 accepts it, so
+    // the failed resume is one of a session that does not exist.
+    let unknown = ["--resume", "00000000-0000-4000-8000-000000000000"];
+    save("02d_resume_unknown_session", &run_claude(&fake, cwd.path(), "SECRET? (unknown)", &unknown, &[]));
+
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("TOOLS").on_round(0).reply(
+            Reply::text("I'll run a command.")
+                .with_tool_use(ToolUse::bash("echo hi > out.txt && cat out.txt"))
+                .with_tool_use(ToolUse::write("notes.txt", "notes\n"))
+                .with_tool_use(ToolUse::read("/home/dev/project/missing.txt")),
+        ),
+        Rule::when_prompt("TOOLS").on_round(1).reply_text("All done.\n<goto>DONE.md</goto>"),
+    ]);
+    save("03_tool_use", &run_claude(&fake, cwd.path(), "TOOLS: use them", &[], &[]));
+
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("RETRY").http_error(429, "slow down").times(1),
+        Rule::when_prompt("RETRY").reply_text("recovered <result>ok</result>"),
+    ]);
+    save("04a_429_retried", &run_claude(&fake, cwd.path(), "RETRY", &[], &[("CLAUDE_CODE_MAX_RETRIES", "2")]));
+    let fake = FakeAnthropic::start(vec![Rule::when_prompt("BAD").http_error(400, "bad request from fake")]);
+    save("04b_400_error", &run_claude(&fake, cwd.path(), "BAD", &[], &no_retries));
+    let limit = "You've hit your limit · resets 3pm (America/Chicago)";
+    let fake = FakeAnthropic::start(vec![Rule::when_prompt("LIMIT").http_error(400, limit)]);
+    save("04c_400_limit_text", &run_claude(&fake, cwd.path(), "LIMIT", &[], &no_retries));
+    let fake = FakeAnthropic::start(vec![Rule::when_prompt("BUSY").http_error(529, "Overloaded")]);
+    save("04d_529_gives_up", &run_claude(&fake, cwd.path(), "BUSY", &[], &[("CLAUDE_CODE_MAX_RETRIES", "2")]));
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("SUBSCRIBER").reply(Reply::subscription_limit("five_hour", 1_795_312_800)),
+    ]);
+    let oauth =
+        [("ANTHROPIC_API_KEY", ""), ("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-fake"), ("TZ", "America/Chicago")];
+    save("04e_oauth_session_limit", &run_claude(&fake, cwd.path(), "SUBSCRIBER", &[], &oauth));
 }

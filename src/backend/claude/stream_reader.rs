@@ -307,12 +307,12 @@ mod tests {
     #[test]
     fn the_last_assistant_messages_uuid_is_where_the_session_stands() {
         let (summary, _) = read("02a_session_start.jsonl");
-        assert_eq!(summary.message_uuid.as_deref(), Some("ff22bd18-7386-4cc7-8d00-97baf4bf01ea"));
+        assert_eq!(summary.message_uuid.as_deref(), Some("473bb127-c0dd-41e0-988a-e127fcba456c"));
     }
 
     #[test]
     fn a_result_without_a_result_key_is_an_error_with_empty_text() {
-        let (summary, _) = read("02d_resume_wrong_cwd.jsonl");
+        let (summary, _) = read("02d_resume_unknown_session.jsonl");
         assert!(summary.saw_result);
         assert!(summary.is_error);
         assert_eq!(summary.text, "");
@@ -323,7 +323,8 @@ mod tests {
         let (summary, _) = read("04e_oauth_session_limit.jsonl");
         let limit = summary.limit.expect("limit");
         assert_eq!(limit.resets_at, Some(1795312800));
-        assert!(limit.message.is_some_and(|message| message.contains("hit your session limit")));
+        // The wording changes between versions ("session limit", "5-hour limit").
+        assert!(limit.message.is_some_and(|message| message.contains("You've hit your")));
     }
 
     #[test]
