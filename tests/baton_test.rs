@@ -281,3 +281,15 @@ fn the_budget_ends_the_run_as_it_would_with_claude() {
         .status(0)
         .stdout("PASS wf/tests/budget.yaml\n1 passed, 0 failed\n");
 }
+
+#[test]
+fn repository_true_makes_the_working_directory_a_git_repository() {
+    let outcome = Test::new()
+        .file("START.sh", "if git rev-parse --verify -q HEAD >/dev/null; then echo '<result>repo</result>'; else echo '<result>none</result>'; fi\n")
+        .write("wf/tests/repo.yaml", "repository: true\nexpect:\n  result: repo\n")
+        .write("wf/tests/plain.yaml", "expect:\n  result: none\n")
+        .args(["test", "wf"])
+        .run();
+    outcome.status(0);
+    assert!(outcome.stdout.ends_with("2 passed, 0 failed\n"), "{}", outcome.stdout);
+}

@@ -104,6 +104,9 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observ
         .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
     let work = project.path().join("work");
     std::fs::create_dir_all(&work).map_err(|error| format!("cannot create {}: {error}", work.display()))?;
+    if spec.repository {
+        init_repository(&work)?;
+    }
     let store = RunStore::new(project.path().join(".baton"));
     let run_id = RunId::from(RUN_ID);
 
@@ -344,4 +347,38 @@ fn shown_result(result: Option<&str>) -> String {
 
 fn states(states: &[StateName]) -> String {
     format!("[{}]", states.iter().map(|state| &**state).collect::<Vec<_>>().join(", "))
+}
+
+/// `repository: true`: the working directory becomes a git repository with one
+/// empty commit, so `HEAD` exists for worktrees and scripts.
+fn init_repository(work: &Path) -> Result<(), String> {
+    let steps: [&[&str]; 2] = [
+        &["init", "--quiet"],
+        &[
+            "-c",
+            "user.name=baton test",
+            "-c",
+            "user.email=test@baton.invalid",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ];
+    for arguments in steps {
+        let output = std::process::Command::new("git")
+            .args(arguments)
+            .current_dir(work)
+            .output()
+            .map_err(|error| format!("`repository: true` needs git: {error}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "`repository: true`: git {} failed: {}",
+                arguments.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+    }
+    Ok(())
 }

@@ -99,6 +99,9 @@ pub(crate) struct TestSpec {
     /// Seconds of inactivity before a state is stopped (as `--timeout`).
     pub(crate) timeout: Option<f64>,
     pub(crate) env: BTreeMap<String, String>,
+    /// Whether the run's working directory is a git repository (one empty commit),
+    /// for workflows that need one (`isolation="worktree"`, scripts that run git).
+    pub(crate) repository: bool,
     /// Replies by state, each agent reading the list from its start.
     pub(crate) replies: BTreeMap<StateName, Vec<Reply>>,
     /// Replies for one agent at one state, instead of `replies`.
@@ -115,7 +118,7 @@ pub(crate) struct SpecError {
     pub(crate) message: String,
 }
 
-const TOP_KEYS: [&str; 12] = [
+const TOP_KEYS: [&str; 13] = [
     "description",
     "input",
     "start",
@@ -123,6 +126,7 @@ const TOP_KEYS: [&str; 12] = [
     "budget",
     "timeout",
     "env",
+    "repository",
     "replies",
     "agent_replies",
     "scripts",
@@ -173,6 +177,10 @@ impl TestSpec {
             budget: get("budget").map(|value| reader.amount(&["budget"], value)).transpose()?,
             timeout: get("timeout").map(|value| reader.amount(&["timeout"], value)).transpose()?,
             env: BTreeMap::new(),
+            repository: get("repository")
+                .map(|value| reader.flag(&["repository"], value))
+                .transpose()?
+                .unwrap_or(false),
             replies: BTreeMap::new(),
             agent_replies: BTreeMap::new(),
             scripts: BTreeMap::new(),
@@ -277,6 +285,13 @@ impl Reader<'_> {
 
     fn text(&self, path: &[&str], value: &Yaml) -> Result<String, SpecError> {
         scalar(value).ok_or_else(|| self.error(path, format!("`{}` must be text", Reader::name(path))))
+    }
+
+    fn flag(&self, path: &[&str], value: &Yaml) -> Result<bool, SpecError> {
+        match value {
+            Yaml::Boolean(flag) => Ok(*flag),
+            _ => Err(self.error(path, format!("`{}` must be true or false", Reader::name(path)))),
+        }
     }
 
     fn count(&self, path: &[&str], value: &Yaml, least: i64) -> Result<u64, SpecError> {
