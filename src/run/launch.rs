@@ -117,7 +117,13 @@ impl WorkflowLoop {
                 tokio::time::sleep(delay).await;
             }
             let agent_id = input.agent.id.clone();
-            let result = executor.execute(input, &context).await;
+            let agent = input.agent.clone();
+            let made =
+                tokio::task::spawn_blocking(move || super::worktree::ensure_worktree(&agent)).await.unwrap_or(Ok(()));
+            let result = match made {
+                Ok(()) => executor.execute(input, &context).await,
+                Err(failure) => Err(failure),
+            };
             StepCompletion { agent_id, result }
         });
     }
