@@ -68,23 +68,18 @@ pub(crate) fn head_of(dir: &Path) -> Result<RepoHead, GitError> {
 /// `git worktree add` left half made — is removed, and the worktree made afresh
 /// (the branch reset to `base`: no step has run in it yet).
 pub(crate) fn ensure_worktree(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
-    if is_complete_worktree(repo, path)? {
-        return Ok(());
-    }
     let path_text = path.to_string_lossy();
-    // Leftovers of an interrupted attempt: not an error when there are none.
-    let _ = git(repo, &["worktree", "remove", "--force", "--force", &path_text]);
-    match std::fs::remove_dir_all(path) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-            return Err(GitError::Failed {
-                args: "worktree add (removing a half-made worktree)".to_string(),
-                dir: path.to_path_buf(),
-                stderr: error.to_string(),
-            });
+    match listed(repo, path)? {
+        Listed::Complete if path.join(".git").is_file() => return Ok(()),
+        // Leftovers of an interrupted attempt, or a worktree whose files are gone.
+        Listed::Complete | Listed::Incomplete => {
+            let _ = git(repo, &["worktree", "remove", "--force", "--force", &path_text]);
+            remove_dir(path)?;
+            git(repo, &["worktree", "prune"])?;
         }
-        _ => {}
+        // Nothing git knows; a directory there is not a worktree.
+        Listed::No => remove_dir(path)?,
     }
-    git(repo, &["worktree", "prune"])?;
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
@@ -92,22 +87,38 @@ pub(crate) fn ensure_worktree(repo: &Path, path: &Path, branch: &str, base: &str
     Ok(())
 }
 
-/// Whether git lists `path` as a worktree of `repo` that is not still being made.
-fn is_complete_worktree(repo: &Path, path: &Path) -> Result<bool, GitError> {
-    if !path.join(".git").exists() {
-        return Ok(false);
+fn remove_dir(path: &Path) -> Result<(), GitError> {
+    match std::fs::remove_dir_all(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(GitError::Failed {
+            args: "worktree add (removing what is in the way)".to_string(),
+            dir: path.to_path_buf(),
+            stderr: error.to_string(),
+        }),
+        _ => Ok(()),
     }
+}
+
+/// How git lists `path` among `repo`'s worktrees.
+enum Listed {
+    No,
+    /// Listed, and not locked or prunable.
+    Complete,
+    /// Locked (a `git worktree add` that did not finish leaves it `initializing`) or prunable.
+    Incomplete,
+}
+
+fn listed(repo: &Path, path: &Path) -> Result<Listed, GitError> {
     let listing = git(repo, &["worktree", "list", "--porcelain"])?;
     let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     for entry in listing.split("\n\n") {
-        let mut lines = entry.lines();
-        let Some(listed) = lines.next().and_then(|line| line.strip_prefix("worktree ")) else { continue };
+        let Some(listed) = entry.lines().next().and_then(|line| line.strip_prefix("worktree ")) else { continue };
         let listed = std::fs::canonicalize(listed).unwrap_or_else(|_| PathBuf::from(listed));
-        if listed == wanted {
-            return Ok(!entry.lines().any(|line| line.starts_with("locked") || line.starts_with("prunable")));
+        if listed == wanted || Path::new(&listed) == path {
+            let incomplete = entry.lines().any(|line| line.starts_with("locked") || line.starts_with("prunable"));
+            return Ok(if incomplete { Listed::Incomplete } else { Listed::Complete });
         }
     }
-    Ok(false)
+    Ok(Listed::No)
 }
 
 /// Commit everything in the worktree at `path` (new, changed and deleted files) as
@@ -204,6 +215,10 @@ mod tests {
         std::fs::write(path.join("c.txt"), "c\n").unwrap();
         commit_all(&path, "m").unwrap();
         assert!(diff_stat(&path, &head.commit).unwrap().contains("c.txt | 1 +"));
+        // One git lists whose files are gone is made again.
+        std::fs::remove_dir_all(&path).unwrap();
+        ensure_worktree(&head.toplevel, &path, "baton/r/one", &head.commit).unwrap();
+        assert_eq!(std::fs::read_to_string(path.join("a.txt")).unwrap(), "a\n");
         let common = common_dir(dir.path()).unwrap();
         remove_worktree(&common, &path).unwrap();
         delete_branches(&common, "baton/r/").unwrap();
