@@ -67,7 +67,32 @@ pub(crate) fn head_of(dir: &Path) -> Result<RepoHead, GitError> {
 /// as it is; anything else at `path` — a directory git does not know, one a killed
 /// `git worktree add` left half made — is removed, and the worktree made afresh
 /// (the branch reset to `base`: no step has run in it yet).
+///
+/// `git worktree add` is not safe to run concurrently in one repository (it reads the
+/// other worktrees' records, which a concurrent add may have half written), so this
+/// Baton makes its worktrees one at a time, and tries again (three times in all) when
+/// git fails, for another process working on the same repository.
 pub(crate) fn ensure_worktree(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
+    let _turn = one_at_a_time();
+    let mut attempt = 1;
+    loop {
+        match check_or_make(repo, path, branch, base) {
+            Err(GitError::Failed { .. }) if attempt < 3 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// This Baton's turn to change worktrees (their records are shared by the repository).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn check_or_make(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let path_text = path.to_string_lossy();
     match listed(repo, path)? {
         Listed::Complete if path.join(".git").is_file() => return Ok(()),
@@ -125,6 +150,7 @@ fn listed(repo: &Path, path: &Path) -> Result<Listed, GitError> {
 /// Baton, with `message`; nothing when there is nothing to commit. Hooks are not
 /// run, and the commit is never signed: it is Baton's, not the user's.
 pub(crate) fn commit_all(path: &Path, message: &str) -> Result<(), GitError> {
+    let _turn = one_at_a_time();
     git(path, &["add", "-A"])?;
     if git(path, &["diff", "--cached", "--quiet"]).is_ok() {
         return Ok(());
