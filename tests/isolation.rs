@@ -98,12 +98,14 @@ fn worktree_isolation_outside_a_git_repository_pauses_the_parent_with_a_clear_me
 }
 
 #[test]
-fn an_unknown_isolation_pauses_the_parent() {
+fn an_unknown_isolation_is_a_lint_error_and_at_run_time_pauses_the_parent() {
     let outcome = Test::new()
         .file("START.sh", "echo '<fork isolation=\"vm\" next=\"END\">W</fork>'\n")
         .file("W.sh", "echo '<result>w</result>'\n")
         .file("END.sh", "echo '<result>end</result>'\n")
         .run_workflow(&[]);
+    outcome.status(1).stderr_contains("error[invalid-isolation-value]: `<fork>` has isolation=\"vm\"");
+    let outcome = outcome.into_test().args(["run", "wf", "--run-id", "test", "--no-lint"]).run();
     outcome.status(3);
     assert_eq!(
         outcome.state("test")["agents"][0]["error"],
