@@ -117,9 +117,13 @@ impl WorkflowLoop {
                 tokio::time::sleep(delay).await;
             }
             let agent_id = input.agent.id.clone();
-            let agent = input.agent.clone();
-            let made =
-                tokio::task::spawn_blocking(move || super::worktree::ensure_worktree(&agent)).await.unwrap_or(Ok(()));
+            // A worker in its own worktree: make it first if it is not there yet.
+            let made = if input.agent.worktree.is_some() {
+                let agent = input.agent.clone();
+                tokio::task::spawn_blocking(move || super::worktree::ensure_worktree(&agent)).await.unwrap_or(Ok(()))
+            } else {
+                Ok(())
+            };
             let result = match made {
                 Ok(()) => executor.execute(input, &context).await,
                 Err(failure) => Err(failure),
