@@ -12,6 +12,7 @@ mod cli;
 mod conformance;
 mod crash_resume;
 mod diagram;
+mod isolation;
 mod join;
 mod kill_anywhere;
 mod lint;

@@ -47,6 +47,7 @@ pub(crate) enum Check {
     AmbiguousStateResolution,
     ForceImplicitInvalid,
     InvalidTaskValue,
+    InvalidIsolationValue,
     UnsupportedTaskAttribute,
     MissingAskNext,
     UnsupportedCdAttribute,
@@ -64,7 +65,7 @@ pub(crate) enum Check {
 
 impl Check {
     #[cfg(test)]
-    pub(crate) const ALL: [Check; 24] = [
+    pub(crate) const ALL: [Check; 25] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
         Check::FrontmatterParseError,
@@ -76,6 +77,7 @@ impl Check {
         Check::AmbiguousStateResolution,
         Check::ForceImplicitInvalid,
         Check::InvalidTaskValue,
+        Check::InvalidIsolationValue,
         Check::UnsupportedTaskAttribute,
         Check::MissingAskNext,
         Check::UnsupportedCdAttribute,
@@ -104,6 +106,7 @@ impl Check {
             Check::AmbiguousStateResolution => "ambiguous-state-resolution",
             Check::ForceImplicitInvalid => "force-implicit-invalid",
             Check::InvalidTaskValue => "invalid-task-value",
+            Check::InvalidIsolationValue => "invalid-isolation-value",
             Check::UnsupportedTaskAttribute => "unsupported-task-attribute",
             Check::MissingAskNext => "missing-ask-next",
             Check::UnsupportedCdAttribute => "unsupported-cd-attribute",

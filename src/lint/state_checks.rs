@@ -269,6 +269,27 @@ impl<'a> StateChecker<'a> {
             self.report(Check::UnsupportedCdAttribute, at, message);
         }
         self.task(transition);
+        self.isolation(transition);
+    }
+
+    /// `isolation` on a fork is `worktree` (or empty, or `none`): any other value
+    /// pauses the parent at run time (`docs/isolation.md`).
+    fn isolation(&mut self, transition: &Transition) {
+        if !matches!(transition.kind, TagKind::Fork | TagKind::ForkWorkflow) {
+            return;
+        }
+        let Some(value) = transition.attribute("isolation") else { return };
+        if matches!(value, "" | "none" | "worktree") {
+            return;
+        }
+        let suggestion = did_you_mean(value, ["worktree", "none"]).map(str::to_string);
+        let message = format!(
+            "{} has isolation=\"{value}\"; expected `worktree` (or `none`){}",
+            transition.subject(),
+            hint(suggestion.as_deref())
+        );
+        let at = self.at(transition, "isolation");
+        self.push(self.diagnostic(Check::InvalidIsolationValue, at, message).found(value).suggestion(suggestion));
     }
 
     fn task(&mut self, transition: &Transition) {

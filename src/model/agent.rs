@@ -172,6 +172,24 @@ pub(crate) struct Agent {
     /// `pending_result`): `$BATON_RESULTS` / `{{results}}` name a file holding it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) join_results: Option<Vec<JoinResult>>,
+    /// A worker forked with `isolation="worktree"`: the git worktree that is its
+    /// directory for its whole life (`docs/isolation.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) worktree: Option<Worktree>,
+}
+
+/// A worker's own git worktree (`docs/isolation.md`): recorded with the fork that
+/// creates the worker, made when its first step launches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Worktree {
+    /// The top of the parent's repository when it forked (where `git worktree add` runs).
+    pub(crate) repo: PathBuf,
+    /// `.baton/worktrees/<run_id>/<agent_id>`.
+    pub(crate) path: PathBuf,
+    /// `baton/<run_id>/<agent_id>`.
+    pub(crate) branch: String,
+    /// The parent's `HEAD` when it forked: where the branch starts.
+    pub(crate) base: String,
 }
 
 /// A `<join>` waiting for its workers (`docs/join.md`).
@@ -199,6 +217,12 @@ pub(crate) struct JoinResult {
     /// Why a paused worker paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// A worker in its own worktree: its branch (`docs/isolation.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) branch: Option<String>,
+    /// A terminated worker in its own worktree: `git diff --stat BASE BRANCH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) diff_stat: Option<String>,
 }
 
 /// A joined worker's status (stable strings: they are in `$BATON_RESULTS`).
@@ -307,6 +331,7 @@ impl Agent {
             forked: Vec::new(),
             join: None,
             join_results: None,
+            worktree: None,
         }
     }
 

@@ -23,7 +23,10 @@ use crate::model::bound::Bound;
 /// must refuse the file rather than read it. Version 4 adds joins (`docs/join.md`):
 /// the `joining` status and an agent's `forked`, `join` and `join_results`; a
 /// Baton that knew only 3 would drop the results a joined agent is about to read.
-pub(crate) const STATE_VERSION: u32 = 4;
+/// Version 5 adds worktree isolation (`docs/isolation.md`): an agent's and a
+/// terminated agent's `worktree`, and `diff_stat`; a Baton that knew only 4 would run
+/// a worker in a directory it never creates and leave its changes uncommitted.
+pub(crate) const STATE_VERSION: u32 = 5;
 
 /// This build, as `written_by` records it.
 pub(crate) const BATON_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -70,6 +73,13 @@ impl fmt::Display for RunStatus {
 pub(crate) struct TerminatedAgent {
     pub(crate) id: AgentId,
     pub(crate) result: String,
+    /// Its worktree, when it had one (`docs/isolation.md`): for the join and `baton gc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) worktree: Option<crate::model::agent::Worktree>,
+    /// What its branch changed (`git diff --stat BASE BRANCH`, after Baton committed
+    /// the worktree), or why that could not be done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) diff_stat: Option<String>,
 }
 
 /// Settings given at launch that a resume reuses unless overridden (R8.12, A10).

@@ -2,6 +2,7 @@
 //! shutdown or the watchdog (when Baton itself dies) signals as a whole.
 
 pub(crate) mod executable;
+pub(crate) mod git;
 pub(crate) mod group;
 pub(crate) mod limits;
 pub(crate) mod proc_stat;

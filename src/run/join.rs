@@ -128,12 +128,16 @@ impl WorkflowLoop {
                     status: JoinedStatus::Paused,
                     result: None,
                     error: agent.error.clone(),
+                    branch: branch_of(agent),
+                    diff_stat: None,
                 })),
-                Some(_) if timed_out => outcomes.push(Some(JoinResult {
+                Some(agent) if timed_out => outcomes.push(Some(JoinResult {
                     agent_id: worker.clone(),
                     status: JoinedStatus::Running,
                     result: None,
                     error: None,
+                    branch: branch_of(agent),
+                    diff_stat: None,
                 })),
                 Some(_) => return None,
             }
@@ -141,17 +145,16 @@ impl WorkflowLoop {
         // Everything ended (or the timeout passed): look up the terminated workers'
         // results once, newest first (a worker terminates once).
         let mut results = Vec::with_capacity(workers.len());
-        let terminated = |worker: &AgentId| JoinResult {
-            agent_id: worker.clone(),
-            status: JoinedStatus::Terminated,
-            result: self
-                .state
-                .terminated
-                .iter()
-                .rev()
-                .find(|agent| &agent.id == worker)
-                .map(|agent| agent.result.clone()),
-            error: None,
+        let terminated = |worker: &AgentId| {
+            let entry = self.state.terminated.iter().rev().find(|agent| &agent.id == worker);
+            JoinResult {
+                agent_id: worker.clone(),
+                status: JoinedStatus::Terminated,
+                result: entry.map(|agent| agent.result.clone()),
+                error: None,
+                branch: entry.and_then(|agent| agent.worktree.as_ref()).map(|worktree| worktree.branch.clone()),
+                diff_stat: entry.and_then(|agent| agent.diff_stat.clone()),
+            }
         };
         results.extend(workers[..prefix].iter().map(terminated));
         for (worker, outcome) in workers[prefix..].iter().zip(outcomes) {
@@ -190,6 +193,11 @@ impl WorkflowLoop {
         self.ready.push_back(agent.id.clone());
         self.dirty = true;
     }
+}
+
+/// The branch of a worker in its own worktree (`docs/isolation.md`).
+fn branch_of(agent: &Agent) -> Option<String> {
+    agent.worktree.as_ref().map(|worktree| worktree.branch.clone())
 }
 
 /// The `{{input}}` of the state after a join: one paragraph per worker, in fork
@@ -232,6 +240,8 @@ mod tests {
             status,
             result: payload.map(str::to_string),
             error: error.map(str::to_string),
+            branch: None,
+            diff_stat: None,
         }
     }
 

@@ -117,7 +117,17 @@ impl WorkflowLoop {
                 tokio::time::sleep(delay).await;
             }
             let agent_id = input.agent.id.clone();
-            let result = executor.execute(input, &context).await;
+            // A worker in its own worktree: make it first if it is not there yet.
+            let made = if input.agent.worktree.is_some() {
+                let agent = input.agent.clone();
+                tokio::task::spawn_blocking(move || super::worktree::ensure_worktree(&agent)).await.unwrap_or(Ok(()))
+            } else {
+                Ok(())
+            };
+            let result = match made {
+                Ok(()) => executor.execute(input, &context).await,
+                Err(failure) => Err(failure),
+            };
             StepCompletion { agent_id, result }
         });
     }

@@ -12,6 +12,7 @@ pub(crate) mod shutdown;
 pub(crate) mod step_outcome;
 mod usage_limit_wait;
 pub(crate) mod workflow_loop;
+mod worktree;
 
 #[cfg(test)]
 mod tests;

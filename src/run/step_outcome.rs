@@ -7,17 +7,24 @@ use std::collections::BTreeMap;
 use crate::events::Event;
 use crate::executor::ExecutionResult;
 use crate::executor::step_failure::{FailureClass, StepFailure};
-use crate::model::agent::{Agent, AgentStatus, PauseReason};
+use crate::ids::AgentId;
+use crate::model::agent::{Agent, AgentStatus, PauseReason, Worktree};
 use crate::model::run_state::TerminatedAgent;
+use crate::process::git;
 use crate::run::outcome::OpenFiles;
 use crate::run::workflow_loop::{FatalError, Stop, WorkflowLoop};
 use crate::store::journal::StepSummary;
 use crate::text::excerpt::cut_bytes;
 use crate::transition::Transition;
-use crate::transition::apply::{Applied, TransitionEnv, apply_transition};
+use crate::transition::apply::{Applied, IsolationBase, TransitionEnv, apply_transition};
 
 impl WorkflowLoop {
-    pub(super) fn apply_success(&mut self, index: usize, result: ExecutionResult) -> StepSummary {
+    pub(super) fn apply_success(
+        &mut self,
+        index: usize,
+        result: ExecutionResult,
+        isolation: Option<IsolationBase>,
+    ) -> StepSummary {
         let mut agent = self.state.agents[index].clone();
         if let Some(session_id) = result.session_id {
             agent.session_id = Some(session_id);
@@ -29,6 +36,7 @@ impl WorkflowLoop {
             task_folders: &self.task_folders,
             fork_counters: &mut self.state.fork_counters,
             now: jiff::Timestamp::now(),
+            isolation: isolation.as_ref(),
         };
         let Applied { agent: next, workers, terminated_with } = apply_transition(&agent, &result.transition, &mut env);
         if !workers.is_empty() {
@@ -69,7 +77,11 @@ impl WorkflowLoop {
         }
         if let Some(result) = terminated_with {
             self.outbox.push(Event::AgentTerminated { agent_id: agent.id.clone(), result: result.clone() });
-            let terminated = TerminatedAgent { id: agent.id, result };
+            // A worker in its own worktree leaves its work committed on its branch,
+            // before the termination is journalled (`docs/isolation.md`).
+            let diff_stat =
+                agent.worktree.as_ref().map(|worktree| commit_worktree(&agent.id, &self.state.run_id, worktree));
+            let terminated = TerminatedAgent { id: agent.id, result, worktree: agent.worktree, diff_stat };
             self.changes.terminated.push(terminated.clone());
             self.state.terminated.push(terminated);
         }
@@ -162,6 +174,17 @@ impl WorkflowLoop {
         };
         agent.pause(pause, failure.message);
         self.outbox.extend(paused_event(agent));
+    }
+}
+
+/// Commit everything in a terminating worker's worktree on its branch (as Baton,
+/// `baton: <agent> (<run>)`), and say what the branch changed since its base: the
+/// diff summary, or why there is none.
+fn commit_worktree(id: &AgentId, run_id: &crate::ids::RunId, worktree: &Worktree) -> String {
+    let message = format!("baton: {id} ({run_id})");
+    match git::commit_all(&worktree.path, &message).and_then(|()| git::diff_stat(&worktree.path, &worktree.base)) {
+        Ok(stat) => stat,
+        Err(error) => format!("baton could not commit the worktree's changes: {error}"),
     }
 }
 

@@ -224,6 +224,7 @@ async fn a14_fatal_error_lets_running_siblings_finish_their_step() {
             cd: None,
             input: None,
             task: crate::transition::TaskMode::New,
+            isolation: crate::transition::Isolation::Shared,
             attributes: BTreeMap::new(),
             workflow: None,
         }],
@@ -286,6 +287,7 @@ async fn max_agents_queues_forks_in_fifo_order() {
         cd: None,
         input: None,
         task: crate::transition::TaskMode::New,
+        isolation: crate::transition::Isolation::Shared,
         attributes: BTreeMap::new(),
         workflow: None,
     };
@@ -339,6 +341,7 @@ fn worker(target: &str, item: &str, delay_ms: u64) -> crate::transition::ForkSpe
         cd: None,
         input: None,
         task: crate::transition::TaskMode::New,
+        isolation: crate::transition::Isolation::Shared,
         attributes: BTreeMap::from([
             ("item".to_string(), item.to_string()),
             ("delay_ms".to_string(), delay_ms.to_string()),

@@ -418,7 +418,15 @@ impl WorkflowLoop {
                     StepFailure::pause(PauseReason::ValidationError, ErrorKind::CrossWorkflowError, reason)
                         .with_cost(result.cost_usd),
                 ),
-                None => self.pending_step = Some(self.apply_success(index, result)),
+                None => match self.isolation_base(index, &result.transition) {
+                    // A worktree fork outside a repository: the parent pauses at its state.
+                    Err(reason) => self.apply_failure(
+                        index,
+                        StepFailure::pause(PauseReason::ValidationError, ErrorKind::TransitionError, reason)
+                            .with_cost(result.cost_usd),
+                    ),
+                    Ok(isolation) => self.pending_step = Some(self.apply_success(index, result, isolation)),
+                },
             },
             // A step stopped by the shutdown is not a failure: it runs again on resume.
             Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}

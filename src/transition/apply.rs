@@ -8,10 +8,12 @@
 use std::collections::BTreeMap;
 
 use crate::ids::{AgentId, StateName};
-use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk, PendingJoin};
+use std::path::PathBuf;
+
+use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk, PendingJoin, Worktree};
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
-use crate::transition::{ForkSpec, JoinSpec, TaskMode, Transition};
+use crate::transition::{ForkSpec, Isolation, JoinSpec, TaskMode, Transition};
 use crate::workflow::state_name::abbreviation;
 
 /// What remains after a transition.
@@ -32,6 +34,24 @@ pub(crate) struct TransitionEnv<'a> {
     pub(crate) fork_counters: &'a mut BTreeMap<AgentId, u64>,
     /// The time, for an ask's id and `asked_at` (R3.25).
     pub(crate) now: jiff::Timestamp,
+    /// For forks with `isolation="worktree"`: the parent's repository, looked up by
+    /// the loop before the transition is applied (`docs/isolation.md`).
+    pub(crate) isolation: Option<&'a IsolationBase>,
+}
+
+/// Where the worktrees of one fork's isolated workers come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IsolationBase {
+    /// The top of the parent's repository.
+    pub(crate) repo: PathBuf,
+    /// The parent's `HEAD`.
+    pub(crate) head: String,
+    /// The parent's directory relative to `repo` (its worker starts at the same
+    /// place in its worktree).
+    pub(crate) offset: PathBuf,
+    /// `.baton/worktrees/<run_id>`.
+    pub(crate) worktrees: PathBuf,
+    pub(crate) run_id: String,
 }
 
 /// Apply `transition` to a copy of `agent` (R3.1: transient fields are cleared first,
@@ -222,7 +242,20 @@ fn spawn_worker(parent: &mut Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>
         TaskMode::Inherit => parent.task_folder.clone(),
         TaskMode::New => env.task_folders.folder_for(&id, 0),
     };
-    let cwd = spec.cd.as_deref().map_or_else(|| parent.cwd.clone(), |cd| resolve_cd(cd, &parent.cwd));
+    let worktree = match (&spec.isolation, env.isolation) {
+        (Isolation::Worktree, Some(base)) => Some(Worktree {
+            repo: base.repo.clone(),
+            path: base.worktrees.join(&*id),
+            branch: format!("baton/{}/{id}", base.run_id),
+            base: base.head.clone(),
+        }),
+        _ => None,
+    };
+    let start = match (&worktree, env.isolation) {
+        (Some(worktree), Some(base)) => worktree.path.join(&base.offset),
+        _ => parent.cwd.clone(),
+    };
+    let cwd = spec.cd.as_deref().map_or_else(|| start.clone(), |cd| resolve_cd(cd, &start));
     let (scope_dir, scope_url, nesting_depth) = match &spec.workflow {
         Some(entry) => (entry.scope_dir.clone(), entry.url.clone(), parent.nesting_depth),
         None => (parent.scope_dir.clone(), parent.scope_url.clone(), 0),
@@ -233,6 +266,7 @@ fn spawn_worker(parent: &mut Agent, spec: &ForkSpec, env: &mut TransitionEnv<'_>
         fork_attributes: spec.attributes.clone(),
         nesting_depth,
         scope_url,
+        worktree,
         ..Agent::new(id, spec.target.clone(), scope_dir, cwd, task_folder)
     }
 }
@@ -261,7 +295,7 @@ mod tests {
         apply_transition(
             agent,
             &transition,
-            &mut TransitionEnv { task_folders: &folders, fork_counters: counters, now },
+            &mut TransitionEnv { task_folders: &folders, fork_counters: counters, now, isolation: None },
         )
     }
 
@@ -271,6 +305,7 @@ mod tests {
             cd: None,
             input: None,
             task: TaskMode::New,
+            isolation: Isolation::Shared,
             attributes: BTreeMap::new(),
             workflow: None,
         }

@@ -27,6 +27,28 @@ pub(crate) enum TaskMode {
     Inherit,
 }
 
+/// Where a forked worker works (`docs/isolation.md`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Isolation {
+    /// In the directory its parent gives it (the default).
+    #[default]
+    Shared,
+    /// `isolation="worktree"`: in a git worktree of its own, on its own branch.
+    Worktree,
+    /// Any other value, refused when the fork is applied (the parent pauses).
+    Unknown(String),
+}
+
+impl Isolation {
+    fn of(tag: &Tag) -> Isolation {
+        match tag.attribute("isolation") {
+            None | Some("" | "none") => Isolation::Shared,
+            Some("worktree") => Isolation::Worktree,
+            Some(other) => Isolation::Unknown(other.to_string()),
+        }
+    }
+}
+
 /// One worker to create: from a single `<fork>` or one element of a multi-fork.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ForkSpec {
@@ -34,7 +56,9 @@ pub(crate) struct ForkSpec {
     pub(crate) cd: Option<String>,
     pub(crate) input: Option<String>,
     pub(crate) task: TaskMode,
-    /// Every attribute except `next`, `cd`, `input` and `task`: the worker's variables
+    /// `isolation` (`docs/isolation.md`).
+    pub(crate) isolation: Isolation,
+    /// Every attribute except `next`, `cd`, `input`, `task` and `isolation`: the worker's variables
     /// (none for `<fork-workflow>`, which drops them, R3.35).
     pub(crate) attributes: BTreeMap<String, String>,
     /// For `<fork-workflow>`: the worker's workflow; `target` is its entry state.
@@ -149,6 +173,15 @@ impl Transition {
         }
     }
 
+    /// The workers this transition creates.
+    pub(crate) fn fork_specs(&self) -> &[ForkSpec] {
+        match self {
+            Transition::Fork { worker, .. } => std::slice::from_ref(worker),
+            Transition::MultiFork { workers, .. } => workers,
+            _ => &[],
+        }
+    }
+
     /// Render the `input` of a cross-workflow transition (R3.41: unlike the other
     /// tags' inputs, theirs are templates).
     pub(crate) fn render_workflow_input(&mut self, render: impl Fn(&str) -> String) {
@@ -194,7 +227,7 @@ pub(crate) fn fork_spec(tag: &Tag) -> ForkSpec {
     let attributes = tag
         .attributes
         .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "next" | "cd" | "input" | "task"))
+        .filter(|(name, _)| !matches!(name.as_str(), "next" | "cd" | "input" | "task" | "isolation"))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     ForkSpec {
@@ -202,6 +235,7 @@ pub(crate) fn fork_spec(tag: &Tag) -> ForkSpec {
         cd: tag.attribute("cd").map(str::to_string),
         input: input_of(tag),
         task: task_mode(tag),
+        isolation: Isolation::of(tag),
         attributes,
         workflow: None,
     }
@@ -218,6 +252,7 @@ pub(crate) fn workflow_fork_spec(tag: &Tag, entry: WorkflowEntry) -> ForkSpec {
         cd: tag.attribute("cd").map(str::to_string),
         input: input_of(tag),
         task: task_mode(tag),
+        isolation: Isolation::of(tag),
         attributes: BTreeMap::new(),
         workflow: Some(entry),
     }

@@ -179,6 +179,16 @@ fn invalid_task_value() {
 }
 
 #[test]
+fn invalid_isolation_value() {
+    golden(
+        &[("START.md", "<fork next=\"DONE\" isolation=\"worktre\">DONE</fork>\n"), DONE],
+        1,
+        "wf/START.md:1:1: error[invalid-isolation-value]: `<fork>` has isolation=\"worktre\"; expected `worktree` \
+         (or `none`); did you mean `worktree`?\nwf: 1 error\n",
+    );
+}
+
+#[test]
 fn unsupported_task_attribute() {
     golden(
         &[("START.md", "<goto task=\"new\">MID</goto>\n"), ("MID.md", "<reset task=\"inherit\">DONE</reset>\n"), DONE],
