@@ -125,6 +125,9 @@ pub(crate) enum Command {
         /// Print one JSON document (docs/testing.md) instead of lines.
         #[arg(long)]
         json: bool,
+        /// Show each test's run on stderr as `baton run` shows it (states, tools, transitions).
+        #[arg(long)]
+        console: bool,
     },
     /// Print the JSON Schema of a prompt's frontmatter, a YAML workflow or a test file, for editors.
     Schema {

@@ -111,10 +111,10 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             let (cwd, store) = project()?;
             diagram_command::diagram(&cwd, &store, &workflow, format, output.as_deref(), run.as_deref())
         }
-        Command::Test { workflows, json } => {
+        Command::Test { workflows, json, console } => {
             init_tracing(false);
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
-            runtime()?.block_on(test_command::test(&cwd, &workflows, json))
+            runtime()?.block_on(test_command::test(&cwd, &workflows, json, console))
         }
         Command::Schema { kind } => schema_command::print_schema(kind),
         Command::Completion { shell } => {

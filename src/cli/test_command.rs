@@ -76,7 +76,7 @@ impl Verdict {
     }
 }
 
-async fn run_one(test: &TestFile) -> Verdict {
+async fn run_one(test: &TestFile, console: bool) -> Verdict {
     let text = match std::fs::read_to_string(&test.path) {
         Ok(text) => text,
         Err(error) => return Verdict::problem(test.shown.clone(), format!("cannot read it: {error}")),
@@ -88,7 +88,10 @@ async fn run_one(test: &TestFile) -> Verdict {
         }
     };
     let description = spec.description.clone();
-    match run_test(&test.scope, Arc::clone(&spec)).await {
+    if console {
+        eprintln!("--- {}", test.shown);
+    }
+    match run_test(&test.scope, Arc::clone(&spec), console).await {
         Ok(observed) => Verdict {
             shown: test.shown.clone(),
             description,
@@ -100,7 +103,7 @@ async fn run_one(test: &TestFile) -> Verdict {
     }
 }
 
-pub(crate) async fn test(cwd: &Path, workflows: &[String], as_json: bool) -> Result<i32, CliError> {
+pub(crate) async fn test(cwd: &Path, workflows: &[String], as_json: bool, console: bool) -> Result<i32, CliError> {
     let found = find_tests(workflows, cwd);
     if found.is_empty() && !as_json {
         eprintln!("no tests found: no workflow under . or ./states has a tests/ directory (docs/testing.md)");
@@ -110,7 +113,7 @@ pub(crate) async fn test(cwd: &Path, workflows: &[String], as_json: bool) -> Res
     // One after the other, in order: the output is the same on every run.
     for found in found {
         let verdict = match found {
-            Found::Test(test) => run_one(&test).await,
+            Found::Test(test) => run_one(&test, console).await,
             Found::Problem { shown, message } => Verdict::problem(shown, message),
         };
         if !as_json {

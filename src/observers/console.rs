@@ -211,7 +211,10 @@ impl ConsoleText {
                 )
             }
             Event::JoinWaiting { agent_id, workers, next_state, timeout_ms } => {
-                let within = timeout_ms.map(|ms| format!(" (at most {})", duration(ms))).unwrap_or_default();
+                // A timeout is written as the workflow wrote it (`2h`), not as a measured time.
+                let within = timeout_ms
+                    .map(|ms| format!(" (at most {})", format_duration(std::time::Duration::from_millis(ms))))
+                    .unwrap_or_default();
                 let names: Vec<&str> = workers.iter().map(|worker| &**worker).collect();
                 let whom = if names.is_empty() { "no workers".to_string() } else { names.join(", ") };
                 format!("{} joins {whom}{within}, then {next_state}", self.agent(agent_id))

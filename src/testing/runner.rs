@@ -27,6 +27,8 @@ use crate::lint::check::Severity;
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::bound::Bound;
 use crate::model::run_state::{LaunchParams, NewRun, RunState};
+use crate::observers::ConsoleObserver;
+use crate::observers::console::Verbosity;
 use crate::process::stop_level::StopLevel;
 use crate::run::outcome::{RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
@@ -91,7 +93,8 @@ impl Entries {
 /// Run `spec` against the workflow `scope`. `Err` when the run could not even be
 /// set up (the workflow is unreadable or has lint errors, the store cannot be
 /// written).
-pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observed, String> {
+/// Run one test; with `console`, its run is shown on stderr as `baton run` shows it.
+pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -> Result<Observed, String> {
     let initial_state = match &spec.start {
         Some(state) => state.to_string(),
         None => entry_point(scope).map_err(|error| error.to_string())?,
@@ -156,6 +159,9 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>) -> Result<Observ
             persistence.fold(&state).map_err(store_error)?;
         }
         let bus = Arc::new(EventBus::new());
+        if console {
+            Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), Verbosity::Normal, false)).attach(&bus);
+        }
         entries.attach(&bus);
         let failure = Arc::new(Mutex::new(None));
         let failure_seen = Arc::clone(&failure);

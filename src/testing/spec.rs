@@ -517,7 +517,7 @@ mod tests {
         assert_eq!(
             error("input: x\nreplys: {}\n"),
             "2: unknown key `replys` (did you mean `replies`?); expected one of description, input, start, max_steps, \
-             budget, timeout, env, replies, agent_replies, scripts, answers, expect"
+             budget, timeout, env, repository, replies, agent_replies, scripts, answers, expect"
         );
         assert!(error("replies:\n  REVEIW: [x]\n").starts_with("2: `REVEIW`: state `REVEIW` not found"));
         assert_eq!(
