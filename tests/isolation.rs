@@ -153,3 +153,26 @@ fn worktree_isolation_killed_mid_fan_out_resumes_and_gc_leaves_no_worktree_or_br
     assert_eq!(git(&root, &["branch", "--list", "baton/*"]), "");
     assert!(!root.join(".baton/worktrees/test").exists());
 }
+
+/// A forking state's `isolation: worktree` frontmatter is the default of each fork
+/// that names no isolation (issue 13, item 2).
+#[test]
+fn a_states_isolation_frontmatter_isolates_the_forks_that_name_none() {
+    let outcome = Test::new()
+        .file("START.md", "---\nisolation: worktree\n---\nFork two workers, then join them.\n")
+        .file("W.sh", "echo \"<result>$(pwd)</result>\"\n")
+        .file("AGG.sh", "echo \"<result>$(tr -d '\\n' < \"$BATON_RESULTS\")</result>\"\n")
+        .write(
+            "wf/tests/default.yaml",
+            "repository: true\nreplies:\n  START: [\"<fork>W</fork><fork isolation=\\\"none\\\">W</fork><join>AGG</join>\"]\n\
+             expect:\n  result_contains: baton/test/main_w1\n",
+        )
+        .args(["test", "wf", "--json"])
+        .run();
+    outcome.status(0);
+    let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("JSON");
+    let result = report["tests"][0]["run"]["result"].as_str().unwrap_or_default().to_string();
+    assert!(result.contains(".baton/worktrees/test/main_w1"), "the first worker ran in its worktree: {result}");
+    assert!(result.contains("\"result\": \"") && result.contains("/work\""), "the second said none: {result}");
+    assert_eq!(result.matches("\"branch\"").count(), 1, "only the first has a branch: {result}");
+}

@@ -17,10 +17,10 @@ use crate::workflow::state_name;
 use crate::workflow::suggestion::did_you_mean;
 
 /// The frontmatter keys Baton reads (R5.2), besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
-const FRONTMATTER_KEYS: [&str; 4] = ["allowed_transitions", "model", "effort", "force_implicit"];
+const FRONTMATTER_KEYS: [&str; 5] = ["allowed_transitions", "model", "effort", "force_implicit", "isolation"];
 /// The keys a YAML workflow's state may have (R13.6), besides the Claude options.
-const YAML_STATE_KEYS: [&str; 9] =
-    ["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
+const YAML_STATE_KEYS: [&str; 10] =
+    ["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "isolation", "timeout"];
 
 /// Tags that take `task` (R3.x): new or inherit, and `reset` only `new`.
 const TASK_TAGS: [TagKind; 4] = [TagKind::Reset, TagKind::Fork, TagKind::ResetWorkflow, TagKind::ForkWorkflow];

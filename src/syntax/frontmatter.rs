@@ -87,6 +87,9 @@ pub(crate) struct StateFrontmatter {
     pub(crate) force_implicit: bool,
     /// The Claude Code options the state sets (`permission_mode`, `tools`, …).
     pub(crate) claude: ClaudeOptions,
+    /// `isolation`: what the state's forks get when they say nothing
+    /// (`docs/isolation.md`); `worktree` or `none`.
+    pub(crate) isolation: Option<String>,
     /// Top-level keys Baton does not know, sorted (R5.5).
     pub(crate) unknown_fields: Vec<String>,
 }
@@ -167,6 +170,19 @@ pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, Frontmat
             "allowed_transitions" => frontmatter.policy = parse_policy(value)?,
             "model" => frontmatter.model = normalised_choice("model", value)?,
             "effort" => frontmatter.effort = normalised_choice("effort", value)?,
+            "isolation" => {
+                frontmatter.isolation = match normalised_choice("isolation", value)?.as_deref() {
+                    None => None,
+                    Some(choice @ ("worktree" | "none")) => Some(choice.to_string()),
+                    Some(other) => {
+                        return Err(FrontmatterError::WrongType {
+                            key: "isolation",
+                            expected: "`worktree` or `none`",
+                            found: format!("`{other}`"),
+                        });
+                    }
+                }
+            }
             "force_implicit" => {
                 frontmatter.force_implicit = match value {
                     Pod::Boolean(flag) => flag,
@@ -243,9 +259,13 @@ fn normalised_choice(key: &'static str, value: Pod) -> Result<Option<String>, Fr
     Ok(if text.is_empty() { None } else { Some(text) })
 }
 
-/// The value shown as an example when `model` or `effort` has the wrong type.
+/// The value shown as an example when `model`, `effort` or `isolation` has the wrong type.
 fn field_example(key: &str) -> &'static str {
-    if key == "effort" { "high" } else { "sonnet" }
+    match key {
+        "effort" => "high",
+        "isolation" => "worktree",
+        _ => "sonnet",
+    }
 }
 
 /// A scalar as the string raymond's `map[string]string` would hold; `None` for lists and mappings.
@@ -428,6 +448,16 @@ mod tests {
             Ok(frontmatter) => panic!("frontmatter {yaml:?} was accepted: {frontmatter:?}"),
             Err(error) => error.to_string(),
         }
+    }
+
+    #[test]
+    fn isolation_is_a_default_for_the_states_forks() {
+        assert_eq!(parse("isolation: Worktree\n").isolation.as_deref(), Some("worktree"));
+        assert_eq!(parse("isolation: none\n").isolation.as_deref(), Some("none"));
+        assert_eq!(
+            refuse("isolation: sandbox\n"),
+            "Invalid YAML frontmatter: `isolation` must be `worktree` or `none`, found `sandbox`"
+        );
     }
 
     #[test]

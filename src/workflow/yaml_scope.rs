@@ -84,11 +84,11 @@ pub(crate) enum YamlError {
 
 /// The keys a state may have besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
 const STATE_KEYS: &[&str] =
-    &["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "timeout"];
+    &["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "isolation", "timeout"];
 const SCRIPT_KEYS: &[&str] = &["sh", "ps1", "bat"];
 /// Prompt-only keys besides the Claude options, which are prompt-only too (R13.6:
 /// refused on a script state).
-const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit"];
+const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit", "isolation"];
 
 /// Every key a state may have.
 fn state_keys() -> impl Iterator<Item = &'static str> {

@@ -65,6 +65,12 @@ pub(super) fn interpret_turn(
     let mut tags = scan(text).map_err(|error| {
         TurnError::Fatal(StepFailure::fatal(ErrorKind::ParseError, format!("transition parse error: {error}")))
     })?;
+    // The state's `isolation` is the default of each fork that names none.
+    if let Some(isolation) = &frontmatter.isolation {
+        for tag in tags.iter_mut().filter(|tag| tag.kind.is_fork_family()) {
+            tag.attributes.entry("isolation".to_string()).or_insert_with(|| isolation.clone());
+        }
+    }
     if let (true, Some(json)) = (tags.is_empty(), structured) {
         tags.push(Tag {
             kind: TagKind::Result,
