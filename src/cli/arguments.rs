@@ -146,9 +146,9 @@ pub(crate) struct ListArguments {
     /// Print a JSON array (docs/inspecting.md) instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Only runs with this status.
-    #[arg(long, value_enum)]
-    pub(crate) status: Option<crate::cli::list_command::StatusFilter>,
+    /// Only runs with this status: running, completed, failed, paused, interrupted or asking.
+    #[arg(long, value_name = "STATUS", value_parser = crate::cli::list_command::parse_status)]
+    pub(crate) status: Option<crate::model::run_state::RunStatus>,
     /// Only runs created within this long (`90m`, `2h`, `7d`).
     #[arg(long, value_name = "AGE")]
     pub(crate) since: Option<String>,

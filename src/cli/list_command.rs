@@ -4,7 +4,6 @@
 
 use std::io::Write;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 use super::CliError;
@@ -14,29 +13,12 @@ use crate::store::lock::RunLock;
 use crate::store::runs::{RunStore, StoreError};
 use crate::text::duration::parse_duration;
 
-/// `--status`: a run status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StatusFilter {
-    Running,
-    Completed,
-    Failed,
-    Paused,
-    Interrupted,
-    Asking,
-}
-
-impl StatusFilter {
-    fn matches(self, status: RunStatus) -> bool {
-        let wanted = match self {
-            StatusFilter::Running => RunStatus::Running,
-            StatusFilter::Completed => RunStatus::Completed,
-            StatusFilter::Failed => RunStatus::Failed,
-            StatusFilter::Paused => RunStatus::Paused,
-            StatusFilter::Interrupted => RunStatus::Interrupted,
-            StatusFilter::Asking => RunStatus::Asking,
-        };
-        wanted == status
-    }
+/// `--status`: one of the run statuses, by its name.
+pub(crate) fn parse_status(text: &str) -> Result<RunStatus, String> {
+    RunStatus::ALL.into_iter().find(|status| status.as_str() == text).ok_or_else(|| {
+        let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 /// One run as `--json` lists it.
@@ -79,7 +61,7 @@ pub(crate) fn list(store: &RunStore, arguments: &ListArguments) -> Result<i32, C
     };
     let wanted = |run: &Result<RunState, StoreError>| {
         let Ok(run) = run else { return arguments.status.is_none() && since.is_none() };
-        let status = arguments.status.is_none_or(|filter| filter.matches(run.status));
+        let status = arguments.status.is_none_or(|wanted| wanted == run.status);
         let recent = since.is_none_or(|since| {
             run.created_at.parse::<jiff::Timestamp>().is_ok_and(|created| {
                 now.as_second().saturating_sub(created.as_second())

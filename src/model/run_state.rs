@@ -49,6 +49,15 @@ pub(crate) enum RunStatus {
 }
 
 impl RunStatus {
+    pub(crate) const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Paused,
+        RunStatus::Interrupted,
+        RunStatus::Asking,
+    ];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
