@@ -42,7 +42,7 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
         // Asked before reading: once no baton drives the run, the read gets its last lines.
         let driven = arguments.follow && RunLock::holder(&run_dir).is_some();
         let lines = tail.read_new().map_err(|source| CliError::Trace { path: path.clone(), source })?;
-        let text: String = lines.iter().map(|line| view.line(line)).collect();
+        let text: String = lines.lines().filter(|line| !line.is_empty()).map(|line| view.line(line)).collect();
         stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())

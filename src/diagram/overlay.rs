@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::diagram::Diagram;
-use crate::inspect::trace_file::{TRACE_FILE, TraceTail};
+use crate::inspect::trace_file::{TRACE_FILE, read_complete};
 use crate::store::runs::{RunStore, StoreError};
 
 #[derive(Debug, Default)]
@@ -39,9 +39,9 @@ impl Overlay {
 
 fn visits(trace: &Path) -> BTreeMap<String, u64> {
     let mut visits = BTreeMap::new();
-    let lines = TraceTail::new(trace.to_path_buf()).read_new().unwrap_or_default();
-    for line in lines {
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+    let lines = read_complete(trace).unwrap_or_default();
+    for line in lines.lines() {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { continue };
         if event.get("type").and_then(serde_json::Value::as_str) != Some("StateStarted") {
             continue;
         }

@@ -31,11 +31,13 @@ impl TraceTail {
     }
 
     /// The complete lines appended since the last call (all of them the first
-    /// time). A trace that does not exist yet has no lines.
-    pub(crate) fn read_new(&mut self) -> io::Result<Vec<String>> {
+    /// time), as one text to iterate with `lines()`: one buffer, not a string per
+    /// line, as a long run's trace has millions. A trace that does not exist yet
+    /// has no lines.
+    pub(crate) fn read_new(&mut self) -> io::Result<String> {
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(String::new()),
             Err(error) => return Err(error),
         };
         file.seek(SeekFrom::Start(self.offset))?;
@@ -44,27 +46,13 @@ impl TraceTail {
         self.offset += read as u64;
         let complete = bytes.iter().rposition(|byte| *byte == b'\n').map_or(0, |newline| newline + 1);
         self.partial = bytes.split_off(complete);
-        Ok(bytes
-            .split(|byte| *byte == b'\n')
-            .filter(|line| !line.is_empty())
-            .map(|line| String::from_utf8_lossy(line).into_owned())
-            .collect())
+        Ok(String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()))
     }
 }
 
-/// The complete lines of the trace at `path`, as one text (a torn last line is
-/// left out); iterate with `lines()`. One buffer, not a string per line: a long
-/// run's trace has millions.
+/// The complete lines of the trace at `path` (a torn last line is left out).
 pub(crate) fn read_complete(path: &Path) -> io::Result<String> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(error) => return Err(error),
-    };
-    let complete = bytes.iter().rposition(|byte| *byte == b'\n').map_or(0, |newline| newline + 1);
-    let mut bytes = bytes;
-    bytes.truncate(complete);
-    Ok(String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()))
+    TraceTail::new(path.to_path_buf()).read_new()
 }
 
 #[cfg(test)]
@@ -78,13 +66,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join(TRACE_FILE);
         let mut tail = TraceTail::new(path.clone());
-        assert!(tail.read_new().expect("no trace yet").is_empty());
+        assert_eq!(tail.read_new().expect("no trace yet"), "");
         let mut file = File::create(&path).expect("create");
         file.write_all(b"{\"seq\":1}\n{\"seq\":").expect("write");
-        assert_eq!(tail.read_new().expect("read"), ["{\"seq\":1}"]);
+        assert_eq!(tail.read_new().expect("read"), "{\"seq\":1}\n");
         file.write_all(b"2}\n").expect("write");
-        assert_eq!(tail.read_new().expect("read"), ["{\"seq\":2}"]);
-        assert!(tail.read_new().expect("read").is_empty());
+        assert_eq!(tail.read_new().expect("read"), "{\"seq\":2}\n");
+        assert_eq!(tail.read_new().expect("read"), "");
     }
 
     #[test]
