@@ -24,9 +24,7 @@ use crate::workflow::target::{self, WorkflowTargetError, clean_lexically, is_url
 /// workflow lint cannot read is left to the run, which says why.
 fn refuse_lint_errors(target: &target::WorkflowTarget, workflow: &str) -> Result<(), CliError> {
     let scope = &target.scope_dir;
-    // A run started at a state other than the entry point needs no entry point.
-    let start = entry_point(scope).ok().filter(|entry| *entry == target.initial_state);
-    let start = if start.is_some() { None } else { Some(target.initial_state.as_str()) };
+    let start = Some(target.initial_state.as_str());
     let Ok(found) = crate::lint::lint_from(scope, &crate::lint::shown(scope), start) else { return Ok(()) };
     let errors: Vec<String> = found
         .iter()

@@ -41,12 +41,15 @@ pub(crate) fn lint(scope: &Path, label: &str) -> Result<Vec<Diagnostic>, Resolve
     lint_from(scope, label, None)
 }
 
-/// [`lint`] for a run that starts at state `start` (a file name) instead of the
-/// entry point, which then need not exist.
+/// [`lint`] for a run that starts at state `start` (a file name): unless that is
+/// the entry point, the entry point need not exist.
 pub(crate) fn lint_from(scope: &Path, label: &str, start: Option<&str>) -> Result<Vec<Diagnostic>, ResolveError> {
     let root = LintedWorkflow::open(scope, label.to_string())?;
+    let starts_at_entry = start.is_none_or(|start| {
+        entry_point_in_listing(&root.all_files, &root.label, Platform::CURRENT).is_ok_and(|entry| entry == start)
+    });
     let entered: BTreeSet<String> = start.map(str::to_string).into_iter().collect();
-    let mut linted = vec![lint_workflow(root, entered.is_empty(), &entered)];
+    let mut linted = vec![lint_workflow(root, starts_at_entry, &entered)];
     let mut index: BTreeMap<PathBuf, usize> = BTreeMap::new();
     index.insert(absolute(scope), 0);
     let mut next = 0;
