@@ -122,7 +122,7 @@ pub(crate) fn write_text(
 ) -> std::io::Result<()> {
     let shown: Vec<&Diagnostic> = diagnostics.iter().filter(|diagnostic| level.shows(diagnostic.severity)).collect();
     for diagnostic in &shown {
-        writeln!(out, "{}: {}[{}]: {}", diagnostic.place(), diagnostic.severity, diagnostic.check, diagnostic.message)?;
+        writeln!(out, "{}", finding(diagnostic))?;
     }
     if diagnostics.is_empty() {
         return writeln!(out, "{label}: no issues found");
@@ -133,6 +133,11 @@ pub(crate) fn write_text(
         count => format!(" ({count} not shown; --level info shows all)"),
     };
     writeln!(out, "{label}: {}{hidden}", Summary::of(diagnostics).words())
+}
+
+/// One finding as a line: `file:line:col: severity[check]: message`.
+pub(crate) fn finding(diagnostic: &Diagnostic) -> String {
+    format!("{}: {}[{}]: {}", diagnostic.place(), diagnostic.severity, diagnostic.check, diagnostic.message)
 }
 
 /// The workflow `argument` names: a directory, a YAML or zip file, or the

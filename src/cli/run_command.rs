@@ -6,6 +6,7 @@ use super::CliError;
 use super::arguments::RunArguments;
 use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
 use crate::cli::config::Config;
+use crate::cli::lint_command::finding;
 use crate::ids::{AgentId, RunId, StateName};
 use crate::lint::check::Severity;
 use crate::model::agent::Agent;
@@ -29,9 +30,7 @@ fn refuse_lint_errors(target: &target::WorkflowTarget, workflow: &str) -> Result
     let errors: Vec<String> = found
         .iter()
         .filter(|diagnostic| diagnostic.severity == Severity::Error)
-        .map(|diagnostic| {
-            format!("  {}: {}[{}]: {}", diagnostic.place(), diagnostic.severity, diagnostic.check, diagnostic.message)
-        })
+        .map(|diagnostic| format!("  {}", finding(diagnostic)))
         .collect();
     if errors.is_empty() {
         return Ok(());
