@@ -114,17 +114,44 @@ fn trace_position(path: &Path) -> (u64, u64) {
     (last_seq.unwrap_or(0), last_commit.unwrap_or(0))
 }
 
+/// Open `path` for appending after cutting off a torn last line: a run killed in
+/// the middle of a write leaves a line without its newline, and the next line
+/// appended to it would make one unreadable line of two.
+fn append_after_complete_lines(path: &Path) -> io::Result<File> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut file = OpenOptions::new().create(true).read(true).append(true).open(path)?;
+    let length = file.seek(SeekFrom::End(0))?;
+    let mut end = length;
+    let mut keep = 0;
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        if let Some(newline) = block.iter().rposition(|b| *b == b'\n') {
+            keep = start + newline as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    if keep < length {
+        file.set_len(keep)?;
+    }
+    Ok(file)
+}
+
 impl DebugObserver {
     /// Open (or continue) the trace in `run_dir`.
     pub(crate) fn open(run_dir: &Path) -> io::Result<DebugObserver> {
         std::fs::create_dir_all(run_dir)?;
         let events_path = run_dir.join(TRACE_FILE);
+        let events = append_after_complete_lines(&events_path)?;
         let (last_seq, last_commit) = trace_position(&events_path);
         let files = Files {
-            events: append(&events_path)?,
+            events,
             next_seq: last_seq + 1,
             last_commit,
-            transitions: append(&run_dir.join("transitions.log"))?,
+            transitions: append_after_complete_lines(&run_dir.join("transitions.log"))?,
             streams: HashMap::new(),
         };
         let (sender, receiver) = mpsc::channel::<StepFile>();
@@ -263,5 +290,41 @@ impl DebugObserver {
             _ => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a run SIGKILLed while writing a long `ScriptOutput` line left it
+    /// torn, and the resumed run's first line was glued to it.
+    #[test]
+    fn a_torn_last_line_is_cut_before_the_trace_continues() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let intact = "{\"v\":1,\"seq\":1,\"type\":\"WorkflowStarted\"}\n";
+        let torn = format!("{{\"v\":1,\"seq\":2,\"type\":\"ScriptOutput\",\"stdout\":\"{}", "x".repeat(100_000));
+        std::fs::write(dir.path().join(TRACE_FILE), format!("{intact}{torn}")).expect("write");
+        std::fs::write(dir.path().join("transitions.log"), "complete\ntor").expect("write");
+        let observer = DebugObserver::open(dir.path()).expect("open");
+        observer.record(&Event::WorkflowInterrupted { run_id: "r".into(), signal: "SIGINT".into() }).expect("record");
+        observer.close();
+        let text = std::fs::read_to_string(dir.path().join(TRACE_FILE)).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text:.200}");
+        assert_eq!(lines[0], intact.trim_end());
+        let second: serde_json::Value = serde_json::from_str(lines[1]).expect("the new line is JSON on its own");
+        assert_eq!(second["seq"], 2, "seq goes on after the last intact line");
+        let transitions = std::fs::read_to_string(dir.path().join("transitions.log")).expect("read");
+        assert_eq!(transitions, "complete\n");
+    }
+
+    #[test]
+    fn a_trace_without_a_newline_at_all_starts_over() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join(TRACE_FILE), "{\"v\":1,\"se").expect("write");
+        let file = append_after_complete_lines(&dir.path().join(TRACE_FILE)).expect("open");
+        drop(file);
+        assert_eq!(std::fs::read_to_string(dir.path().join(TRACE_FILE)).expect("read"), "");
     }
 }
