@@ -22,6 +22,7 @@ use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
 use crate::ids::RunId;
+use crate::model::on_ask::OnAsk;
 use crate::model::run_state::{LaunchParams, RunState};
 use crate::observers::console::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
@@ -96,8 +97,8 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
     if options.no_wait {
         params.no_wait = true;
     }
-    if let Some(mode) = &options.on_ask {
-        params.on_ask = Some(mode.clone());
+    if let Some(mode) = options.on_ask {
+        params.on_ask = Some(mode);
     }
     if let Some(max) = options.max_agents {
         params.max_agents = Some(max);
@@ -159,7 +160,7 @@ pub(crate) fn limits(
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
         open_files: raise_open_file_limit().map(|limit| OpenFiles { limit, max_running: steps_within(limit) }),
         // Without a terminal to ask at, `prompt` behaves as `pause`.
-        answer_at_terminal: params.on_ask.as_deref() == Some("prompt")
+        answer_at_terminal: params.on_ask == Some(OnAsk::Prompt)
             && std::io::stdin().is_terminal()
             && std::io::stderr().is_terminal(),
     })

@@ -106,9 +106,7 @@ impl WorkflowLoop {
             self.outbox.extend(paused_event(agent));
             return;
         }
-        if self.limits.answer_at_terminal
-            || matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
-        {
+        if self.limits.answer_at_terminal || self.state.launch_params.on_ask.unwrap_or_default().lets_agents_ask() {
             self.outbox.push(Event::AgentAsking {
                 agent_id: agent.id.clone(),
                 ask_id: ask.id,

@@ -334,7 +334,7 @@ impl WorkflowLoop {
             RunOutcome::Interrupted { signal }
         } else if self.fatal.is_none()
             && let Some((agent_id, ask_id)) = self.first_ask()
-            && matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
+            && self.state.launch_params.on_ask.unwrap_or_default().lets_agents_ask()
         {
             let pending_count = self.state.asking_agents().len() - 1;
             self.state.status = RunStatus::Asking;
