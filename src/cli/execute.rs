@@ -29,7 +29,7 @@ use crate::observers::{ConsoleObserver, DebugObserver};
 use crate::process::limits::{raise_open_file_limit, steps_within};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
-use crate::run::outcome::{OpenFiles, RunLimits, RunOutcome};
+use crate::run::outcome::{AnswerSource, OpenFiles, RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::shutdown_signals;
 use crate::run::step_outcome::transition_event;
@@ -159,11 +159,19 @@ pub(crate) fn limits(
         limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
         open_files: raise_open_file_limit().map(|limit| OpenFiles { limit, max_running: steps_within(limit) }),
-        // Without a terminal to ask at, `prompt` behaves as `pause`.
-        answer_at_terminal: params.on_ask == Some(OnAsk::Prompt)
-            && std::io::stdin().is_terminal()
-            && std::io::stderr().is_terminal(),
+        answers: answer_source(params.on_ask.unwrap_or_default()),
     })
+}
+
+/// Where asks are answered while the run goes on, under `mode`.
+fn answer_source(mode: OnAsk) -> Option<AnswerSource> {
+    match mode {
+        // Without a terminal to ask at, `prompt` behaves as `pause`.
+        OnAsk::Prompt if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+            Some(AnswerSource::Terminal)
+        }
+        OnAsk::Reject | OnAsk::Pause | OnAsk::Prompt => None,
+    }
 }
 
 /// The first retry's delay; tests shorten it with `BATON_RETRY_BASE_MS`.

@@ -51,8 +51,9 @@ pub(crate) async fn resume(
             answer(&mut state, arguments.ask.as_deref(), text)?;
         }
         let answered = arguments.input.is_some();
-        // `--on-ask prompt` at a terminal asks the remaining questions there instead.
-        if !state.asking_agents().is_empty() && !limits.answer_at_terminal {
+        // Where asks are answered while the run goes on (`--on-ask prompt` at a
+        // terminal), the remaining ones are asked there instead.
+        if !state.asking_agents().is_empty() && limits.answers.is_none() {
             // Nothing runs while an ask waits; what changed is saved, the next ask shown.
             if answered || expired {
                 let run_dir = store.run_dir(&state.run_id);

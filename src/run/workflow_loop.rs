@@ -112,7 +112,7 @@ pub(crate) struct WorkflowLoop {
     pub(super) synced: watch::Receiver<Synced>,
     /// False once the syncer thread ended (after a failed sync): stop watching it.
     pub(super) syncer_alive: bool,
-    /// Asks answered at the terminal (`--on-ask prompt`).
+    /// Asks answered while the run goes on (`--on-ask prompt`).
     pub(super) questions: Questions,
     /// The joining agents (`run::join`).
     pub(super) joins: BTreeMap<AgentId, JoinWatch>,
@@ -138,6 +138,7 @@ impl WorkflowLoop {
         // A resumed run evaluates its joins again before anything else.
         let joins = join::watches(&state.agents);
         let joins_due = !joins.is_empty();
+        let questions = Questions::new(limits.answers);
         WorkflowLoop {
             state,
             persistence,
@@ -165,7 +166,7 @@ impl WorkflowLoop {
             limit_polls: 0,
             synced,
             syncer_alive: true,
-            questions: Questions::default(),
+            questions,
             joins,
             joins_due,
         }
@@ -189,9 +190,9 @@ impl WorkflowLoop {
         self.state.paused_by = None;
         // Committed with the first launches.
         self.dirty = true;
-        // Asks left from an earlier invocation are asked at this terminal.
-        if self.limits.answer_at_terminal {
-            self.ask_again_at_terminal();
+        // Asks left from an earlier invocation are asked again where they are answered.
+        if self.questions.live() {
+            self.ask_again();
         }
         let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
@@ -227,7 +228,7 @@ impl WorkflowLoop {
                 }
             }
             self.show_question();
-            // A question at the terminal keeps the run going, unless it is stopping.
+            // An ask answered while the run goes on keeps it going, unless it is stopping.
             let waiting_for_answer = self.questions.pending() && self.stop.is_none() && self.fatal.is_none();
             if self.tasks.is_empty() && !waiting_for_answer {
                 match self.usage_limit_wait() {
@@ -238,6 +239,7 @@ impl WorkflowLoop {
             let level = *self.stop_level.borrow();
             let (question_deadline, countdown_at) = self.questions.clocks(far);
             let asking = self.questions.pending();
+            let listening = self.questions.listening();
             let join_deadline = self.next_join_deadline();
             tokio::select! {
                 joined = self.tasks.join_next(), if !self.tasks.is_empty() => match joined {
@@ -248,9 +250,9 @@ impl WorkflowLoop {
                     }),
                     None => break,
                 },
-                line = self.questions.next_line(), if asking => match line {
-                    Some(line) => self.answered(line),
-                    None => self.terminal_closed(),
+                line = self.questions.next_line(), if listening => match line {
+                    Some(line) => self.heard(line),
+                    None => self.input_ended(),
                 },
                 () = tokio::time::sleep_until(question_deadline), if asking => self.question_timed_out(),
                 () = tokio::time::sleep_until(countdown_at), if asking => self.count_down(),
