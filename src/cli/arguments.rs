@@ -262,8 +262,10 @@ pub(crate) struct ExecutionArguments {
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
     /// What an `<ask>` does: reject (the default: the agent pauses), pause (the run
-    /// stops and exits 2 with the question on stdout), or prompt (ask at this terminal
-    /// while the run goes on; as pause without a terminal).
+    /// stops and exits 2 with the question on stdout), prompt (ask at this terminal
+    /// while the run goes on; as pause without a terminal), or json (the run goes on;
+    /// answers and control lines arrive as JSON lines on stdin, for a supervisor such as
+    /// `baton serve`).
     #[arg(long, value_name = "MODE", value_enum)]
     pub(crate) on_ask: Option<OnAsk>,
 }

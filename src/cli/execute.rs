@@ -170,6 +170,7 @@ fn answer_source(mode: OnAsk) -> Option<AnswerSource> {
         OnAsk::Prompt if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
             Some(AnswerSource::Terminal)
         }
+        OnAsk::Json => Some(AnswerSource::ControlLines),
         OnAsk::Reject | OnAsk::Pause | OnAsk::Prompt => None,
     }
 }

@@ -18,17 +18,21 @@ pub(crate) enum OnAsk {
     Pause,
     /// Asked at the terminal while the run goes on; as `Pause` without a terminal.
     Prompt,
+    /// Answered by JSON control lines on stdin while the run goes on, for a
+    /// supervisor such as `baton serve` (`run::control`); as `Pause` once stdin ends.
+    Json,
 }
 
 impl OnAsk {
     /// Every mode, in the order the help lists them.
-    pub(crate) const ALL: [OnAsk; 3] = [OnAsk::Reject, OnAsk::Pause, OnAsk::Prompt];
+    pub(crate) const ALL: [OnAsk; 4] = [OnAsk::Reject, OnAsk::Pause, OnAsk::Prompt, OnAsk::Json];
 
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             OnAsk::Reject => "reject",
             OnAsk::Pause => "pause",
             OnAsk::Prompt => "prompt",
+            OnAsk::Json => "json",
         }
     }
 

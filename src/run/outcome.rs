@@ -49,6 +49,8 @@ pub(crate) struct RunLimits {
 pub(crate) enum AnswerSource {
     /// `--on-ask prompt` with a terminal on stdin and stderr: the lines typed there.
     Terminal,
+    /// `--on-ask json`: JSON control lines on stdin, from a supervisor (`run::control`).
+    ControlLines,
 }
 
 /// The open-file budget of a run.

@@ -8,11 +8,18 @@
 //!   read from the first ask on, so nothing typed before it is taken for an answer. The
 //!   question shown counts down on the console when it has a `timeout`, and goes to its
 //!   `timeout_next` when time runs out (`transition::ask_timeout`, A11).
+//! - `--on-ask json`, a supervisor such as `baton serve` that drives the run as its
+//!   child: JSON control lines (`run::control`) answer any waiting ask by its id, in any
+//!   order, or cancel an agent (`run::cancel`). stdin is read from the start, since a
+//!   cancel may come before any ask. Nobody watches a countdown, and any waiting ask may
+//!   be answered next, so every waiting ask's `timeout` runs: the loop sleeps until the
+//!   earliest deadline, times that ask out, and so on. Nothing about asks is shown
+//!   beyond their events: the supervisor reads the trace.
 //!
 //! The loop does not end while an ask waits, unless it is stopped (a signal, a bound),
 //! which saves the asks for `baton resume`. Once the input ends the asks that wait stop
-//! the run as under `pause`, and so does any asked later: a closed terminal never leaves
-//! a run waiting for nobody.
+//! the run as under `pause`, and so does any asked later: a closed terminal or a
+//! supervisor that died never leaves a run waiting for nobody.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -32,6 +39,7 @@ use crate::transition::ask_timeout::{remaining, time_out};
 /// An ask waiting for its answer.
 struct Waiting {
     agent_id: AgentId,
+    ask_id: String,
     /// When it times out, on tokio's clock (from its `asked_at` and `timeout`).
     deadline: Option<Instant>,
 }
@@ -69,14 +77,23 @@ impl Questions {
     }
 
     /// Whether the loop waits for the source's next line now: a terminal is heard
-    /// while a question waits.
+    /// while a question waits, a supervisor all along.
     pub(super) fn listening(&self) -> bool {
         self.lines.is_some()
             && !self.ended
             && match self.source {
                 Some(AnswerSource::Terminal) => self.pending(),
+                Some(AnswerSource::ControlLines) => true,
                 None => false,
             }
+    }
+
+    /// The loop starts: a supervisor is heard from now on, since a cancel may come
+    /// before any ask (a terminal is read from the first ask on).
+    pub(super) fn start(&mut self) {
+        if self.source == Some(AnswerSource::ControlLines) {
+            self.listen();
+        }
     }
 
     /// The source's next line; `None` once its input ended.
@@ -90,20 +107,48 @@ impl Questions {
     /// When the next ask times out, and when the countdown shows next (far in the
     /// future when there is none). At a terminal only the question shown is timed.
     pub(super) fn clocks(&self, far: Instant) -> (Instant, Instant) {
-        let deadline = self.waiting.front().and_then(|waiting| waiting.deadline);
-        (deadline.unwrap_or(far), self.reminder.unwrap_or(far))
+        let deadline = self.due().map(|index| self.waiting[index].deadline);
+        (deadline.flatten().unwrap_or(far), self.reminder.unwrap_or(far))
+    }
+
+    /// Where, in `waiting`, the ask that times out next is: the question shown at a
+    /// terminal, else the earliest deadline of all.
+    fn due(&self) -> Option<usize> {
+        match self.source {
+            Some(AnswerSource::ControlLines) => self
+                .waiting
+                .iter()
+                .enumerate()
+                .filter_map(|(index, waiting)| Some((waiting.deadline?, index)))
+                .min()
+                .map(|(_, index)| index),
+            _ => (!self.waiting.is_empty()).then_some(0),
+        }
     }
 
     /// `agent_id`'s `ask` waits for an answer from the source.
     pub(super) fn wait_for(&mut self, agent_id: AgentId, ask: &PendingAsk) {
         self.listen();
         let deadline = remaining(ask, jiff::Timestamp::now()).map(|left| Instant::now() + left);
-        self.waiting.push_back(Waiting { agent_id, deadline });
+        self.waiting.push_back(Waiting { agent_id, ask_id: ask.id.clone(), deadline });
     }
 
-    /// The ask that timed out: the question shown.
+    /// The ask that timed out (`clocks`), no longer waiting.
     fn take_due(&mut self) -> Option<AgentId> {
-        self.waiting.pop_front().map(|waiting| waiting.agent_id)
+        let index = self.due()?;
+        self.waiting.remove(index).map(|waiting| waiting.agent_id)
+    }
+
+    /// The agent whose ask `ask_id` waits, no longer waiting; `None` when no
+    /// waiting ask has that id.
+    pub(super) fn take_ask(&mut self, ask_id: &str) -> Option<AgentId> {
+        let index = self.waiting.iter().position(|waiting| waiting.ask_id == ask_id)?;
+        self.waiting.remove(index).map(|waiting| waiting.agent_id)
+    }
+
+    /// `agent_id`'s ask no longer waits (its agent was cancelled).
+    pub(super) fn forget(&mut self, agent_id: &AgentId) {
+        self.waiting.retain(|waiting| &waiting.agent_id != agent_id);
     }
 
     /// Start reading the source's lines (once).
@@ -192,12 +237,13 @@ impl WorkflowLoop {
                     self.answer(&waiting.agent_id, String::from_utf8_lossy(&line).into_owned());
                 }
             }
+            Some(AnswerSource::ControlLines) => self.obey(&line),
             None => {}
         }
     }
 
     /// `agent_id` gets its answer (R3.26): it goes to its ask's `next` with it.
-    fn answer(&mut self, agent_id: &AgentId, text: String) {
+    pub(super) fn answer(&mut self, agent_id: &AgentId, text: String) {
         if let Some(index) = self.position(agent_id)
             && self.state.agents[index].status == AgentStatus::Asking
         {
@@ -257,4 +303,16 @@ impl WorkflowLoop {
 /// How often a countdown shows: a fifth of what is left, from 1 s to 5 minutes.
 fn countdown_step(left: Duration) -> Duration {
     (left / 5).clamp(Duration::from_secs(1), Duration::from_secs(300))
+}
+
+#[cfg(test)]
+impl WorkflowLoop {
+    /// Answer as under `--on-ask json`, from the lines sent to the sender returned
+    /// instead of from stdin.
+    pub(super) fn control_lines(&mut self) -> mpsc::UnboundedSender<Vec<u8>> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.questions = Questions::new(Some(AnswerSource::ControlLines));
+        self.questions.lines = Some(receiver);
+        sender
+    }
 }

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -51,7 +51,9 @@ const TERMINATE_TO_KILL: Duration = Duration::from_secs(5);
 
 pub(super) struct StepCompletion {
     pub(super) agent_id: AgentId,
-    pub(super) result: Result<ExecutionResult, StepFailure>,
+    /// `None`: the step was withdrawn before it began (its agent was cancelled while
+    /// the step waited out a retry's delay); nothing ran.
+    pub(super) result: Option<Result<ExecutionResult, StepFailure>>,
 }
 
 /// The first fatal error of the run.
@@ -112,8 +114,12 @@ pub(crate) struct WorkflowLoop {
     pub(super) synced: watch::Receiver<Synced>,
     /// False once the syncer thread ended (after a failed sync): stop watching it.
     pub(super) syncer_alive: bool,
-    /// Asks answered while the run goes on (`--on-ask prompt`).
+    /// Asks answered while the run goes on (`--on-ask prompt` or `json`).
     pub(super) questions: Questions,
+    /// Running agents cancelled (`run::cancel`): they pause when their step ends.
+    pub(super) cancelling: HashSet<AgentId>,
+    /// Launched steps still waiting out a delay, and how to withdraw each.
+    pub(super) delayed: HashMap<AgentId, oneshot::Sender<()>>,
     /// The joining agents (`run::join`).
     pub(super) joins: BTreeMap<AgentId, JoinWatch>,
     /// Something a join may wait for happened: look at the joins again.
@@ -167,6 +173,8 @@ impl WorkflowLoop {
             synced,
             syncer_alive: true,
             questions,
+            cancelling: HashSet::new(),
+            delayed: HashMap::new(),
             joins,
             joins_due,
         }
@@ -190,6 +198,7 @@ impl WorkflowLoop {
         self.state.paused_by = None;
         // Committed with the first launches.
         self.dirty = true;
+        self.questions.start();
         // Asks left from an earlier invocation are asked again where they are answered.
         if self.questions.live() {
             self.ask_again();
@@ -406,6 +415,8 @@ impl WorkflowLoop {
     fn handle(&mut self, completion: StepCompletion) {
         failpoint::hit("after_step_exit");
         self.running.remove(&completion.agent_id);
+        self.delayed.remove(&completion.agent_id);
+        let cancelled = self.cancelling.remove(&completion.agent_id);
         let Some(index) = self.position(&completion.agent_id) else {
             return;
         };
@@ -413,7 +424,9 @@ impl WorkflowLoop {
         // The agent may have ended (terminated, paused): a join may be over.
         self.joins_due |= !self.joins.is_empty();
         match completion.result {
-            Ok(result) => match refusal(&self.state.agents[index], &result.transition) {
+            // Withdrawn before it began: the agent is where it was.
+            None => {}
+            Some(Ok(result)) => match refusal(&self.state.agents[index], &result.transition) {
                 // R3.30: the agent pauses at the state that asked for too deep a call.
                 Some(reason) => self.apply_failure(
                     index,
@@ -431,8 +444,12 @@ impl WorkflowLoop {
                 },
             },
             // A step stopped by the shutdown is not a failure: it runs again on resume.
-            Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}
-            Err(failure) => self.apply_failure(index, failure),
+            Some(Err(_)) if *self.stop_level.borrow() > StopLevel::Run => {}
+            Some(Err(failure)) => self.apply_failure(index, failure),
+        }
+        // Its outcome is committed as any other; the agent pauses instead of going on.
+        if cancelled {
+            self.cancel_after_step(&completion.agent_id);
         }
     }
 
