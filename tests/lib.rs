@@ -18,6 +18,7 @@ mod kill_anywhere;
 mod lint;
 mod logs;
 mod markdown;
+mod on_ask_json;
 mod raymond_cli;
 mod regression;
 mod report;
