@@ -5,7 +5,9 @@
 //! Asks (§11): an ask whose `timeout` has passed goes to its `timeout_next` with an
 //! empty answer, or pauses its agent (A11). `--input` answers the first asking
 //! agent (or `--ask ID`, `baton answer`); while asks remain unanswered, the next one
-//! is printed and the command exits 2 having run nothing (R11.5).
+//! is printed and the command exits 2 having run nothing (R11.5) — unless they can be
+//! answered while the run goes on (`--on-ask prompt` at a terminal, `--on-ask json`):
+//! then the run goes on and asks them again (`run::questions`).
 
 use super::CliError;
 use super::arguments::ResumeArguments;
