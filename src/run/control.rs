@@ -45,7 +45,7 @@ pub(crate) struct Answer {
 pub(crate) fn parse(line: &[u8]) -> Result<Control, String> {
     let value: serde_json::Value = serde_json::from_slice(line).map_err(|error| format!("not JSON: {error}"))?;
     if value.as_object().is_none_or(|object| object.len() != 1) {
-        return Err("not a control line: an object with one key, `answer` or `cancel_agent`, is".to_string());
+        return Err("not a control line: expected an object with one key, `answer` or `cancel_agent`".to_string());
     }
     serde_json::from_value(value).map_err(|error| format!("not a control line: {error}"))
 }
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(refused(br#"{"cancel_agent": "a"} trailing"#), "not JSON: trailing characters at line 1 column 23");
         assert!(refused(b"{\"cancel_agent\": \"\xff\"}").starts_with("not JSON: invalid unicode"));
         assert!(refused(b"").starts_with("not JSON"));
-        let one_key = "not a control line: an object with one key, `answer` or `cancel_agent`, is";
+        let one_key = "not a control line: expected an object with one key, `answer` or `cancel_agent`";
         assert_eq!(refused(br#"{"cancel_agent": "a", "answer": {"ask_id": "a", "text": "t"}}"#), one_key);
         assert_eq!(refused(br#"["cancel_agent", "a"]"#), one_key);
         assert_eq!(refused(br#"{}"#), one_key);

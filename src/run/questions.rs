@@ -316,3 +316,58 @@ impl WorkflowLoop {
         sender
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(id: &str, timeout: Option<&str>) -> PendingAsk {
+        PendingAsk {
+            id: id.to_string(),
+            prompt: "?".to_string(),
+            next: "NEXT.sh".into(),
+            timeout: timeout.map(str::to_string),
+            timeout_next: None,
+            asked_at: jiff::Timestamp::now().to_string(),
+            files: Default::default(),
+        }
+    }
+
+    /// Questions with `asks` waiting, without reading stdin.
+    fn waiting(source: AnswerSource, asks: &[(&str, Option<&str>)]) -> Questions {
+        let mut questions = Questions::new(Some(source));
+        let (_, receiver) = mpsc::unbounded_channel();
+        questions.lines = Some(receiver);
+        for (agent, timeout) in asks {
+            questions.wait_for(AgentId::from(*agent), &ask(&format!("ask_{agent}"), *timeout));
+        }
+        questions
+    }
+
+    #[test]
+    fn under_json_the_earliest_deadline_of_all_waiting_asks_is_due_first() {
+        let asks = [("a", Some("1h")), ("b", None), ("c", Some("1m")), ("d", Some("2m"))];
+        let mut questions = waiting(AnswerSource::ControlLines, &asks);
+        let due: Vec<AgentId> = std::iter::from_fn(|| questions.take_due()).collect();
+        assert_eq!(due, ["c", "d", "a"], "an ask without a timeout never times out");
+        assert_eq!(questions.take_ask("ask_b"), Some(AgentId::from("b")));
+        assert!(!questions.pending());
+    }
+
+    #[test]
+    fn at_a_terminal_only_the_question_shown_is_timed() {
+        let questions = waiting(AnswerSource::Terminal, &[("a", None), ("c", Some("1m"))]);
+        let far = Instant::now() + Duration::from_secs(3600);
+        assert_eq!(questions.clocks(far).0, far, "the first question has no timeout");
+    }
+
+    #[test]
+    fn an_ask_is_answered_once_and_forgotten_with_its_agent() {
+        let mut questions = waiting(AnswerSource::ControlLines, &[("a", None), ("b", Some("1m"))]);
+        assert_eq!(questions.take_ask("ask_a"), Some(AgentId::from("a")));
+        assert_eq!(questions.take_ask("ask_a"), None, "answered already");
+        questions.forget(&AgentId::from("b"));
+        assert_eq!(questions.take_ask("ask_b"), None);
+        assert!(!questions.pending());
+    }
+}
