@@ -6,6 +6,7 @@ mod support;
 mod ask_terminal;
 mod baton_test;
 mod bounds;
+mod browser_driver;
 mod claude_cli_smoke;
 mod claude_e2e;
 mod cli;
