@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::conformance::common::{emit, say, with_wait_for};
+use crate::conformance::common::{archive, emit, say, with_wait_for};
 use crate::support::Test;
 use crate::support::serve::Daemon;
 
@@ -56,7 +56,14 @@ fn the_token_file_is_private_and_rotating_it_locks_out_the_old_one() {
     let mode = std::fs::metadata(test.root().join(".baton/serve/token")).expect("token").permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let old = daemon.token.clone();
+    assert_eq!(daemon.printed, format!("{}/#token={old}", daemon.url), "a new token is shown once with the URL");
     assert_eq!(daemon.stop(), 0);
+    let again = Daemon::start(&test, &[]);
+    assert_eq!(again.printed, format!("{}/", again.url), "later starts keep it out of the output");
+    assert_eq!(again.stop(), 0);
+    let opened = Daemon::start(&test, &["--open"]);
+    assert_eq!(opened.printed, format!("{}/#token={old}", opened.url), "--open shows it again");
+    assert_eq!(opened.stop(), 0);
     let daemon = Daemon::start(&test, &["--rotate-token"]);
     assert_ne!(daemon.token, old);
     let stale = daemon.get_with("/api/v1/health", &[("Authorization", &format!("Bearer {old}"))]);
@@ -109,12 +116,23 @@ fn workflows_are_listed_described_with_their_graph_and_rescanned() {
         .write("review/START.sh", &emit("<result>ok</result>"))
         .write("review/workflow.yaml", "id: review-loop\nname: Review loop\ninput:\n  mode: required\n  label: a PR\n")
         .write("notes/readme.txt", "not a workflow");
+    let packed = archive(&[("workflow.yaml", "id: packed\n"), ("START.sh", &emit("<result>from the zip</result>"))]);
+    std::fs::write(test.root().join("packed.zip"), packed).expect("zip");
+    std::fs::write(test.root().join("single.yaml"), "states:\n  START:\n    sh: echo '<result>from yaml</result>'\n")
+        .expect("yaml");
     let daemon = Daemon::start(&test, &[]);
     let listed = daemon.get("/api/v1/workflows").json();
-    let ids: Vec<&str> =
-        listed["workflows"].as_array().expect("list").iter().filter_map(|w| w["id"].as_str()).collect();
-    assert_eq!(ids, ["review-loop", "wf"]);
-    let review = &listed["workflows"][0];
+    let workflows = listed["workflows"].as_array().expect("list");
+    let ids: Vec<&str> = workflows.iter().filter_map(|w| w["id"].as_str()).collect();
+    assert_eq!(ids, ["packed", "review-loop", "single", "wf"]);
+    let kinds: Vec<&str> = workflows.iter().filter_map(|w| w["kind"].as_str()).collect();
+    assert_eq!(kinds, ["zip", "directory", "yaml", "directory"]);
+    for (workflow, result) in [("packed", "from the zip"), ("single", "from yaml")] {
+        let run_id = daemon.start_run(workflow, json!({}));
+        let done = daemon.wait_for_status(&run_id, "completed");
+        assert_eq!(done["run"]["terminated"][0]["result"], result);
+    }
+    let review = &workflows[1];
     assert_eq!(review["name"], "Review loop");
     assert_eq!(review["input"], json!({"mode": "required", "label": "a PR"}));
     let described = daemon.get("/api/v1/workflows/wf").json();
@@ -130,7 +148,7 @@ fn workflows_are_listed_described_with_their_graph_and_rescanned() {
     std::fs::create_dir_all(test.root().join("later")).expect("mkdir");
     std::fs::write(test.root().join("later/START.sh"), emit("<result>later</result>")).expect("write");
     let rescanned = daemon.post("/api/v1/workflows/rescan", &json!({})).json();
-    assert_eq!(rescanned["workflows"].as_array().map(Vec::len), Some(3));
+    assert_eq!(rescanned["workflows"].as_array().map(Vec::len), Some(5));
 }
 
 #[test]

@@ -18,6 +18,8 @@ pub(crate) struct Daemon {
     /// `http://127.0.0.1:PORT` (no trailing slash).
     pub(crate) url: String,
     pub(crate) token: String,
+    /// The first line the daemon printed (the URL, with the token when it showed it).
+    pub(crate) printed: String,
     agent: ureq::Agent,
 }
 
@@ -67,7 +69,7 @@ impl Daemon {
             .timeout_global(Some(Duration::from_secs(60)))
             .build()
             .into();
-        Daemon { child: Some(child), url, token, agent }
+        Daemon { child: Some(child), url, token, printed: first.trim().to_string(), agent }
     }
 
     fn reply(response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply {
