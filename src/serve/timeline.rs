@@ -212,6 +212,15 @@ impl Timeline {
         self.steps.get_mut(index)
     }
 
+    /// Steps started, by state file (a retried step counts once).
+    pub(crate) fn visits(&self) -> BTreeMap<String, u64> {
+        let mut visits = BTreeMap::new();
+        for step in &self.steps {
+            *visits.entry(step.state.clone()).or_insert(0) += 1;
+        }
+        visits
+    }
+
     /// The timeline, or what changed in it after trace line `after`.
     pub(crate) fn view(&self, after: u64) -> TimelineView<'_> {
         TimelineView {
@@ -265,6 +274,8 @@ mod tests {
             view.agents.iter().map(|lane| (lane.id.as_str(), lane.parent.as_deref())).collect();
         assert_eq!(lanes, [("main", None), ("main_w1", Some("main"))]);
         assert_eq!(view.agents[1].result.as_deref(), Some("done"));
+        let visits: Vec<(String, u64)> = timeline.visits().into_iter().collect();
+        assert_eq!(visits, [("START.sh".to_string(), 1), ("W.md".to_string(), 1)]);
     }
 
     #[test]

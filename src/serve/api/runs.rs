@@ -11,7 +11,6 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::diagram::overlay::Overlay;
 use crate::inspect::report::report as build_report;
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
@@ -376,18 +375,20 @@ pub(super) async fn report(State(app): State<Shared>, Path(run_id): Path<String>
 }
 
 /// `GET /api/v1/runs/{id}/diagram`: the run's workflow graph with how often each
-/// state started and where its agents are.
+/// state started and where its agents are (what `baton diagram --run` draws).
 pub(super) async fn diagram(State(app): State<Shared>, Path(run_id): Path<String>) -> Result<Json<Value>, ApiError> {
     known_run(&app.store, &run_id)?;
     let run = app.store.load(&run_id)?;
     let label = run.scope_dir.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
     let entry = crate::serve::registry::WorkflowEntry::unlisted(&run.scope_dir, &label);
     let (_, mut drawn) = tokio::task::block_in_place(|| super::workflows::described(&entry))?;
-    let overlay = tokio::task::block_in_place(|| Overlay::load(&app.store, &run_id))?;
+    // Visits from the timeline the daemon keeps (one entry per step, retries
+    // folded in): no second read of a long trace.
+    let visits = tokio::task::block_in_place(|| app.with_timeline(&run_id, |timeline| timeline.visits()));
     if let Some(nodes) = drawn.get_mut("nodes").and_then(Value::as_array_mut) {
         for node in nodes {
             let Some(file) = node.get("file").and_then(Value::as_str).map(str::to_string) else { continue };
-            let visits = overlay.visits.get(&file).copied().unwrap_or(0);
+            let visits = visits.get(&file).copied().unwrap_or(0);
             let agents: Vec<String> = run
                 .agents
                 .iter()
