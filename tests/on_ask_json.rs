@@ -53,6 +53,13 @@ fn finish(child: Child) -> Finished {
 }
 
 impl Finished {
+    /// Exit code 0, and exactly `stdout` (the result).
+    #[track_caller]
+    fn completed_with(&self, stdout: &str) {
+        self.status(0);
+        assert_eq!(self.stdout, stdout);
+    }
+
     #[track_caller]
     fn status(&self, expected: i32) -> &Finished {
         assert_eq!(self.status, expected, "exit code\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
@@ -113,9 +120,7 @@ fn an_ask_is_answered_by_its_id_while_another_agent_keeps_running() {
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     assert!(test.wait_for_file("worker.done"), "the worker did not run while the question waited");
     answer(&mut child, ask_id(&ask), "teal");
-    let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "answer=teal\n");
+    finish(child).completed_with("answer=teal\n");
     let events = test.events_so_far(RUN);
     let worker_steps = of_type(&events, "TransitionOccurred").filter(|event| event["agent_id"] == "main_w1").count();
     assert_eq!(worker_steps, 4, "three gotos and a result");
@@ -140,9 +145,7 @@ fn two_asks_are_answered_in_the_reverse_order() {
     assert_eq!(terminated["result"], "second=two");
     assert_eq!(agent_state(&test, "main")["status"], "asking", "the first ask still waits");
     answer(&mut child, ask_id(&first), "one");
-    let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "first=one\n");
+    finish(child).completed_with("first=one\n");
 }
 
 /// A cancelled worker finishes the step it is running — its outcome is committed —
@@ -264,9 +267,7 @@ fn lines_that_do_nothing_are_traced_with_the_reason_and_change_nothing() {
     assert_eq!(of_type(&events, "AgentPaused").count(), 0);
     assert_eq!(agent_state(&test, "main")["status"], "asking", "the ask still waits");
     answer(&mut child, ask_id(&ask), "ok");
-    let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "answer=ok\n");
+    finish(child).completed_with("answer=ok\n");
 }
 
 /// A supervisor that goes away leaves no run waiting for it: the asks that wait stop
@@ -330,8 +331,7 @@ fn the_second_waiting_ask_times_out_while_the_first_still_waits() {
     assert_eq!(agent_state(&test, "main")["status"], "asking", "the first ask still waits");
     answer(&mut child, ask_id(&first), "one");
     let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "first=one\n");
+    finished.completed_with("first=one\n");
     assert!(!finished.stderr.contains("still waiting"), "no countdown: {}", finished.stderr);
 }
 
@@ -350,9 +350,7 @@ fn a_resume_in_json_mode_asks_again_and_takes_the_answer_on_stdin() {
         .wait_for_event(RUN, |event| event["type"] == "AgentAsking" && event["seq"].as_u64().unwrap_or_default() > seq);
     assert_eq!(again["prompt"], "Colour?");
     answer(&mut child, ask_id(&again), "teal");
-    let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "answer=teal\n");
+    finish(child).completed_with("answer=teal\n");
 }
 
 /// `--ask ID --input TEXT` answers one ask first; the others wait on stdin.
@@ -376,9 +374,7 @@ fn a_resume_answers_its_input_first_then_waits_on_stdin_for_the_others() {
     assert_eq!(asked_again.len(), 3, "the first ask is asked again, not the answered one: {asked_again:?}");
     assert_eq!(asked_again[2]["ask_id"], first["ask_id"]);
     answer(&mut child, ask_id(&first), "one");
-    let finished = finish(child);
-    finished.status(0);
-    assert_eq!(finished.stdout, "first=one\n");
+    finish(child).completed_with("first=one\n");
     let events = test.events_so_far(RUN);
     assert!(of_type(&events, "AgentTerminated").any(|event| event["result"] == "second=two"));
 }

@@ -21,6 +21,23 @@ fn logged_loop() -> Test {
     )
 }
 
+/// A daemon driving run `run_id` of [`logged_loop`], stopped at step 4 (three steps
+/// of the loop done, the fourth waiting for `go.flag`).
+fn daemon_at_step_4(test: &Test, run_id: &str) -> Daemon {
+    let daemon = Daemon::start(test, &[]);
+    daemon.start_run("wf", json!({"run_id": run_id}));
+    daemon.wait_for_run(run_id, "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    daemon
+}
+
+/// Let step 4 go on, and check run `run_id` completes with every step run once.
+fn completes_once(test: &Test, daemon: &Daemon, run_id: &str) {
+    let done = daemon.wait_for_status(run_id, "completed");
+    assert_eq!(done["run"]["steps_completed"], 11);
+    assert_eq!(effects(test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>(), "no step ran twice");
+    assert_each_commit_once(test, run_id, 11);
+}
+
 fn effects(test: &Test) -> Vec<String> {
     std::fs::read_to_string(test.root().join("effects.log")).unwrap_or_default().lines().map(str::to_string).collect()
 }
@@ -42,27 +59,20 @@ fn assert_each_commit_once(test: &Test, run_id: &str, steps: u64) {
 #[test]
 fn a_daemon_stopped_with_a_live_run_lets_it_drain_and_the_next_one_resumes_it() {
     let test = logged_loop();
-    let daemon = Daemon::start(&test, &[]);
-    daemon.start_run("wf", json!({"run_id": "live"}));
-    daemon.wait_for_run("live", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    let daemon = daemon_at_step_4(&test, "live");
     assert_eq!(daemon.stop(), 0);
     let stopped = test.command(&["status".into(), "--json".into(), "live".into()]).output().expect("status");
     let state: serde_json::Value = serde_json::from_slice(&stopped.stdout).expect("JSON");
     assert_eq!(state["status"], "interrupted", "the daemon's stop drained the run and saved it");
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     let daemon = Daemon::start(&test, &[]);
-    let done = daemon.wait_for_status("live", "completed");
-    assert_eq!(done["run"]["steps_completed"], 11);
-    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>(), "no step ran twice");
-    assert_each_commit_once(&test, "live", 11);
+    completes_once(&test, &daemon, "live");
 }
 
 #[test]
 fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunning_completed_steps() {
     let test = logged_loop();
-    let daemon = Daemon::start(&test, &[]);
-    daemon.start_run("wf", json!({"run_id": "crashed"}));
-    daemon.wait_for_run("crashed", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    let daemon = daemon_at_step_4(&test, "crashed");
     let child: i32 = std::fs::read_to_string(test.root().join(".baton/runs/crashed/lock"))
         .expect("lock")
         .trim()
@@ -73,27 +83,20 @@ fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunnin
     unsafe { libc::kill(child, libc::SIGKILL) };
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     let daemon = Daemon::start(&test, &[]);
-    let done = daemon.wait_for_status("crashed", "completed");
-    assert_eq!(done["run"]["steps_completed"], 11);
     // Step 4 was in flight at the kill (waiting for the flag, before its effect):
     // it ran again; no completed step did.
-    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>());
-    assert_each_commit_once(&test, "crashed", 11);
+    completes_once(&test, &daemon, "crashed");
 }
 
 #[test]
 fn a_run_whose_daemon_was_killed_goes_on_by_itself_and_the_next_daemon_follows_it() {
     let test = logged_loop();
-    let daemon = Daemon::start(&test, &[]);
-    daemon.start_run("wf", json!({"run_id": "orphan"}));
-    daemon.wait_for_run("orphan", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    let daemon = daemon_at_step_4(&test, "orphan");
     daemon.kill();
     let daemon = Daemon::start(&test, &[]);
     let live = daemon.get("/api/v1/runs/orphan").json();
     assert_eq!(live["live"], true, "the old daemon's child still drives it");
     assert_eq!(live["driven_here"], false);
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
-    daemon.wait_for_status("orphan", "completed");
-    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>());
-    assert_each_commit_once(&test, "orphan", 11);
+    completes_once(&test, &daemon, "orphan");
 }

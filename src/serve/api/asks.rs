@@ -16,9 +16,9 @@ use tokio::io::AsyncWriteExt;
 
 use crate::model::agent::{AgentStatus, PendingAsk};
 use crate::model::run_state::RunState;
-use crate::serve::api::runs::{launch_cwd, resumable};
+use crate::serve::api::runs::resume;
 use crate::serve::api::{ApiError, Shared, known_run};
-use crate::serve::supervisor::{ResumeOptions, resume_args, shell_quote};
+use crate::serve::supervisor::{ResumeOptions, shell_quote};
 use crate::store::lock::RunLock;
 use crate::transition::ask_timeout::deadline;
 
@@ -268,14 +268,8 @@ pub(super) async fn answer(
             "run `{run_id}` is driven by another baton (pid {pid}), which takes answers at its own terminal"
         )));
     }
-    resumable(&app, &run)?;
     let options = ResumeOptions { answer: Some((ask_id, text)), ..ResumeOptions::default() };
-    let args = resume_args(&run_id, &options);
-    let cwd = launch_cwd(&app, &run);
-    app.supervisor
-        .launch(&run_id, None, &args, &cwd)
-        .await
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    resume(&app, &run, &options).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"delivered": "resumed", "command": command}))))
 }
 

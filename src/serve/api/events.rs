@@ -19,7 +19,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::serve::api::runs::summary;
 use crate::serve::api::{ApiError, App, Shared, known_run};
-use crate::serve::feed::Start;
+use crate::serve::feed::{Start, TraceLine};
 
 /// Daemon events kept for reconnecting clients.
 const DAEMON_RECENT: usize = 1000;
@@ -57,57 +57,93 @@ pub(super) async fn run_events(
     known_run(&app.store, &run_id)?;
     let after = resume_point(&headers, &query);
     let feed = app.feeds.feed(&run_id);
-    let (mut live, start) = tokio::task::block_in_place(|| feed.subscribe(app.feeds.store(), after));
+    let (live, start) = tokio::task::block_in_place(|| feed.subscribe(app.feeds.store(), after));
+    let opening = match start {
+        Start::Replay(lines) => Opening::Replay(lines),
+        Start::Resync(seq) => Opening::Resync(seq, json!({"trace_seq": seq})),
+    };
+    let lagged = move || {
+        let seq = feed.last_seq();
+        (seq, json!({"trace_seq": seq}))
+    };
+    Ok(follow(live, opening, after, lagged, app.shutdown.subscribe()))
+}
+
+/// What can be sent on an event stream: an id to resume after, and the event.
+trait Streamed: Send + Sync + 'static {
+    fn id(&self) -> u64;
+    fn event(&self) -> Event;
+}
+
+impl Streamed for TraceLine {
+    fn id(&self) -> u64 {
+        self.seq
+    }
+
+    fn event(&self) -> Event {
+        Event::default().id(self.seq.to_string()).event(&self.kind).data(&self.text)
+    }
+}
+
+/// What a new client is sent first: what it missed, or a `resync` (the id to
+/// follow from, and its data).
+enum Opening<T> {
+    Replay(Vec<Arc<T>>),
+    Resync(u64, Value),
+}
+
+/// A stream that sends `opening`, then every live item after the last one sent;
+/// a client that falls behind the live buffer gets a `resync` (`lagged` says from
+/// where). It ends when the client goes or the daemon stops.
+fn follow<T: Streamed>(
+    mut live: broadcast::Receiver<Arc<T>>,
+    opening: Opening<T>,
+    after: u64,
+    lagged: impl Fn() -> (u64, Value) + Send + 'static,
+    mut stopping: watch::Receiver<bool>,
+) -> SseStream {
     let (sender, receiver) = mpsc::channel(256);
-    let mut stopping = app.shutdown.subscribe();
     tokio::spawn(async move {
         let mut sent = after;
-        match start {
-            Start::Replay(lines) => {
-                for line in lines {
-                    sent = line.seq;
-                    let event = Event::default().id(line.seq.to_string()).event(&line.kind).data(&line.text);
-                    if sender.send(Ok(event)).await.is_err() {
-                        return;
-                    }
-                }
+        let first: Vec<Event> = match opening {
+            Opening::Replay(items) => {
+                sent = items.last().map_or(sent, |item| item.id());
+                items.iter().map(|item| item.event()).collect()
             }
-            Start::Resync(seq) => {
-                sent = seq;
-                let event = Event::default().event("resync").data(json!({"trace_seq": seq}).to_string());
-                if sender.send(Ok(event)).await.is_err() {
-                    return;
-                }
+            Opening::Resync(id, data) => {
+                sent = id;
+                vec![Event::default().event("resync").data(data.to_string())]
+            }
+        };
+        for event in first {
+            if sender.send(Ok(event)).await.is_err() {
+                return;
             }
         }
         loop {
-            tokio::select! {
-                line = live.recv() => match line {
-                    Ok(line) if line.seq <= sent => {}
-                    Ok(line) => {
-                        sent = line.seq;
-                        let event = Event::default().id(line.seq.to_string()).event(&line.kind).data(&line.text);
-                        if sender.send(Ok(event)).await.is_err() {
-                            return;
-                        }
+            let event = tokio::select! {
+                item = live.recv() => match item {
+                    Ok(item) if item.id() <= sent => continue,
+                    Ok(item) => {
+                        sent = item.id();
+                        item.event()
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        // Fell behind the live buffer: say so, and go on from now.
-                        let seq = feed.last_seq();
-                        sent = seq;
-                        let event = Event::default().event("resync").data(json!({"trace_seq": seq}).to_string());
-                        if sender.send(Ok(event)).await.is_err() {
-                            return;
-                        }
+                        let (id, data) = lagged();
+                        sent = id;
+                        Event::default().event("resync").data(data.to_string())
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 () = stopped(&mut stopping) => return,
                 () = sender.closed() => return,
+            };
+            if sender.send(Ok(event)).await.is_err() {
+                return;
             }
         }
     });
-    Ok(stream(receiver))
+    stream(receiver)
 }
 
 /// One event of the daemon's own stream.
@@ -138,6 +174,10 @@ impl DaemonEvents {
         Arc::new(DaemonEvents { sender, recent: Mutex::new(Kept { last: 0, events: VecDeque::new() }) })
     }
 
+    fn last_id(&self) -> u64 {
+        self.recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).last
+    }
+
     pub(crate) fn publish(&self, kind: &str, data: Value) {
         let mut recent = self.recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         recent.last += 1;
@@ -165,8 +205,14 @@ impl DaemonEvents {
     }
 }
 
-fn daemon_event(event: &DaemonEvent) -> Event {
-    Event::default().id(event.id.to_string()).event(&event.kind).data(&event.data)
+impl Streamed for DaemonEvent {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn event(&self) -> Event {
+        Event::default().id(self.id.to_string()).event(&self.kind).data(&self.data)
+    }
 }
 
 pub(super) async fn daemon_events(
@@ -175,52 +221,18 @@ pub(super) async fn daemon_events(
     headers: HeaderMap,
 ) -> SseStream {
     let after = resume_point(&headers, &query);
-    let (mut live, replay, last) = app.daemon_events.subscribe(after);
-    let (sender, receiver) = mpsc::channel(256);
-    let mut stopping = app.shutdown.subscribe();
-    tokio::spawn(async move {
-        let mut sent = if after == 0 || after > last { last } else { after };
-        match replay {
-            Some(events) => {
-                for event in events {
-                    sent = event.id;
-                    if sender.send(Ok(daemon_event(&event))).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            None => {
-                sent = last;
-                let event = Event::default().event("resync").data(json!({"id": last}).to_string());
-                if sender.send(Ok(event)).await.is_err() {
-                    return;
-                }
-            }
-        }
-        loop {
-            tokio::select! {
-                event = live.recv() => match event {
-                    Ok(event) if event.id <= sent => {}
-                    Ok(event) => {
-                        sent = event.id;
-                        if sender.send(Ok(daemon_event(&event))).await.is_err() {
-                            return;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let event = Event::default().event("resync").data("{}");
-                        if sender.send(Ok(event)).await.is_err() {
-                            return;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                () = stopped(&mut stopping) => return,
-                () = sender.closed() => return,
-            }
-        }
-    });
-    stream(receiver)
+    let (live, replay, last) = app.daemon_events.subscribe(after);
+    let opening = match replay {
+        Some(events) => Opening::Replay(events),
+        None => Opening::Resync(last, json!({"id": last})),
+    };
+    let events = Arc::clone(&app.daemon_events);
+    let lagged = move || {
+        let last = events.last_id();
+        (last, json!({"id": last}))
+    };
+    let after = if after == 0 || after > last { last } else { after };
+    follow(live, opening, after, lagged, app.shutdown.subscribe())
 }
 
 /// What changes when a run changes: its files' sizes and times, and its lock.

@@ -159,7 +159,7 @@ pub(crate) fn router(app: Shared) -> Router {
         .route("/api/v1/runs", get(runs::list).post(runs::create))
         .route("/api/v1/runs/{id}", get(runs::get_one).delete(runs::delete))
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
-        .route("/api/v1/runs/{id}/resume", post(runs::resume))
+        .route("/api/v1/runs/{id}/resume", post(runs::resume_run))
         .route("/api/v1/runs/{id}/rerun", post(runs::rerun))
         .route("/api/v1/runs/{id}/rerun-steps", get(runs::rerun_steps))
         .route("/api/v1/runs/{id}/report", get(runs::report))

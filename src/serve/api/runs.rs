@@ -134,6 +134,20 @@ fn allowed_cwd(app: &App, cwd: &FilePath) -> Result<PathBuf, ApiError> {
     Ok(real)
 }
 
+/// The id for a new run: the one asked for, if it is well formed and free, else a fresh one.
+fn new_run_id(app: &App, requested: Option<String>) -> Result<String, ApiError> {
+    match requested {
+        Some(run_id) if !is_valid_run_id(&run_id) => {
+            Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")))
+        }
+        Some(run_id) if app.store.run_dir(&run_id).exists() => {
+            Err(ApiError::conflict(format!("run `{run_id}` exists already")))
+        }
+        Some(run_id) => Ok(run_id),
+        None => Ok(app.store.new_run_id()),
+    }
+}
+
 pub(super) async fn create(
     State(app): State<Shared>,
     Json(request): Json<CreateRun>,
@@ -146,16 +160,7 @@ pub(super) async fn create(
         Some(cwd) => allowed_cwd(&app, cwd)?,
         None => app.project.clone(),
     };
-    let run_id = match request.run_id {
-        Some(run_id) if !is_valid_run_id(&run_id) => {
-            return Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")));
-        }
-        Some(run_id) if app.store.run_dir(&run_id).exists() => {
-            return Err(ApiError::conflict(format!("run `{run_id}` exists already")));
-        }
-        Some(run_id) => run_id,
-        None => app.store.new_run_id(),
-    };
+    let run_id = new_run_id(&app, request.run_id)?;
     let mut args = vec!["run".to_string(), entry.path.display().to_string(), "--run-id".to_string(), run_id.clone()];
     if let Some(input) = &request.input {
         args.extend(["--input".to_string(), input.clone()]);
@@ -247,7 +252,7 @@ pub(super) struct Resume {
     time_limit: Option<String>,
 }
 
-pub(super) async fn resume(
+pub(super) async fn resume_run(
     State(app): State<Shared>,
     Path(run_id): Path<String>,
     body: Option<Json<Resume>>,
@@ -256,24 +261,29 @@ pub(super) async fn resume(
     let Json(request) = body.unwrap_or_default();
     check_bounds(request.budget, request.max_steps, request.time_limit.as_deref())?;
     let run = app.store.load(&run_id)?;
-    resumable(&app, &run)?;
     let options = ResumeOptions {
         answer: None,
         budget: request.budget,
         max_steps: request.max_steps,
         time_limit: request.time_limit,
     };
-    let args = resume_args(&run_id, &options);
-    let cwd = launch_cwd(&app, &run);
-    app.supervisor
-        .launch(&run_id, None, &args, &cwd)
-        .await
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    let args = resume(&app, &run, &options).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"run_id": run_id, "command": command_line(&args)}))))
 }
 
+/// Resume `run` in a child of the daemon, if it may be resumed now; the child's arguments.
+pub(crate) async fn resume(app: &App, run: &RunState, options: &ResumeOptions) -> Result<Vec<String>, ApiError> {
+    resumable(app, run)?;
+    let args = resume_args(&run.run_id, options);
+    app.supervisor
+        .launch(&run.run_id, None, &args, &launch_cwd(app, run))
+        .await
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    Ok(args)
+}
+
 /// A run that may be resumed now: not finished, not driven.
-pub(crate) fn resumable(app: &App, run: &RunState) -> Result<(), ApiError> {
+fn resumable(app: &App, run: &RunState) -> Result<(), ApiError> {
     if run.status == RunStatus::Completed {
         return Err(ApiError::conflict(format!("run `{}` has completed: nothing to resume", run.run_id)));
     }
@@ -285,7 +295,7 @@ pub(crate) fn resumable(app: &App, run: &RunState) -> Result<(), ApiError> {
 
 /// Where a resumed run's process starts: where the run was launched, if it is
 /// still there.
-pub(crate) fn launch_cwd(app: &App, run: &RunState) -> PathBuf {
+fn launch_cwd(app: &App, run: &RunState) -> PathBuf {
     if run.launch_cwd.is_dir() { run.launch_cwd.clone() } else { app.project.clone() }
 }
 
@@ -305,16 +315,7 @@ pub(super) async fn rerun(
 ) -> Result<impl IntoResponse, ApiError> {
     known_run(&app.store, &run_id)?;
     check_bounds(request.budget, None, None)?;
-    let new_id = match request.run_id {
-        Some(id) if !is_valid_run_id(&id) => {
-            return Err(ApiError::bad_request(format!("`{id}` is no run id (letters, digits, `_` and `-` only)")));
-        }
-        Some(id) if app.store.run_dir(&id).exists() => {
-            return Err(ApiError::conflict(format!("run `{id}` exists already")));
-        }
-        Some(id) => id,
-        None => app.store.new_run_id(),
-    };
+    let new_id = new_run_id(&app, request.run_id)?;
     let run = app.store.load(&run_id)?;
     let mut args = vec![
         "rerun".to_string(),
