@@ -2179,21 +2179,32 @@
       }
     }
 
+    /**
+     * The workflow's graph: the registry's drawing when the run's workflow is one
+     * of the daemon's (cheap), else the run's own (`…/diagram`, which also works
+     * for a run the CLI started elsewhere). Visit counts come from the timeline.
+     */
     async loadDiagram(detailPromise) {
+      let id = null;
+      try {
+        const detail = await detailPromise;
+        id = (detail.summary && detail.summary.workflow_id) || detail.workflow_id || null;
+      } catch (error) {
+        return { error: "Cannot load the graph: " + error.message };
+      }
+      if (id) {
+        try {
+          const answer = await api("GET", "/workflows/" + encodeURIComponent(id));
+          if (answer && answer.diagram) return answer.diagram;
+        } catch (error) {
+          // Rescanned away since: the run's own drawing below.
+        }
+      }
       try {
         const answer = await api("GET", this.path("/diagram"));
         return answer.diagram;
       } catch (error) {
-        if (error.status !== 404 && error.status !== 405) return { error: "Cannot load the graph: " + error.message };
-      }
-      // A daemon without the run's own diagram: the workflow's.
-      try {
-        const detail = await detailPromise;
-        const id = (detail.summary && detail.summary.workflow_id) || detail.workflow_id;
-        if (!id) return { error: "This run's workflow is not under the daemon's roots: no graph." };
-        const answer = await api("GET", "/workflows/" + encodeURIComponent(id));
-        return answer.diagram;
-      } catch (error) {
+        if (error.status === 404) return { error: "This run's workflow is not under the daemon's roots: no graph." };
         return { error: "Cannot load the graph: " + error.message };
       }
     }
