@@ -838,6 +838,9 @@
       this.visits = new Map();
       this.at = new Map();
       this.maxEnd = 0;
+      // Steps with a commit and their cost, kept as steps change (the header's live figures).
+      this.committed = 0;
+      this.cost = 0;
     }
 
     key(agent, step) {
@@ -881,16 +884,24 @@
       if (index === undefined) {
         index = this.steps.length;
         this.steps.push(step);
+        this.tally(step, 1);
         this.byKey.set(key, index);
         this.addLane(step.agent, null, step.start_ms).steps.push(index);
         this.visits.set(step.state, (this.visits.get(step.state) || 0) + 1);
         const latest = this.latest.get(step.agent);
         if (latest === undefined || this.steps[latest].step <= step.step) this.latest.set(step.agent, index);
       } else {
+        this.tally(this.steps[index], -1);
         Object.assign(this.steps[index], step);
+        this.tally(this.steps[index], 1);
       }
       this.noteEnd(this.steps[index]);
       return index;
+    }
+
+    tally(step, sign) {
+      if (step.commit !== null && step.commit !== undefined) this.committed += sign;
+      this.cost += sign * (step.cost_usd || 0);
     }
 
     noteEnd(step) {
@@ -931,6 +942,7 @@
         case "StateCompleted":
           if (!latest) return -1;
           latest.cost_usd = (latest.cost_usd || 0) + (event.cost_usd || 0);
+          this.cost += event.cost_usd || 0;
           latest.duration_ms = at - latest.start_ms;
           this.noteEnd(latest);
           return this.latest.get(agent);
@@ -950,6 +962,9 @@
           if (event.to_state) this.at.set(agent, event.to_state);
           else this.at.delete(agent);
           if (!latest) return -1;
+          if (latest.commit === null || latest.commit === undefined) {
+            if (event.commit !== null && event.commit !== undefined) this.committed += 1;
+          }
           latest.tag = event.transition_type || null;
           latest.target = event.to_state === undefined ? null : event.to_state;
           latest.commit = event.commit === undefined ? null : event.commit;
@@ -1952,8 +1967,8 @@
         const left = entry.deadline - now;
         entry.countdown.dataset.remainingMs = String(Math.max(0, left));
         entry.countdown.textContent = left > 0
-          ? "times out in " + fmtCountdown(left) + (entry.ask.timeout_next ? " → " + entry.ask.timeout_next : " (then the agent fails)")
-          : "timed out" + (entry.ask.timeout_next ? ": goes to " + entry.ask.timeout_next : "");
+          ? "times out in " + fmtCountdown(left) + (entry.ask.timeout_next ? " → " + entry.ask.timeout_next : ", then the agent pauses")
+          : "timed out" + (entry.ask.timeout_next ? ": goes to " + entry.ask.timeout_next : ": the agent pauses");
         entry.countdown.classList.toggle("urgent", left < 60000);
       }
     }
@@ -2164,8 +2179,9 @@
         this.stream.start(after);
         if (this.wanted.agent !== null) this.showStep(this.wanted.agent, this.wanted.step);
         this.tickTimer = setInterval(() => {
-          if (this.live && this.model.steps.some((step) => step.status === "running")) this.timeline.draw();
-          else if (this.live) this.timeline.draw();
+          if (!this.live) return;
+          this.timeline.draw();
+          this.liveFigures();
         }, 500);
       } catch (error) {
         if (this.destroyed || error.status === 401) return;
@@ -2271,6 +2287,7 @@
       }
       this.timeline.draw();
       this.graph.update(this.model);
+      this.liveFigures();
       if (statusChanged) this.loadDetailSoon(150);
       else this.loadDetailSoon(1500);
       if (asksChanged) this.loadAsksSoon();
@@ -2333,20 +2350,33 @@
       }
       const budget = run.budget_usd ? " of " + fmtCost(run.budget_usd) : "";
       const workflowId = summary.workflow_id || detail.workflow_id;
+      // Steps, cost and time go on from these between two reloads of the run.
+      this.base = {
+        steps: (run.steps_completed || 0) - this.model.committed,
+        cost: (run.total_cost_usd || 0) - this.model.cost,
+        elapsed: run.elapsed_ms || 0,
+        at: Date.now(),
+        budget,
+      };
       const items = [
         ["workflow", workflowId || baseName(run.scope_dir), run.scope_dir],
-        ["steps", String(run.steps_completed !== undefined ? run.steps_completed : this.model.steps.length)],
-        ["cost", fmtCost(run.total_cost_usd) + budget],
-        ["running time", fmtDuration(run.elapsed_ms)],
+        ["steps", ""],
+        ["cost", ""],
+        ["running time", ""],
         ["agents", agents.length + " active" + (terminated.length ? ", " + terminated.length + " done" : "")],
         ["created", fmtWhen(run.created_at)],
       ];
       if (run.launch_params && run.launch_params.max_steps) items.push(["max steps", String(run.launch_params.max_steps)]);
       if (run.paused_by) items.push(["paused by", run.paused_by.bound + " bound"]);
       if (run.rerun_of) items.push(["rerun of", run.rerun_of.run_id + " after commit " + run.rerun_of.commit, null, runHash(run.rerun_of.run_id)]);
-      this.metrics.replaceChildren(...items.map(([name, value, title, href]) => h("div", { class: "metric" },
-        h("dt", { text: name }),
-        h("dd", { title: title || null }, href ? h("a", { href, text: value }) : value))));
+      this.cells = {};
+      this.metrics.replaceChildren(...items.map(([name, value, title, href]) => {
+        const cell = h("dd", { title: title || null, testid: "run-" + name.replace(/ /g, "-") },
+          href ? h("a", { href, text: value }) : value);
+        this.cells[name] = cell;
+        return h("div", { class: "metric" }, h("dt", { text: name }), cell);
+      }));
+      this.liveFigures();
       this.errorBox.hidden = !run.error;
       this.errorBox.textContent = run.error || "";
       this.renderAgents(agents);
@@ -2355,6 +2385,17 @@
       this.resumeButton.title = this.live ? "a baton drives it now" : status === "completed" ? "the run has completed"
         : "start a baton resume for it";
       if (!first) this.timeline.draw();
+    }
+
+    /** The header's steps, cost and running time: the run's last reload plus what happened since. */
+    liveFigures() {
+      if (!this.base || !this.cells) return;
+      const steps = Math.max(0, this.base.steps + this.model.committed);
+      const cost = Math.max(0, this.base.cost + this.model.cost);
+      const elapsed = this.base.elapsed + (this.live ? Date.now() - this.base.at : 0);
+      this.cells.steps.textContent = String(steps);
+      this.cells.cost.textContent = fmtCost(cost) + this.base.budget;
+      this.cells["running time"].textContent = fmtDuration(elapsed);
     }
 
     renderAgents(agents) {
