@@ -497,7 +497,8 @@
       this.build();
       this.stream = new EventStream("/events", {
         onEvent: (type, data) => this.onEvent(type, data),
-        onResync: () => this.load().then(() => null),
+        // Reloaded: go on after the id the daemon named (from now when it named none).
+        onResync: () => this.load(),
       });
       this.stream.start(null);
       this.load();
