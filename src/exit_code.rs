@@ -4,7 +4,8 @@
 pub(crate) const COMPLETED: i32 = 0;
 /// Bad arguments, a broken workflow, or a fatal step error.
 pub(crate) const ERROR: i32 = 1;
-/// Waiting for a person's answer (`<ask>` under `--on-ask pause`); stdout holds the ask.
+/// Waiting for a person's answer (`<ask>` under `--on-ask pause`, or `prompt`/`json`
+/// once their input ended); stdout holds the ask.
 pub(crate) const ASKING: i32 = 2;
 /// Paused: every remaining agent is paused; `baton resume` continues.
 pub(crate) const PAUSED: i32 = 3;

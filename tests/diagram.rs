@@ -3,6 +3,7 @@
 //! HTML page in a real headless browser (`chromium`).
 
 use crate::support::Test;
+use crate::support::browser::chromium_path;
 
 /// A workflow with an entry, prompts and a script, a call whose callee's result
 /// returns, a fork, a reset and a call into another workflow.
@@ -230,30 +231,10 @@ Inline <img src=x onerror=\"document.title='pwned'\"> image and a [link](javascr
 </script><script>document.title='pwned'</script>\n\n\
 Then <goto>TOOL</goto>.\n";
 
-/// Chromium, which CI installs (`.ci/run`); the test fails without it rather
-/// than pass without checking anything.
-fn chromium() -> std::path::PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let candidates = std::env::var_os("BATON_CHROMIUM")
-        .map(std::path::PathBuf::from)
-        .into_iter()
-        .chain(std::env::split_paths(&path).map(|dir| dir.join("chromium")))
-        .chain([std::path::PathBuf::from("/usr/bin/chromium")]);
-    for candidate in candidates {
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "the HTML diagram test needs a headless Chromium: install it (`apt-get install chromium`, as .ci/run does) \
-         or set BATON_CHROMIUM to its path"
-    );
-}
-
 /// Run headless Chromium on `url` with every network path closed; stdout (the
 /// DOM once scripts ran) and stderr (Chromium's log, the page's console included).
 fn dump_dom(profile: &std::path::Path, url: &str) -> (String, String) {
-    let mut child = std::process::Command::new(chromium())
+    let mut child = std::process::Command::new(chromium_path())
         .args([
             "--headless",
             "--no-sandbox",

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::model::on_ask::OnAsk;
 
 /// Shown under `baton --help`: raymond's form, and where Baton differs on purpose.
 const RAYMOND_HELP: &str = "\
@@ -259,10 +262,12 @@ pub(crate) struct ExecutionArguments {
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
     /// What an `<ask>` does: reject (the default: the agent pauses), pause (the run
-    /// stops and exits 2 with the question on stdout), or prompt (ask at this terminal
-    /// while the run goes on; as pause without a terminal).
-    #[arg(long, value_name = "MODE", value_parser = ["reject", "pause", "prompt"])]
-    pub(crate) on_ask: Option<String>,
+    /// stops and exits 2 with the question on stdout), prompt (ask at this terminal
+    /// while the run goes on; as pause without a terminal), or json (the run goes on;
+    /// answers and control lines arrive as JSON lines on stdin, for a supervisor such as
+    /// `baton serve`).
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub(crate) on_ask: Option<OnAsk>,
 }
 
 #[derive(Debug, Args)]
@@ -368,4 +373,15 @@ pub(crate) struct StatusArguments {
 pub(crate) struct RepairArguments {
     /// The run whose journal to repair (`baton list` shows them).
     pub(crate) run_id: String,
+}
+
+/// `--on-ask`'s values are the modes' persisted names.
+impl ValueEnum for OnAsk {
+    fn value_variants<'a>() -> &'a [OnAsk] {
+        &OnAsk::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
 }

@@ -22,13 +22,14 @@ use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
 use crate::ids::RunId;
+use crate::model::on_ask::OnAsk;
 use crate::model::run_state::{LaunchParams, RunState};
 use crate::observers::console::Verbosity;
 use crate::observers::{ConsoleObserver, DebugObserver};
 use crate::process::limits::{raise_open_file_limit, steps_within};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
-use crate::run::outcome::{OpenFiles, RunLimits, RunOutcome};
+use crate::run::outcome::{AnswerSource, OpenFiles, RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::shutdown_signals;
 use crate::run::step_outcome::transition_event;
@@ -96,8 +97,8 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
     if options.no_wait {
         params.no_wait = true;
     }
-    if let Some(mode) = &options.on_ask {
-        params.on_ask = Some(mode.clone());
+    if let Some(mode) = options.on_ask {
+        params.on_ask = Some(mode);
     }
     if let Some(max) = options.max_agents {
         params.max_agents = Some(max);
@@ -158,11 +159,20 @@ pub(crate) fn limits(
         limit_buffer: seconds_from_env("BATON_LIMIT_BUFFER_SECS").unwrap_or(defaults.limit_buffer),
         limit_poll: seconds_from_env("BATON_LIMIT_POLL_SECS").unwrap_or(defaults.limit_poll),
         open_files: raise_open_file_limit().map(|limit| OpenFiles { limit, max_running: steps_within(limit) }),
-        // Without a terminal to ask at, `prompt` behaves as `pause`.
-        answer_at_terminal: params.on_ask.as_deref() == Some("prompt")
-            && std::io::stdin().is_terminal()
-            && std::io::stderr().is_terminal(),
+        answers: answer_source(params.on_ask.unwrap_or_default()),
     })
+}
+
+/// Where asks are answered while the run goes on, under `mode`.
+fn answer_source(mode: OnAsk) -> Option<AnswerSource> {
+    match mode {
+        // Without a terminal to ask at, `prompt` behaves as `pause`.
+        OnAsk::Prompt if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+            Some(AnswerSource::Terminal)
+        }
+        OnAsk::Json => Some(AnswerSource::ControlLines),
+        OnAsk::Reject | OnAsk::Pause | OnAsk::Prompt => None,
+    }
 }
 
 /// The first retry's delay; tests shorten it with `BATON_RETRY_BASE_MS`.

@@ -5,7 +5,9 @@
 //! Asks (§11): an ask whose `timeout` has passed goes to its `timeout_next` with an
 //! empty answer, or pauses its agent (A11). `--input` answers the first asking
 //! agent (or `--ask ID`, `baton answer`); while asks remain unanswered, the next one
-//! is printed and the command exits 2 having run nothing (R11.5).
+//! is printed and the command exits 2 having run nothing (R11.5) — unless they can be
+//! answered while the run goes on (`--on-ask prompt` at a terminal, `--on-ask json`):
+//! then the run goes on and asks them again (`run::questions`).
 
 use super::CliError;
 use super::arguments::ResumeArguments;
@@ -51,8 +53,9 @@ pub(crate) async fn resume(
             answer(&mut state, arguments.ask.as_deref(), text)?;
         }
         let answered = arguments.input.is_some();
-        // `--on-ask prompt` at a terminal asks the remaining questions there instead.
-        if !state.asking_agents().is_empty() && !limits.answer_at_terminal {
+        // Where asks are answered while the run goes on (`--on-ask prompt` at a
+        // terminal), the remaining ones are asked there instead.
+        if !state.asking_agents().is_empty() && limits.answers.is_none() {
             // Nothing runs while an ask waits; what changed is saved, the next ask shown.
             if answered || expired {
                 let run_dir = store.run_dir(&state.run_id);

@@ -63,7 +63,7 @@ pub(crate) async fn run(
         Some(manifest) => check_manifest(manifest, &workflow, &target.scope_dir, &arguments, cwd)?,
         None => cwd,
     };
-    if arguments.execution.on_ask.as_deref() != Some("pause")
+    if !arguments.execution.on_ask.unwrap_or_default().lets_agents_ask()
         && let Some(found) = find_ask(&target.scope_dir)
     {
         let reason = match found.state {

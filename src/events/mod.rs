@@ -144,7 +144,13 @@ pub(crate) enum Event {
         agent_id: AgentId,
         seconds_left: u64,
     },
-    /// An agent asks a person (`<ask>` under `--on-ask pause` or `prompt`, R11.4).
+    /// A control line on stdin (`--on-ask json`) did nothing: `line` (its first 200
+    /// characters) and why, so its supervisor can see what went wrong.
+    ControlIgnored {
+        line: String,
+        reason: String,
+    },
+    /// An agent asks a person (`<ask>` under `--on-ask pause`, `prompt` or `json`, R11.4).
     AgentAsking {
         agent_id: AgentId,
         ask_id: String,
@@ -274,6 +280,7 @@ pub(crate) enum EventKind {
     AgentPaused,
     AgentAsking,
     AskWaiting,
+    ControlIgnored,
     WorkflowAsking,
     JoinWaiting,
     JoinCompleted,
@@ -309,6 +316,7 @@ impl Event {
             Event::AgentPaused { .. } => EventKind::AgentPaused,
             Event::AgentAsking { .. } => EventKind::AgentAsking,
             Event::AskWaiting { .. } => EventKind::AskWaiting,
+            Event::ControlIgnored { .. } => EventKind::ControlIgnored,
             Event::JoinWaiting { .. } => EventKind::JoinWaiting,
             Event::JoinCompleted { .. } => EventKind::JoinCompleted,
             Event::ClaudeInvocationStarted { .. } => EventKind::ClaudeInvocationStarted,

@@ -79,6 +79,7 @@ impl Places {
             | Event::WorkflowWaiting { .. }
             | Event::WorkflowResuming { .. }
             | Event::WorkflowThrottled { .. }
+            | Event::ControlIgnored { .. }
             | Event::RunFailed { .. } => Place::Run,
             Event::StateStarted { agent_id, state, .. } => {
                 self.current.insert(agent_id.to_string(), state.to_string());

@@ -48,6 +48,8 @@ pub(crate) enum PauseReason {
     AskTimeout,
     /// An `<ask>`'s `display_files` could not be staged (R3.29).
     AskStageError,
+    /// Cancelled by its supervisor (`{"cancel_agent": ID}` under `--on-ask json`).
+    Cancelled,
 }
 
 impl PauseReason {
@@ -61,6 +63,7 @@ impl PauseReason {
             PauseReason::AskRejected => "ask_rejected",
             PauseReason::AskTimeout => "ask_timeout",
             PauseReason::AskStageError => "ask_stage_error",
+            PauseReason::Cancelled => "cancelled",
         }
     }
 }
@@ -362,12 +365,50 @@ impl Agent {
         self.error = Some(message);
     }
 
-    /// Undo a pause on resume (R8.13).
+    /// Undo a pause on resume (R8.13). An agent paused while it was joining (a
+    /// cancel) joins again: its workers and their results are still to be gathered.
     pub(crate) fn unpause(&mut self) {
-        self.status = AgentStatus::Active;
+        self.status = if self.join.is_some() { AgentStatus::Joining } else { AgentStatus::Active };
         self.pause_reason = None;
         self.error = None;
         self.retry_count = 0;
         self.limit_resets_at = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent() -> Agent {
+        Agent::main("N.sh".into(), PathBuf::from("/wf"), PathBuf::from("/work"), PathBuf::from("/tasks/main"))
+    }
+
+    #[test]
+    fn a_paused_agent_unpauses_active_with_its_retries_forgotten() {
+        let mut agent = agent();
+        agent.retry_count = 2;
+        agent.pause(PauseReason::Cancelled, "cancelled by request".into());
+        agent.unpause();
+        assert_eq!(
+            (agent.status, agent.pause_reason, agent.error, agent.retry_count),
+            (AgentStatus::Active, None, None, 0)
+        );
+    }
+
+    #[test]
+    fn an_agent_paused_while_joining_joins_again() {
+        let mut agent = agent();
+        agent.status = AgentStatus::Joining;
+        agent.join = Some(PendingJoin {
+            next: "AGG.sh".into(),
+            workers: vec!["main_w1".into()],
+            since: "2026-01-01T00:00:00Z".into(),
+            deadline: None,
+        });
+        agent.pause(PauseReason::Cancelled, "cancelled by request".into());
+        agent.unpause();
+        assert_eq!(agent.status, AgentStatus::Joining);
+        assert!(agent.join.is_some());
     }
 }

@@ -3,4 +3,5 @@
 
 pub(crate) mod agent;
 pub(crate) mod bound;
+pub(crate) mod on_ask;
 pub(crate) mod run_state;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{AgentId, RunId, SessionId, StateName};
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::bound::Bound;
+use crate::model::on_ask::OnAsk;
 
 /// The schema version this build writes. Version 1 had no journal: every step
 /// rewrote `state.json`. Version 2 adds `journal_commit`, `elapsed_ms`,
@@ -114,9 +115,9 @@ pub(crate) struct LaunchParams {
     pub(crate) dangerously_skip_permissions: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) no_wait: bool,
-    /// `--on-ask` (reject or pause), kept for `<ask>` and for resumes (raymond keeps it too).
+    /// `--on-ask`, kept for `<ask>` and for resumes (raymond keeps it too); absent is `reject`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) on_ask: Option<String>,
+    pub(crate) on_ask: Option<OnAsk>,
     /// The manifest's `environment`, expanded at launch: every process of the run gets it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) environment: BTreeMap<String, String>,

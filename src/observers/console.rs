@@ -230,6 +230,9 @@ impl ConsoleText {
                 format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
             }
             _ if quiet => return None,
+            Event::ControlIgnored { line, reason } => {
+                format!("{} control line ignored ({reason}): {}", self.emphasis("note:", "33"), first_line(line, 100))
+            }
             Event::StateStarted { agent_id, state, attempt, .. } => {
                 let retry = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
                 format!("{} > {state}{retry}", self.agent(agent_id))

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::oneshot;
+
 use crate::events::Event;
 use crate::executor::StepInput;
 use crate::ids::SessionId;
@@ -103,6 +105,12 @@ impl WorkflowLoop {
 
     /// Start the step of the agent at `index` (already planned and committed).
     pub(super) fn start(&mut self, index: usize, delay: Duration) {
+        // A delayed step can be withdrawn until it begins (`run::cancel`).
+        let withdrawn = (!delay.is_zero()).then(|| {
+            let (withdraw, withdrawn) = oneshot::channel();
+            self.delayed.insert(self.state.agents[index].id.clone(), withdraw);
+            withdrawn
+        });
         let agent = &self.state.agents[index];
         let input = StepInput {
             agent: agent.clone(),
@@ -113,10 +121,13 @@ impl WorkflowLoop {
         let executor = self.executors.for_state(&agent.current_state);
         let context = Arc::clone(&self.context);
         self.tasks.spawn(async move {
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
-            }
             let agent_id = input.agent.id.clone();
+            if let Some(withdrawn) = withdrawn {
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    Ok(()) = withdrawn => return StepCompletion { agent_id, result: None },
+                }
+            }
             // A worker in its own worktree: make it first if it is not there yet.
             let made = if input.agent.worktree.is_some() {
                 let agent = input.agent.clone();
@@ -128,7 +139,7 @@ impl WorkflowLoop {
                 Ok(()) => executor.execute(input, &context).await,
                 Err(failure) => Err(failure),
             };
-            StepCompletion { agent_id, result }
+            StepCompletion { agent_id, result: Some(result) }
         });
     }
 }

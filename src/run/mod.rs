@@ -2,7 +2,9 @@
 //! finishes first, how failed steps are retried, and how a run
 //! stops (signals, bounds).
 
+mod cancel;
 mod changes;
+mod control;
 pub(crate) mod join;
 mod launch;
 pub(crate) mod outcome;

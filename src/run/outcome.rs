@@ -39,9 +39,18 @@ pub(crate) struct RunLimits {
     /// Steps that fit in the open-file limit at once, and that limit
     /// (`process::limits`); further ready agents wait, as under `max_agents`.
     pub(crate) open_files: Option<OpenFiles>,
-    /// `--on-ask prompt` with a terminal on stdin and stderr: asks are answered there
-    /// while the run goes on.
-    pub(crate) answer_at_terminal: bool,
+    /// Where asks are answered while the run goes on (`run::questions`); `None`:
+    /// nowhere, an ask stops the run (`pause`) or is refused (`reject`).
+    pub(crate) answers: Option<AnswerSource>,
+}
+
+/// Where the answers to asks come from while the run goes on (`run::questions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnswerSource {
+    /// `--on-ask prompt` with a terminal on stdin and stderr: the lines typed there.
+    Terminal,
+    /// `--on-ask json`: JSON control lines on stdin, from a supervisor (`run::control`).
+    ControlLines,
 }
 
 /// The open-file budget of a run.
@@ -62,7 +71,7 @@ impl Default for RunLimits {
             limit_buffer: Duration::from_secs(300),
             limit_poll: Duration::from_secs(300),
             open_files: None,
-            answer_at_terminal: false,
+            answers: None,
         }
     }
 }

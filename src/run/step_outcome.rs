@@ -94,8 +94,10 @@ impl WorkflowLoop {
         summary
     }
 
-    /// `agent` just asked (R11.3, R11.4): under `--on-ask pause` launching stops so
-    /// the run can drain and exit 2; otherwise the ask is refused and the agent paused.
+    /// `agent` just asked (R11.3, R11.4): where asks are answered while the run goes
+    /// on (`run::questions`) it waits for its answer; under `--on-ask pause` (or once
+    /// that source's input ended) launching stops so the run can drain and exit 2;
+    /// otherwise the ask is refused and the agent paused.
     fn asked(&mut self, agent: &mut Agent) {
         let Some(ask) = agent.ask.clone() else { return };
         if let Some(list) = ask.files.get("display_files")
@@ -106,20 +108,19 @@ impl WorkflowLoop {
             self.outbox.extend(paused_event(agent));
             return;
         }
-        if self.limits.answer_at_terminal
-            || matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
-        {
+        let answered_live = self.questions.live();
+        if answered_live || self.state.launch_params.on_ask.unwrap_or_default().lets_agents_ask() {
+            if answered_live {
+                self.questions.wait_for(agent.id.clone(), &ask);
+            } else if self.stop.is_none() {
+                self.stop = Some(Stop::Ask);
+            }
             self.outbox.push(Event::AgentAsking {
                 agent_id: agent.id.clone(),
                 ask_id: ask.id,
                 prompt: ask.prompt,
                 next_state: ask.next,
             });
-            if self.limits.answer_at_terminal {
-                self.ask_at_terminal(agent.id.clone());
-            } else if self.stop.is_none() {
-                self.stop = Some(Stop::Ask);
-            }
             return;
         }
         let message = format!(

@@ -19,7 +19,7 @@ use crate::executor::context::{StateTimeout, TimeoutSource};
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors, StepInput};
 use crate::executor::{StateExecutor, StepFuture};
-use crate::model::agent::{Agent, PauseReason};
+use crate::model::agent::{Agent, AgentStatus, PauseReason};
 use crate::model::bound::Bound;
 use crate::model::run_state::{LaunchParams, NewRun};
 use crate::model::run_state::{RunState, RunStatus};
@@ -510,4 +510,98 @@ async fn a_join_waits_only_for_the_workers_forked_since_the_last_join() {
         statuses(&ran(&harness, "AGG2")),
         [("main_w2".to_string(), "terminated", Some("done second".to_string()))]
     );
+}
+
+/// Under `--on-ask json`: `react` sees every event with the control-line sender and
+/// the executor (whose `gate` lets a `SLOW` step finish).
+fn supervise(
+    harness: &mut Harness,
+    react: impl Fn(&Event, &mpsc::UnboundedSender<Vec<u8>>, &ScriptedExecutor) + Send + Sync + 'static,
+) {
+    let lines = harness.workflow.control_lines();
+    let executor = Arc::clone(&harness.executor);
+    harness.bus.on_all(Arc::new(move |event: &Event| {
+        react(event, &lines, &executor);
+        Ok(())
+    }));
+}
+
+fn send(lines: &mpsc::UnboundedSender<Vec<u8>>, line: &str) {
+    lines.send(line.as_bytes().to_vec()).unwrap();
+}
+
+fn agent<'a>(harness: &'a Harness, id: &str) -> &'a Agent {
+    harness.workflow.state().agents.iter().find(|agent| agent.id == id).expect("the agent is in the run")
+}
+
+/// A retry waiting out its delay has not begun: a cancel withdraws it at once.
+#[tokio::test]
+async fn a_cancelled_retry_is_withdrawn_at_once_and_its_agent_paused() {
+    let mut harness = harness(vec![("START", retryable()), ("START", result("never"))]);
+    harness.workflow.retry.base_delay = Duration::from_secs(60);
+    supervise(&mut harness, |event, lines, _| {
+        if let Event::ErrorOccurred { .. } = event {
+            send(lines, r#"{"cancel_agent": "main"}"#);
+        }
+    });
+    let started = tokio::time::Instant::now();
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    assert!(started.elapsed() < Duration::from_secs(30), "the retry's delay was not waited out");
+    assert_eq!(harness.executor.calls.lock().unwrap().len(), 1, "the retry never ran");
+    let main = agent(&harness, "main");
+    assert_eq!(
+        (main.pause_reason, main.error.as_deref()),
+        (Some(PauseReason::Cancelled), Some("cancelled by request"))
+    );
+    assert_eq!(main.current_state, "START", "a resume runs the step again");
+}
+
+/// A worker cancelled during its step finishes it (committed), then pauses; for
+/// its parent's join it has ended, paused.
+#[tokio::test]
+async fn a_cancelled_worker_finishes_its_step_then_pauses_and_its_join_goes_on() {
+    let mut harness = harness(vec![
+        ("START", fork_and_join(vec![worker("SLOW", "a", 0)], None)),
+        ("SLOW", goto("Y")),
+        ("Y", result("never")),
+        ("AGG", result("aggregated")),
+    ]);
+    supervise(&mut harness, |event, lines, executor| match event {
+        // Lines are obeyed in order: once the marker is ignored, the cancel was taken.
+        Event::JoinWaiting { .. } => {
+            send(lines, r#"{"cancel_agent": "main_slow1"}"#);
+            send(lines, "marker");
+        }
+        Event::ControlIgnored { line, .. } if line == "marker" => executor.gate.notify_one(),
+        _ => {}
+    });
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused, "the cancelled worker remains, paused");
+    let worker = agent(&harness, "main_slow1");
+    assert_eq!((worker.current_state.as_ref(), worker.pause_reason), ("Y", Some(PauseReason::Cancelled)));
+    assert!(!harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "Y"), "Y never launched");
+    let agg = ran(&harness, "AGG");
+    assert_eq!(statuses(&agg), [("main_slow1".to_string(), "paused", None)]);
+    assert_eq!(agg.join_results.unwrap()[0].error.as_deref(), Some("cancelled by request"));
+    assert_eq!(harness.workflow.state().main_result(), Some("aggregated"));
+}
+
+/// A joining agent runs no step: it pauses at once, keeping its join for a resume.
+#[tokio::test]
+async fn a_cancelled_joining_agent_pauses_at_once_and_keeps_its_join() {
+    let mut harness = harness(vec![
+        ("START", fork_and_join(vec![worker("SLOW", "a", 0)], None)),
+        ("SLOW", result("w")),
+        ("AGG", result("never")),
+    ]);
+    supervise(&mut harness, |event, lines, executor| match event {
+        Event::JoinWaiting { .. } => send(lines, r#"{"cancel_agent": "main"}"#),
+        Event::AgentPaused { agent_id, .. } if agent_id == "main" => executor.gate.notify_one(),
+        _ => {}
+    });
+    assert_eq!(run(&mut harness).await, RunOutcome::Paused);
+    let main = agent(&harness, "main");
+    assert_eq!((main.status, main.pause_reason), (AgentStatus::Paused, Some(PauseReason::Cancelled)));
+    assert!(main.join.is_some(), "it joins again on resume");
+    assert!(!harness.executor.calls.lock().unwrap().iter().any(|(state, _)| state == "AGG"));
+    assert!(harness.workflow.state().terminated.iter().any(|agent| agent.id == "main_slow1"), "the worker went on");
 }

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -51,7 +51,9 @@ const TERMINATE_TO_KILL: Duration = Duration::from_secs(5);
 
 pub(super) struct StepCompletion {
     pub(super) agent_id: AgentId,
-    pub(super) result: Result<ExecutionResult, StepFailure>,
+    /// `None`: the step was withdrawn before it began (its agent was cancelled while
+    /// the step waited out a retry's delay); nothing ran.
+    pub(super) result: Option<Result<ExecutionResult, StepFailure>>,
 }
 
 /// The first fatal error of the run.
@@ -112,8 +114,12 @@ pub(crate) struct WorkflowLoop {
     pub(super) synced: watch::Receiver<Synced>,
     /// False once the syncer thread ended (after a failed sync): stop watching it.
     pub(super) syncer_alive: bool,
-    /// Asks answered at the terminal (`--on-ask prompt`).
+    /// Asks answered while the run goes on (`--on-ask prompt` or `json`).
     pub(super) questions: Questions,
+    /// Running agents cancelled (`run::cancel`): they pause when their step ends.
+    pub(super) cancelling: HashSet<AgentId>,
+    /// Launched steps still waiting out a delay, and how to withdraw each.
+    pub(super) delayed: HashMap<AgentId, oneshot::Sender<()>>,
     /// The joining agents (`run::join`).
     pub(super) joins: BTreeMap<AgentId, JoinWatch>,
     /// Something a join may wait for happened: look at the joins again.
@@ -138,6 +144,7 @@ impl WorkflowLoop {
         // A resumed run evaluates its joins again before anything else.
         let joins = join::watches(&state.agents);
         let joins_due = !joins.is_empty();
+        let questions = Questions::new(limits.answers);
         WorkflowLoop {
             state,
             persistence,
@@ -165,7 +172,9 @@ impl WorkflowLoop {
             limit_polls: 0,
             synced,
             syncer_alive: true,
-            questions: Questions::default(),
+            questions,
+            cancelling: HashSet::new(),
+            delayed: HashMap::new(),
             joins,
             joins_due,
         }
@@ -189,9 +198,10 @@ impl WorkflowLoop {
         self.state.paused_by = None;
         // Committed with the first launches.
         self.dirty = true;
-        // Asks left from an earlier invocation are asked at this terminal.
-        if self.limits.answer_at_terminal {
-            self.ask_again_at_terminal();
+        self.questions.start();
+        // Asks left from an earlier invocation are asked again where they are answered.
+        if self.questions.live() {
+            self.ask_again();
         }
         let far = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         let time_limit_at = match self.limits.time_limit {
@@ -227,7 +237,7 @@ impl WorkflowLoop {
                 }
             }
             self.show_question();
-            // A question at the terminal keeps the run going, unless it is stopping.
+            // An ask answered while the run goes on keeps it going, unless it is stopping.
             let waiting_for_answer = self.questions.pending() && self.stop.is_none() && self.fatal.is_none();
             if self.tasks.is_empty() && !waiting_for_answer {
                 match self.usage_limit_wait() {
@@ -238,6 +248,7 @@ impl WorkflowLoop {
             let level = *self.stop_level.borrow();
             let (question_deadline, countdown_at) = self.questions.clocks(far);
             let asking = self.questions.pending();
+            let listening = self.questions.listening();
             let join_deadline = self.next_join_deadline();
             tokio::select! {
                 joined = self.tasks.join_next(), if !self.tasks.is_empty() => match joined {
@@ -248,9 +259,9 @@ impl WorkflowLoop {
                     }),
                     None => break,
                 },
-                line = self.questions.next_line(), if asking => match line {
-                    Some(line) => self.answered(line),
-                    None => self.terminal_closed(),
+                line = self.questions.next_line(), if listening => match line {
+                    Some(line) => self.heard(line),
+                    None => self.input_ended(),
                 },
                 () = tokio::time::sleep_until(question_deadline), if asking => self.question_timed_out(),
                 () = tokio::time::sleep_until(countdown_at), if asking => self.count_down(),
@@ -334,7 +345,7 @@ impl WorkflowLoop {
             RunOutcome::Interrupted { signal }
         } else if self.fatal.is_none()
             && let Some((agent_id, ask_id)) = self.first_ask()
-            && matches!(self.state.launch_params.on_ask.as_deref(), Some("pause" | "prompt"))
+            && self.state.launch_params.on_ask.unwrap_or_default().lets_agents_ask()
         {
             let pending_count = self.state.asking_agents().len() - 1;
             self.state.status = RunStatus::Asking;
@@ -404,6 +415,8 @@ impl WorkflowLoop {
     fn handle(&mut self, completion: StepCompletion) {
         failpoint::hit("after_step_exit");
         self.running.remove(&completion.agent_id);
+        self.delayed.remove(&completion.agent_id);
+        let cancelled = self.cancelling.remove(&completion.agent_id);
         let Some(index) = self.position(&completion.agent_id) else {
             return;
         };
@@ -411,7 +424,9 @@ impl WorkflowLoop {
         // The agent may have ended (terminated, paused): a join may be over.
         self.joins_due |= !self.joins.is_empty();
         match completion.result {
-            Ok(result) => match refusal(&self.state.agents[index], &result.transition) {
+            // Withdrawn before it began: the agent is where it was.
+            None => {}
+            Some(Ok(result)) => match refusal(&self.state.agents[index], &result.transition) {
                 // R3.30: the agent pauses at the state that asked for too deep a call.
                 Some(reason) => self.apply_failure(
                     index,
@@ -429,8 +444,12 @@ impl WorkflowLoop {
                 },
             },
             // A step stopped by the shutdown is not a failure: it runs again on resume.
-            Err(_) if *self.stop_level.borrow() > StopLevel::Run => {}
-            Err(failure) => self.apply_failure(index, failure),
+            Some(Err(_)) if *self.stop_level.borrow() > StopLevel::Run => {}
+            Some(Err(failure)) => self.apply_failure(index, failure),
+        }
+        // Its outcome is committed as any other; the agent pauses instead of going on.
+        if cancelled {
+            self.cancel_after_step(&completion.agent_id);
         }
     }
 

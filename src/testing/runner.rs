@@ -26,6 +26,7 @@ use crate::ids::{AgentId, RunId, StateName};
 use crate::lint::check::Severity;
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::bound::Bound;
+use crate::model::on_ask::OnAsk;
 use crate::model::run_state::{LaunchParams, NewRun, RunState};
 use crate::observers::ConsoleObserver;
 use crate::observers::console::Verbosity;
@@ -118,7 +119,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
     let launch_params = LaunchParams {
         timeout_seconds: spec.timeout,
         max_steps: spec.max_steps,
-        on_ask: Some("pause".to_string()),
+        on_ask: Some(OnAsk::Pause),
         environment,
         ..LaunchParams::default()
     };

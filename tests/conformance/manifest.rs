@@ -60,6 +60,9 @@ fn r11_2_a_workflow_that_asks_needs_on_ask_pause() {
          --on-ask pause"
     );
     with_manifest("id: w\nrequires_human_input: \"true\"\n").run_workflow(&["--on-ask", "pause", "-q"]).status(0);
+    // Every mode that lets agents ask passes the check (`prompt` falls back to `pause`
+    // without a terminal).
+    with_manifest("id: w\nrequires_human_input: \"true\"\n").run_workflow(&["--on-ask", "prompt", "-q"]).status(0);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Test support: a builder that writes a workflow into a temporary project, runs
 //! the real `baton` binary in it, and returns everything a test may check.
 
+pub(crate) mod browser;
 pub(crate) mod claude_cli;
 pub(crate) mod fake_anthropic;
 pub(crate) mod fake_claude;

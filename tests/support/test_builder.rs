@@ -99,8 +99,45 @@ impl Test {
 
     /// Start `baton <args>` in the background (stdout and stderr captured).
     pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.spawn_with_stdin(args, Stdio::null())
+    }
+
+    /// Start `baton <args>` in the background with its stdin a pipe the test writes
+    /// to, as a supervisor does under `--on-ask json` (stdout and stderr captured).
+    pub(crate) fn spawn_piped(&self, args: &[&str]) -> std::process::Child {
+        self.spawn_with_stdin(args, Stdio::piped())
+    }
+
+    fn spawn_with_stdin(&self, args: &[&str], stdin: Stdio) -> std::process::Child {
         let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-        self.command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn baton")
+        let mut command = self.command(&args);
+        command.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.spawn().expect("spawn baton")
+    }
+
+    /// The events of run `run_id` written so far (a line still being written is left out).
+    pub(crate) fn events_so_far(&self, run_id: &str) -> Vec<Value> {
+        let path = self.root.path().join(".baton/runs").join(run_id).join("events.jsonl");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    }
+
+    /// Wait (up to 20 s) until run `run_id`'s trace has an event that `matches`;
+    /// the first such event. Fails the test, with the trace, if none comes.
+    #[track_caller]
+    pub(crate) fn wait_for_event(&self, run_id: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let events = self.events_so_far(run_id);
+            if let Some(event) = events.iter().find(|event| matches(event)) {
+                return event.clone();
+            }
+            if std::time::Instant::now() >= deadline {
+                let trace: Vec<String> = events.iter().map(Value::to_string).collect();
+                panic!("the awaited event never came; the trace:\n{}", trace.join("\n"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// Wait (up to 20 s) until `<root>/<path>` exists; false if it never does.
