@@ -1110,7 +1110,8 @@
       this.legend = h("div", { class: "legend" },
         [["markdown", "prompt"], ["script", "script"], ["running", "running"], ["failed", "failed"],
           ["paused", "paused"], ["retry", "retried"]].map(([key, label]) =>
-          h("span", { class: "key" }, h("span", { class: "swatch sw-" + key }), label)));
+          h("span", { class: "key" }, h("span", { class: "swatch sw-" + key }), label)),
+        h("span", { class: "hint", text: "drag to pan · ctrl+wheel to zoom · double-click to fit · ←/→ between steps" }));
       this.info = h("span", { class: "muted" });
       card.append(
         h("div", { class: "card-head" }, h("h2", { text: "Timeline" }), this.info, h("span", { class: "spacer" }),
