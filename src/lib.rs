@@ -26,6 +26,7 @@ mod model;
 mod observers;
 mod process;
 mod run;
+mod serve;
 mod store;
 mod syntax;
 mod testing;

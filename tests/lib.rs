@@ -27,5 +27,8 @@ mod rerun;
 mod run_admin;
 mod samples;
 mod schema;
+mod serve_api;
+mod serve_events;
+mod serve_restart;
 mod shutdown;
 mod state_compat;

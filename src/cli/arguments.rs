@@ -67,6 +67,9 @@ pub(crate) enum Command {
     Repair(RepairArguments),
     /// Create a `.baton/config.toml` listing every setting (commented out).
     InitConfig,
+    /// Serve the HTTP API and the web run inspector on this machine (docs/serve.md): start,
+    /// watch, answer, cancel, resume and rerun runs from a browser. Loopback and a token by default.
+    Serve(ServeArguments),
     /// Create a workflow directory from a template (script-only ones run without Claude).
     New {
         /// The directory to create.
@@ -384,4 +387,23 @@ impl ValueEnum for OnAsk {
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.as_str()))
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArguments {
+    /// Where to listen: IP:PORT (port 0 picks a free one). Only loopback unless --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7420")]
+    pub(crate) bind: std::net::SocketAddr,
+    /// Accept a --bind address other machines can reach (the token still guards every request).
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// A directory whose children are workflows (repeatable; default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Vec<PathBuf>,
+    /// Print the page's URL with the token (and open it when there is a desktop).
+    #[arg(long)]
+    pub(crate) open: bool,
+    /// Replace the token before serving; clients must use the new one.
+    #[arg(long)]
+    pub(crate) rotate_token: bool,
 }

@@ -86,4 +86,6 @@ pub(crate) enum CliError {
     Lock(#[from] crate::store::lock::LockError),
     #[error(transparent)]
     Config(#[from] crate::cli::config::ConfigError),
+    #[error(transparent)]
+    Serve(#[from] crate::serve::ServeError),
 }

@@ -11,7 +11,7 @@ mod execute;
 mod gc_command;
 mod init_config_command;
 mod lint_command;
-mod list_command;
+pub(crate) mod list_command;
 mod logs_command;
 mod new_command;
 mod raymond_form;
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-pub(crate) use arguments::{Arguments, Command, ResumeArguments};
+pub(crate) use arguments::{Arguments, Command, ResumeArguments, ServeArguments};
 pub(crate) use error::CliError;
 
 use crate::cli::config::Config;
@@ -143,6 +143,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             config.warn_ignored();
             let watchdog = Watchdog::fork();
             runtime()?.block_on(rerun_command::rerun(store, &config, rerun, watchdog))
+        }
+        Command::Serve(serve) => {
+            init_tracing(false);
+            let (cwd, store) = project()?;
+            runtime()?.block_on(crate::serve::serve(cwd, store, serve))
         }
         // `baton answer RUN TEXT` is `baton resume RUN --input TEXT`.
         Command::Answer(answer) => resume_run(project()?.1, answer.into_resume()),

@@ -30,6 +30,7 @@ const SUBCOMMANDS: &[&str] = &[
     "lint",
     "diagram",
     "schema",
+    "serve",
     "help",
 ];
 

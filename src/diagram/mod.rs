@@ -11,7 +11,7 @@
 
 pub(crate) mod dot;
 pub(crate) mod html;
-mod layout;
+pub(crate) mod layout;
 pub(crate) mod mermaid;
 pub(crate) mod overlay;
 

@@ -93,6 +93,11 @@ impl StepCollector {
         &self.agents
     }
 
+    /// The step's events, in trace order.
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Event> {
+        self.lines.iter().map(|(_, event)| event)
+    }
+
     /// The step's trace lines, as they are.
     pub(crate) fn raw_lines(&self) -> impl Iterator<Item = &str> {
         self.lines.iter().map(|(line, _)| line.as_str())

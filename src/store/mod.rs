@@ -8,6 +8,7 @@ pub(crate) mod failure_note;
 pub(crate) mod journal;
 pub(crate) mod lock;
 pub(crate) mod persistence;
+pub(crate) mod removal;
 pub(crate) mod rerun;
 pub(crate) mod runs;
 pub(crate) mod syncer;

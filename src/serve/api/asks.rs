@@ -1,0 +1,295 @@
+//! `/api/v1/…/asks`: the questions runs wait on, and their answers — as text, or
+//! with files uploaded into the asking agent's task folder (`asks/<ask_id>/`, where
+//! an ask's `display_files` are staged too, R3.29). A live run this daemon drives
+//! gets the answer on its stdin and goes on without stopping; any other run is
+//! resumed with it, as `baton answer` would.
+
+use std::path::{Path as FilePath, PathBuf};
+
+use axum::Json;
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+use crate::model::agent::{AgentStatus, PendingAsk};
+use crate::model::run_state::RunState;
+use crate::serve::api::runs::{launch_cwd, resumable};
+use crate::serve::api::{ApiError, Shared, known_run};
+use crate::serve::supervisor::{ResumeOptions, resume_args, shell_quote};
+use crate::store::lock::RunLock;
+use crate::transition::ask_timeout::deadline;
+
+/// Uploads an ask does not cap itself: files, bytes per file, bytes in all.
+pub(crate) const MAX_FILES: usize = 10;
+pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_BYTES: u64 = 25 * 1024 * 1024;
+
+fn ask_entry(run_id: &str, agent_id: &str, ask: &PendingAsk) -> Value {
+    let attribute = |name: &str| ask.files.get(name).map(|value| value.trim().to_string());
+    let list = |name: &str| -> Vec<String> {
+        attribute(name)
+            .map(|value| value.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let slots: Vec<Value> = list("upload_slots")
+        .iter()
+        .map(|slot| {
+            let (name, mime) = slot.split_once(':').unwrap_or((slot, ""));
+            let mime: Vec<&str> = mime.split('|').map(str::trim).filter(|mime| !mime.is_empty()).collect();
+            json!({"name": name.trim(), "mime": mime})
+        })
+        .collect();
+    let bucket = (ask.mode() == "bucket").then(|| {
+        let number = |name: &str| attribute(name).and_then(|value| value.parse::<u64>().ok());
+        json!({
+            "max_count": number("upload_max_count").unwrap_or(MAX_FILES as u64),
+            "max_size": number("upload_max_size").unwrap_or(MAX_FILE_BYTES),
+            "max_total_size": number("upload_max_total_size").unwrap_or(MAX_TOTAL_BYTES),
+            "mime": list("upload_mime"),
+        })
+    });
+    json!({
+        "run_id": run_id,
+        "ask_id": ask.id,
+        "agent_id": agent_id,
+        "prompt": ask.prompt,
+        "next_state": ask.next,
+        "asked_at": ask.asked_at,
+        "timeout": ask.timeout,
+        "deadline": deadline(ask).map(|at| at.to_string()),
+        "timeout_next": ask.timeout_next,
+        "mode": ask.mode(),
+        "slots": slots,
+        "bucket": bucket,
+        "display_files": list("display_files"),
+    })
+}
+
+fn asks_of(run: &RunState) -> Vec<Value> {
+    run.agents
+        .iter()
+        .filter(|agent| agent.status == AgentStatus::Asking)
+        .filter_map(|agent| agent.ask.as_ref().map(|ask| ask_entry(&run.run_id, &agent.id, ask)))
+        .collect()
+}
+
+pub(super) async fn list_for_run(
+    State(app): State<Shared>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    known_run(&app.store, &run_id)?;
+    let run = app.store.load(&run_id)?;
+    Ok(Json(json!({"asks": asks_of(&run)})))
+}
+
+pub(super) async fn list_all(State(app): State<Shared>) -> Json<Value> {
+    let runs = tokio::task::block_in_place(|| crate::cli::list_command::runs_in_order(&app.store));
+    let asks: Vec<Value> = runs.into_iter().filter_map(|(_, run)| run.ok()).flat_map(|run| asks_of(&run)).collect();
+    Json(json!({"asks": asks}))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextAnswer {
+    text: String,
+}
+
+/// A file name from an upload: one plain name, nothing a path could be made of.
+pub(crate) fn safe_file_name(name: &str) -> Result<&str, ApiError> {
+    let bad = name.is_empty()
+        || name.len() > 255
+        || name.starts_with('.')
+        || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(ApiError::bad_request(format!(
+            "file name `{}` is not allowed: one name, no `/` or `\\`, no leading `.`, no control characters",
+            name.escape_debug()
+        )));
+    }
+    Ok(name)
+}
+
+struct Caps {
+    files: usize,
+    file_bytes: u64,
+    total_bytes: u64,
+}
+
+fn caps(ask: &PendingAsk) -> Caps {
+    let number = |name: &str| ask.files.get(name).and_then(|value| value.trim().parse::<u64>().ok());
+    Caps {
+        files: number("upload_max_count").map_or(MAX_FILES, |count| usize::try_from(count).unwrap_or(MAX_FILES)),
+        file_bytes: number("upload_max_size").unwrap_or(MAX_FILE_BYTES).min(MAX_FILE_BYTES),
+        total_bytes: number("upload_max_total_size").unwrap_or(MAX_TOTAL_BYTES).min(MAX_TOTAL_BYTES),
+    }
+}
+
+fn too_large(message: String) -> ApiError {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message)
+}
+
+/// Read a multipart answer: its `text` field, and its files saved under `dir`.
+async fn read_multipart(
+    mut form: Multipart,
+    ask: &PendingAsk,
+    dir: &FilePath,
+) -> Result<(String, Vec<(PathBuf, u64)>), ApiError> {
+    let caps = caps(ask);
+    let slots: Vec<String> = ask
+        .files
+        .get("upload_slots")
+        .map(|slots| {
+            slots.split(',').map(|slot| slot.split(':').next().unwrap_or_default().trim().to_string()).collect()
+        })
+        .unwrap_or_default();
+    let mode = ask.mode();
+    let staging = dir.join(".staging");
+    let mut text = String::new();
+    let mut saved: Vec<(String, u64)> = Vec::new();
+    let mut total = 0u64;
+    let failed = |error: axum::extract::multipart::MultipartError| {
+        if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            too_large(format!("the upload is larger than this daemon takes ({MAX_TOTAL_BYTES} bytes in all)"))
+        } else {
+            ApiError::bad_request(format!("cannot read the form: {error}"))
+        }
+    };
+    while let Some(mut field) = form.next_field().await.map_err(failed)? {
+        let field_name = field.name().unwrap_or_default().to_string();
+        if field_name == "text" && field.file_name().is_none() {
+            text = field.text().await.map_err(failed)?;
+            continue;
+        }
+        let allowed = match mode {
+            "slots" => slots.contains(&field_name),
+            "bucket" => field_name == "files",
+            _ => false,
+        };
+        if !allowed {
+            let _ = tokio::fs::remove_dir_all(&staging).await;
+            return Err(ApiError::bad_request(match mode {
+                "slots" => format!("`{field_name}` is none of this ask's upload slots: {}", slots.join(", ")),
+                "bucket" => format!("files go in the `files` field, not `{field_name}`"),
+                _ => "this ask takes a text answer, no files".to_string(),
+            }));
+        }
+        let name = safe_file_name(field.file_name().unwrap_or(&field_name))?.to_string();
+        let name = if mode == "slots" { field_name.clone() } else { name };
+        if saved.len() == caps.files {
+            let _ = tokio::fs::remove_dir_all(&staging).await;
+            return Err(too_large(format!("at most {} files may be uploaded to this ask", caps.files)));
+        }
+        if saved.iter().any(|(kept, _)| *kept == name) {
+            let _ = tokio::fs::remove_dir_all(&staging).await;
+            return Err(ApiError::bad_request(format!("the file `{name}` was given twice")));
+        }
+        tokio::fs::create_dir_all(&staging).await.map_err(|error| ApiError::internal(error.to_string()))?;
+        let mut file = tokio::fs::File::create(staging.join(&name))
+            .await
+            .map_err(|error| ApiError::internal(error.to_string()))?;
+        let mut size = 0u64;
+        while let Some(chunk) = field.chunk().await.map_err(failed)? {
+            size += chunk.len() as u64;
+            total += chunk.len() as u64;
+            if size > caps.file_bytes || total > caps.total_bytes {
+                drop(file);
+                let _ = tokio::fs::remove_dir_all(&staging).await;
+                return Err(too_large(if size > caps.file_bytes {
+                    format!("`{name}` is larger than {} bytes, the most one file may be", caps.file_bytes)
+                } else {
+                    format!("the files are larger than {} bytes in all, the most this ask takes", caps.total_bytes)
+                }));
+            }
+            file.write_all(&chunk).await.map_err(|error| ApiError::internal(error.to_string()))?;
+        }
+        file.flush().await.map_err(|error| ApiError::internal(error.to_string()))?;
+        saved.push((name, size));
+    }
+    let mut kept = Vec::new();
+    for (name, size) in saved {
+        let path = dir.join(&name);
+        tokio::fs::rename(staging.join(&name), &path).await.map_err(|error| ApiError::internal(error.to_string()))?;
+        kept.push((path, size));
+    }
+    let _ = tokio::fs::remove_dir_all(&staging).await;
+    Ok((text, kept))
+}
+
+pub(super) async fn answer(
+    State(app): State<Shared>,
+    Path((run_id, ask_id)): Path<(String, String)>,
+    request: Request,
+) -> Result<impl IntoResponse, ApiError> {
+    known_run(&app.store, &run_id)?;
+    let run = app.store.load(&run_id)?;
+    let Some(agent) = run
+        .agents
+        .iter()
+        .find(|agent| agent.status == AgentStatus::Asking && agent.ask.as_ref().is_some_and(|ask| ask.id == ask_id))
+    else {
+        return Err(ApiError::not_found(format!("run `{run_id}` has no ask `{ask_id}` waiting")));
+    };
+    let Some(ask) = agent.ask.clone() else { return Err(ApiError::not_found("no ask")) };
+    let is_form = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("multipart/form-data"));
+    let (mut text, files) = if is_form {
+        let form =
+            Multipart::from_request(request, &()).await.map_err(|error| ApiError::bad_request(error.body_text()))?;
+        let dir = agent.task_folder.join("asks").join(&ask_id);
+        read_multipart(form, &ask, &dir).await?
+    } else {
+        let Json(answer) = Json::<TextAnswer>::from_request(request, &())
+            .await
+            .map_err(|error| ApiError::bad_request(error.body_text()))?;
+        (answer.text, Vec::new())
+    };
+    if !files.is_empty() {
+        text.push_str("\n\nUploaded files:\n");
+        for (path, size) in &files {
+            text.push_str(&format!("- {} ({size} bytes)\n", path.display()));
+        }
+    }
+    let command = format!("baton answer {run_id} --ask {} {}", shell_quote(&ask_id), shell_quote(&text));
+    if app.supervisor.drives(&run_id) {
+        app.supervisor
+            .send(&run_id, &json!({"answer": {"ask_id": ask_id, "text": text}}))
+            .await
+            .map_err(|error| ApiError::conflict(error.to_string()))?;
+        return Ok((StatusCode::ACCEPTED, Json(json!({"delivered": "live", "command": command}))));
+    }
+    if let Some(pid) = RunLock::holder(&app.store.run_dir(&run_id)) {
+        return Err(ApiError::conflict(format!(
+            "run `{run_id}` is driven by another baton (pid {pid}), which takes answers at its own terminal"
+        )));
+    }
+    resumable(&app, &run)?;
+    let options = ResumeOptions { answer: Some((ask_id, text)), ..ResumeOptions::default() };
+    let args = resume_args(&run_id, &options);
+    let cwd = launch_cwd(&app, &run);
+    app.supervisor
+        .launch(&run_id, None, &args, &cwd)
+        .await
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"delivered": "resumed", "command": command}))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_that_could_be_paths_are_refused() {
+        for bad in ["", "../x", "a/b", "a\\b", ".env", "a\u{0}b", "line\nbreak"] {
+            assert!(safe_file_name(bad).is_err(), "{bad:?} was taken");
+        }
+        for good in ["report.pdf", "日本.txt", "a b.png"] {
+            assert_eq!(safe_file_name(good).ok(), Some(good));
+        }
+    }
+}

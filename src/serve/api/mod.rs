@@ -1,0 +1,178 @@
+//! The HTTP API under `/api/v1` (`docs/serve.md`): the router, the shared state
+//! the handlers work on, and the one error type every handler answers with.
+
+mod asks;
+mod events;
+mod runs;
+mod steps;
+mod workflows;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use tokio::sync::watch;
+
+pub(crate) use events::{DaemonEvents, watch_runs};
+
+use crate::inspect::trace_file::{TraceTail, trace_path};
+use crate::serve::feed::Feeds;
+use crate::serve::registry::Registry;
+use crate::serve::supervisor::Supervisor;
+use crate::serve::timeline::Timeline;
+use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+
+/// What every handler works on.
+pub(crate) struct App {
+    pub(crate) store: RunStore,
+    /// Where the daemon was started: runs start here unless they say otherwise.
+    pub(crate) project: PathBuf,
+    pub(crate) registry: Registry,
+    pub(crate) supervisor: Arc<Supervisor>,
+    pub(crate) feeds: Arc<Feeds>,
+    pub(crate) daemon_events: Arc<DaemonEvents>,
+    /// Set to stop the daemon.
+    pub(crate) shutdown: watch::Sender<bool>,
+    timelines: Mutex<HashMap<String, FollowedTimeline>>,
+}
+
+/// A run's timeline and where in its trace it is.
+type FollowedTimeline = Arc<Mutex<(TraceTail, Timeline)>>;
+
+impl App {
+    pub(crate) fn new(
+        store: RunStore,
+        project: PathBuf,
+        registry: Registry,
+        supervisor: Arc<Supervisor>,
+        shutdown: watch::Sender<bool>,
+    ) -> App {
+        let feeds = Feeds::new(store.clone());
+        let daemon_events = DaemonEvents::new();
+        App {
+            store,
+            project,
+            registry,
+            supervisor,
+            feeds,
+            daemon_events,
+            shutdown,
+            timelines: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Run `run_id`'s timeline, brought up to date with its trace.
+    pub(crate) fn with_timeline<T>(&self, run_id: &str, read: impl FnOnce(&Timeline) -> T) -> T {
+        let entry = {
+            let mut timelines = self.timelines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(timelines.entry(run_id.to_string()).or_insert_with(|| {
+                Arc::new(Mutex::new((TraceTail::new(trace_path(&self.store.run_dir(run_id))), Timeline::default())))
+            }))
+        };
+        let mut entry = entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (tail, timeline) = &mut *entry;
+        if let Ok(text) = tail.read_new() {
+            timeline.add(&text);
+        }
+        read(timeline)
+    }
+
+    /// Forget a deleted run's timeline.
+    pub(crate) fn forget(&self, run_id: &str) {
+        self.timelines.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_id);
+    }
+}
+
+/// An answer other than success: a status and `{"error": message}`.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into() }
+    }
+
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub(crate) fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, message)
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({"error": self.message}))).into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        match error {
+            StoreError::NotFound { .. } => ApiError::not_found(error.to_string()),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
+/// A run id from a request: well formed (so it names a directory under
+/// `.baton/runs` and nothing else), and of an existing run.
+pub(crate) fn known_run(store: &RunStore, run_id: &str) -> Result<(), ApiError> {
+    if !is_valid_run_id(run_id) {
+        return Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")));
+    }
+    if !store.exists(run_id) {
+        return Err(ApiError::not_found(format!("no run `{run_id}`; GET /api/v1/runs lists them")));
+    }
+    Ok(())
+}
+
+pub(crate) type Shared = Arc<App>;
+
+/// Every route of the API.
+pub(crate) fn router(app: Shared) -> Router {
+    Router::new()
+        .route("/api/v1/health", get(workflows::health))
+        .route("/api/v1/shutdown", post(workflows::shutdown))
+        .route("/api/v1/workflows", get(workflows::list))
+        .route("/api/v1/workflows/rescan", post(workflows::rescan))
+        .route("/api/v1/workflows/{id}", get(workflows::get_one))
+        .route("/api/v1/runs", get(runs::list).post(runs::create))
+        .route("/api/v1/runs/{id}", get(runs::get_one).delete(runs::delete))
+        .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/api/v1/runs/{id}/resume", post(runs::resume))
+        .route("/api/v1/runs/{id}/rerun", post(runs::rerun))
+        .route("/api/v1/runs/{id}/rerun-steps", get(runs::rerun_steps))
+        .route("/api/v1/runs/{id}/report", get(runs::report))
+        .route("/api/v1/runs/{id}/diagram", get(runs::diagram))
+        .route("/api/v1/runs/{id}/steps", get(steps::timeline))
+        .route("/api/v1/runs/{id}/steps/{agent}/{step}", get(steps::detail))
+        .route("/api/v1/runs/{id}/asks", get(asks::list_for_run))
+        .route(
+            "/api/v1/runs/{id}/asks/{ask_id}",
+            post(asks::answer).layer(DefaultBodyLimit::max((asks::MAX_TOTAL_BYTES + 1024 * 1024) as usize)),
+        )
+        .route("/api/v1/asks", get(asks::list_all))
+        .route("/api/v1/runs/{id}/events", get(events::run_events))
+        .route("/api/v1/events", get(events::daemon_events))
+        .with_state(app)
+}

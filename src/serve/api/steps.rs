@@ -1,0 +1,63 @@
+//! `/api/v1/runs/{id}/steps…`: the timeline of a run, and one step in full.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::inspect::trace_file::{read_complete, trace_path};
+use crate::inspect::transcript::StepCollector;
+use crate::serve::api::{ApiError, Shared, known_run};
+use crate::serve::step_detail::{self, StepDetail};
+
+#[derive(Deserialize)]
+pub(super) struct After {
+    after: Option<u64>,
+}
+
+pub(super) async fn timeline(
+    State(app): State<Shared>,
+    Path(run_id): Path<String>,
+    Query(query): Query<After>,
+) -> Result<Json<Value>, ApiError> {
+    known_run(&app.store, &run_id)?;
+    let view = tokio::task::block_in_place(|| {
+        app.with_timeline(&run_id, |timeline| serde_json::to_value(timeline.view(query.after.unwrap_or(0))))
+    });
+    view.map(Json).map_err(|error| ApiError::internal(error.to_string()))
+}
+
+async fn detail_of(app: &Shared, run_id: &str, agent: &str, step: u64) -> Result<StepDetail, ApiError> {
+    known_run(&app.store, run_id)?;
+    if agent.is_empty() || !agent.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-') {
+        return Err(ApiError::bad_request(format!("`{agent}` is no agent id")));
+    }
+    let path = trace_path(&app.store.run_dir(run_id));
+    let trace = tokio::task::block_in_place(|| read_complete(&path))
+        .map_err(|error| ApiError::internal(format!("cannot read {}: {error}", path.display())))?;
+    let mut collector = StepCollector::new(agent, step);
+    for line in trace.lines() {
+        collector.add(line);
+    }
+    if !collector.found() {
+        let valid = if collector.steps().is_empty() {
+            format!("the trace has no agent `{agent}`")
+        } else {
+            let steps = collector.steps();
+            format!(
+                "agent `{agent}` has steps {}..={}",
+                steps.first().copied().unwrap_or_default(),
+                steps.last().copied().unwrap_or_default()
+            )
+        };
+        return Err(ApiError::not_found(format!("run `{run_id}` has no step {step} of agent `{agent}`: {valid}")));
+    }
+    Ok(step_detail::detail(&collector, agent, step))
+}
+
+pub(super) async fn detail(
+    State(app): State<Shared>,
+    Path((run_id, agent, step)): Path<(String, String, u64)>,
+) -> Result<Json<StepDetail>, ApiError> {
+    detail_of(&app, &run_id, &agent, step).await.map(Json)
+}

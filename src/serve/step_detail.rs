@@ -1,0 +1,121 @@
+//! One step in full for the page's step inspector: the prompt of each turn,
+//! Claude's transcript as structured entries (text, each tool call with its input,
+//! each result), a script's stdout, stderr and exit code, the output the tags were
+//! read from, and the transition. The same events `baton logs --step` renders as
+//! text (`inspect::transcript`), given as JSON so the page can fold tool calls.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::events::{Event, StateType};
+use crate::inspect::transcript::StepCollector;
+
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct StepDetail {
+    pub(crate) agent: String,
+    pub(crate) step: u64,
+    pub(crate) state: String,
+    pub(crate) kind: &'static str,
+    pub(crate) prompts: Vec<Value>,
+    pub(crate) transcript: Vec<Value>,
+    pub(crate) script: Option<Value>,
+    pub(crate) output: Option<String>,
+    pub(crate) transition: Option<Value>,
+    pub(crate) cost_usd: f64,
+    pub(crate) duration_ms: Option<u64>,
+    pub(crate) attempts: u32,
+    pub(crate) errors: Vec<String>,
+}
+
+/// Step `step` of `agent` from the events `collector` gathered.
+pub(crate) fn detail(collector: &StepCollector, agent: &str, step: u64) -> StepDetail {
+    let mut detail = StepDetail { agent: agent.to_string(), step, ..StepDetail::default() };
+    for event in collector.events() {
+        match event {
+            Event::StateStarted { state, state_type, attempt, .. } => {
+                detail.state = state.to_string();
+                detail.kind = match state_type {
+                    StateType::Markdown => "markdown",
+                    StateType::Script => "script",
+                };
+                detail.attempts = detail.attempts.max(*attempt);
+            }
+            Event::PromptRendered { reminder, prompt, .. } => {
+                detail.prompts.push(json!({"reminder": reminder, "text": prompt}));
+            }
+            Event::ClaudeStreamOutput { json, .. } => {
+                if let Some(result) = transcript_entries(json, &mut detail.transcript) {
+                    detail.output = Some(result);
+                }
+            }
+            Event::ScriptOutput { stdout, stderr, exit_code, execution_time_ms, .. } => {
+                detail.script = Some(json!({
+                    "stdout": stdout, "stderr": stderr, "exit_code": exit_code, "execution_time_ms": execution_time_ms,
+                }));
+                detail.output = Some(stdout.clone());
+            }
+            Event::StateCompleted { cost_usd, duration_ms, .. } => {
+                detail.cost_usd += cost_usd;
+                detail.duration_ms = Some(*duration_ms);
+            }
+            Event::ErrorOccurred { message, .. } => detail.errors.push(message.clone()),
+            Event::TransitionOccurred { to_state, transition_type, metadata, commit, .. } => {
+                detail.transition = Some(json!({
+                    "tag": transition_type, "target": to_state, "attributes": metadata, "commit": commit,
+                }));
+            }
+            _ => {}
+        }
+    }
+    detail
+}
+
+/// Add what one stream-json object says; returns a final result's text.
+fn transcript_entries(object: &Value, entries: &mut Vec<Value>) -> Option<String> {
+    let content = || {
+        object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
+    };
+    match object.get("type").and_then(Value::as_str) {
+        Some("assistant") => {
+            for item in content() {
+                match item.get("type").and_then(Value::as_str) {
+                    Some("text") => entries.push(json!({"role": "assistant", "text": item.get("text")})),
+                    Some("thinking") => entries.push(json!({"role": "thinking", "text": item.get("thinking")})),
+                    Some("tool_use") => entries.push(json!({
+                        "role": "tool_use", "name": item.get("name"), "id": item.get("id"), "input": item.get("input"),
+                    })),
+                    _ => {}
+                }
+            }
+            None
+        }
+        Some("user") => {
+            for item in content().filter(|item| item.get("type").and_then(Value::as_str) == Some("tool_result")) {
+                let text = match item.get("content") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(Value::Array(blocks)) => blocks
+                        .iter()
+                        .map(|block| block.get("text").and_then(Value::as_str).unwrap_or("[non-text block]"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    Some(other) if !other.is_null() => other.to_string(),
+                    _ => String::new(),
+                };
+                entries.push(json!({
+                    "role": "tool_result", "id": item.get("tool_use_id"), "text": text,
+                    "is_error": item.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                }));
+            }
+            None
+        }
+        Some("result") => {
+            let result = object.get("result").and_then(Value::as_str).unwrap_or_default().to_string();
+            entries.push(json!({
+                "role": "result", "text": result, "cost_usd": object.get("total_cost_usd"),
+                "is_error": object.get("is_error"), "num_turns": object.get("num_turns"),
+            }));
+            Some(result)
+        }
+        _ => None,
+    }
+}

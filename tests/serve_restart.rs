@@ -1,0 +1,99 @@
+//! A daemon that stops or dies while its runs are live: the next daemon resumes
+//! them and they complete with no completed step run again (`docs/serve.md`,
+//! "Lifecycle").
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use crate::conformance::common::with_wait_for;
+use crate::support::Test;
+use crate::support::serve::Daemon;
+
+/// Ten steps that each log their number; step 4 waits for `go.flag`.
+fn logged_loop() -> Test {
+    Test::new().file("START.sh", "echo '<goto input=\"1\">STEP</goto>'\n").file(
+        "STEP.sh",
+        &with_wait_for(
+            "n=$BATON_INPUT\n[ \"$n\" -eq 4 ] && wait_for go.flag\necho \"step $n\" >> effects.log\n\
+             if [ \"$n\" -ge 10 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n + 1))\\\">STEP</goto>\"; fi\n",
+        ),
+    )
+}
+
+fn effects(test: &Test) -> Vec<String> {
+    std::fs::read_to_string(test.root().join("effects.log")).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// Each committed step is in the trace once, and every completed step is there.
+fn assert_each_commit_once(test: &Test, run_id: &str, steps: u64) {
+    let trace = std::fs::read_to_string(test.root().join(format!(".baton/runs/{run_id}/events.jsonl"))).expect("trace");
+    let mut commits: BTreeMap<u64, usize> = BTreeMap::new();
+    for line in trace.lines() {
+        let event: serde_json::Value = serde_json::from_str(line).expect("every trace line is JSON");
+        if event["type"] == "TransitionOccurred" {
+            *commits.entry(event["commit"].as_u64().expect("commit")).or_default() += 1;
+        }
+    }
+    assert!(commits.values().all(|count| *count == 1), "{commits:?}");
+    assert_eq!(commits.len() as u64, steps, "{commits:?}");
+}
+
+#[test]
+fn a_daemon_stopped_with_a_live_run_lets_it_drain_and_the_next_one_resumes_it() {
+    let test = logged_loop();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "live"}));
+    daemon.wait_for_run("live", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    assert_eq!(daemon.stop(), 0);
+    let stopped = test.command(&["status".into(), "--json".into(), "live".into()]).output().expect("status");
+    let state: serde_json::Value = serde_json::from_slice(&stopped.stdout).expect("JSON");
+    assert_eq!(state["status"], "interrupted", "the daemon's stop drained the run and saved it");
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    let daemon = Daemon::start(&test, &[]);
+    let done = daemon.wait_for_status("live", "completed");
+    assert_eq!(done["run"]["steps_completed"], 11);
+    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>(), "no step ran twice");
+    assert_each_commit_once(&test, "live", 11);
+}
+
+#[test]
+fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunning_completed_steps() {
+    let test = logged_loop();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "crashed"}));
+    daemon.wait_for_run("crashed", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    let child: i32 = std::fs::read_to_string(test.root().join(".baton/runs/crashed/lock"))
+        .expect("lock")
+        .trim()
+        .parse()
+        .expect("the driving pid");
+    daemon.kill();
+    // SAFETY: kill(2) on the run's process, as a machine crash would.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    let daemon = Daemon::start(&test, &[]);
+    let done = daemon.wait_for_status("crashed", "completed");
+    assert_eq!(done["run"]["steps_completed"], 11);
+    // Step 4 was in flight at the kill (waiting for the flag, before its effect):
+    // it ran again; no completed step did.
+    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>());
+    assert_each_commit_once(&test, "crashed", 11);
+}
+
+#[test]
+fn a_run_whose_daemon_was_killed_goes_on_by_itself_and_the_next_daemon_follows_it() {
+    let test = logged_loop();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "orphan"}));
+    daemon.wait_for_run("orphan", "step 3 done", |run| run["run"]["steps_completed"] == 4);
+    daemon.kill();
+    let daemon = Daemon::start(&test, &[]);
+    let live = daemon.get("/api/v1/runs/orphan").json();
+    assert_eq!(live["live"], true, "the old daemon's child still drives it");
+    assert_eq!(live["driven_here"], false);
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    daemon.wait_for_status("orphan", "completed");
+    assert_eq!(effects(&test), (1..=10).map(|n| format!("step {n}")).collect::<Vec<_>>());
+    assert_each_commit_once(&test, "orphan", 11);
+}
