@@ -839,9 +839,27 @@
       this.visits = new Map();
       this.at = new Map();
       this.maxEnd = 0;
-      // Steps with a commit and their cost, kept as steps change (the header's live figures).
-      this.committed = 0;
-      this.cost = 0;
+      // The trace lines of commits and costs applied from events, in order (the header's live figures).
+      this.commits = [];
+      this.costs = [];
+    }
+
+    /** Steps committed, and cost spent, by events after trace line `seq`. */
+    since(seq) {
+      const after = (list) => {
+        let lo = 0;
+        let hi = list.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (list[mid][0] <= seq) lo = mid + 1;
+          else hi = mid;
+        }
+        return list.slice(lo);
+      };
+      return {
+        steps: after(this.commits).length,
+        cost: after(this.costs).reduce((sum, entry) => sum + entry[1], 0),
+      };
     }
 
     key(agent, step) {
@@ -885,24 +903,16 @@
       if (index === undefined) {
         index = this.steps.length;
         this.steps.push(step);
-        this.tally(step, 1);
         this.byKey.set(key, index);
         this.addLane(step.agent, null, step.start_ms).steps.push(index);
         this.visits.set(step.state, (this.visits.get(step.state) || 0) + 1);
         const latest = this.latest.get(step.agent);
         if (latest === undefined || this.steps[latest].step <= step.step) this.latest.set(step.agent, index);
       } else {
-        this.tally(this.steps[index], -1);
         Object.assign(this.steps[index], step);
-        this.tally(this.steps[index], 1);
       }
       this.noteEnd(this.steps[index]);
       return index;
-    }
-
-    tally(step, sign) {
-      if (step.commit !== null && step.commit !== undefined) this.committed += sign;
-      this.cost += sign * (step.cost_usd || 0);
     }
 
     noteEnd(step) {
@@ -943,7 +953,7 @@
         case "StateCompleted":
           if (!latest) return -1;
           latest.cost_usd = (latest.cost_usd || 0) + (event.cost_usd || 0);
-          this.cost += event.cost_usd || 0;
+          if (event.cost_usd) this.costs.push([seq, event.cost_usd]);
           latest.duration_ms = at - latest.start_ms;
           this.noteEnd(latest);
           return this.latest.get(agent);
@@ -963,9 +973,7 @@
           if (event.to_state) this.at.set(agent, event.to_state);
           else this.at.delete(agent);
           if (!latest) return -1;
-          if (latest.commit === null || latest.commit === undefined) {
-            if (event.commit !== null && event.commit !== undefined) this.committed += 1;
-          }
+          if (event.commit !== null && event.commit !== undefined) this.commits.push([seq, event.commit]);
           latest.tag = event.transition_type || null;
           latest.target = event.to_state === undefined ? null : event.to_state;
           latest.commit = event.commit === undefined ? null : event.commit;
@@ -2354,8 +2362,9 @@
       const workflowId = summary.workflow_id || detail.workflow_id;
       // Steps, cost and time go on from these between two reloads of the run.
       this.base = {
-        steps: (run.steps_completed || 0) - this.model.committed,
-        cost: (run.total_cost_usd || 0) - this.model.cost,
+        seq: detail.trace_seq || 0,
+        steps: run.steps_completed || 0,
+        cost: run.total_cost_usd || 0,
         elapsed: run.elapsed_ms || 0,
         at: Date.now(),
         budget,
@@ -2392,8 +2401,9 @@
     /** The header's steps, cost and running time: the run's last reload plus what happened since. */
     liveFigures() {
       if (!this.base || !this.cells) return;
-      const steps = Math.max(0, this.base.steps + this.model.committed);
-      const cost = Math.max(0, this.base.cost + this.model.cost);
+      const since = this.model.since(this.base.seq);
+      const steps = this.base.steps + since.steps;
+      const cost = this.base.cost + since.cost;
       const elapsed = this.base.elapsed + (this.live ? Date.now() - this.base.at : 0);
       this.cells.steps.textContent = String(steps);
       this.cells.cost.textContent = fmtCost(cost) + this.base.budget;
