@@ -2524,6 +2524,10 @@
         if (commit !== null && commit !== undefined && shown.some((step) => step.commit === commit)) {
           from.value = String(commit);
           manual.value = "";
+        } else if (commit !== null && commit !== undefined && steps.length && commit < steps[0].commit) {
+          error.hidden = false;
+          error.textContent = "The state after commit " + commit + " is no longer on disk (the journal was compacted); " +
+            "a rerun can start after commits " + steps[0].commit + " to " + steps[steps.length - 1].commit + ".";
         }
         from.addEventListener("change", () => {
           manual.value = "";
