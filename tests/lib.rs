@@ -28,6 +28,7 @@ mod run_admin;
 mod samples;
 mod schema;
 mod serve_api;
+mod serve_browser;
 mod serve_events;
 mod serve_restart;
 mod shutdown;

@@ -1,0 +1,268 @@
+//! `baton serve`'s page in a real headless Chromium against a real daemon: a run
+//! started from the page and watched live to its end, a step opened from the
+//! timeline, a question answered from its form (with a file), a prompt full of
+//! markup shown as text, and a 10,000-step run whose page renders in under a
+//! second. Screenshots go to `target/test-artifacts/serve-*.png` for a person to
+//! look at. Workflows are scripts, or prompts answered by the fake Claude.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::conformance::common::emit;
+use crate::support::Test;
+use crate::support::browser::{Browser, artifact_dir};
+use crate::support::fake_claude::{FakeClaude, Reply};
+use crate::support::serve::Daemon;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The page at `route` (`/`, `/runs/ID`, …), handed the token in the fragment.
+fn page(daemon: &Daemon, route: &str) -> String {
+    format!("{}/#token={}&{route}", daemon.url, daemon.token)
+}
+
+/// `document.querySelector` of a test hook.
+fn hook(testid: &str) -> String {
+    format!("document.querySelector('[data-testid={testid}]')")
+}
+
+fn text_of(browser: &mut Browser, testid: &str) -> String {
+    browser.eval(&format!("{}.textContent", hook(testid))).as_str().unwrap_or_default().to_string()
+}
+
+/// Open the run page of `run_id` as a fresh document and wait for its first render.
+fn open_run(browser: &mut Browser, daemon: &Daemon, run_id: &str) {
+    browser.goto("about:blank");
+    browser.goto(&page(daemon, &format!("/runs/{run_id}")));
+    browser.wait_for(&format!("window.baton.rendered && window.baton.rendered.run === '{run_id}'"), WAIT);
+}
+
+fn no_page_errors(browser: &Browser) {
+    assert_eq!(browser.console_errors(), Vec::<String>::new(), "the page logged errors");
+}
+
+#[test]
+fn a_run_started_from_the_page_grows_live_and_its_steps_open_from_the_timeline() {
+    let test = Test::new().file("START.sh", "echo \"<goto input=\\\"${BATON_INPUT:-3}\\\">TICK</goto>\"\n").file(
+        "TICK.sh",
+        "n=$BATON_INPUT\necho \"tick $n\"\necho \"note $n\" >&2\nsleep 0.25\n\
+         if [ \"$n\" -le 0 ]; then echo '<result>lift-off</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
+    );
+    let daemon = Daemon::start(&test, &[]);
+    let mut browser = Browser::launch();
+    browser.goto(&page(&daemon, "/"));
+    browser.wait_for("document.querySelector('[data-testid=workflow-row][data-workflow-id=wf]')", WAIT);
+    assert_eq!(browser.eval("location.hash"), "#/", "the token leaves the address bar");
+    assert_eq!(browser.eval("sessionStorage.getItem('baton.token')"), daemon.token.as_str());
+
+    // Start it from the workflow's form.
+    browser.eval("document.querySelector('[data-testid=workflow-row][data-workflow-id=wf]').click()");
+    browser.wait_for(&hook("start-form"), WAIT);
+    browser.eval(&format!("{}.value = '8'; {}.click()", hook("start-input"), hook("start-submit")));
+    let hash = browser.wait_for("location.hash.startsWith('#/runs/') && location.hash", WAIT);
+    let run_id = hash.as_str().unwrap_or_default().trim_start_matches("#/runs/").to_string();
+    browser.wait_for(&format!("window.baton.rendered && window.baton.rendered.run === '{run_id}'"), WAIT);
+    assert!(text_of(&mut browser, "cli-command").contains("baton run"), "the page shows the command it ran");
+
+    // Every value the timeline summary takes from now on, to see it grow step by step.
+    browser.eval(&format!(
+        "window.seenSteps = [{summary}.dataset.steps];
+         new MutationObserver(() => window.seenSteps.push({summary}.dataset.steps))
+           .observe({summary}, {{attributes: true, attributeFilter: ['data-steps']}});",
+        summary = hook("timeline-summary")
+    ));
+    browser.wait_for(&format!("Number({}.dataset.steps) >= 4", hook("timeline-summary")), WAIT);
+    let status = browser.eval(&format!("{}.dataset.status", hook("run-status")));
+    browser.screenshot(&artifact_dir().join("serve-live-run.png"));
+    assert_eq!(status, "running", "the run is still going while its steps appear");
+
+    browser.wait_for(
+        &format!(
+            "{}.dataset.status === 'completed' && {}.dataset.steps === '10'",
+            hook("run-status"),
+            hook("timeline-summary")
+        ),
+        WAIT,
+    );
+    let seen: Vec<u64> = browser
+        .eval("window.seenSteps.map(Number)")
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(seen.windows(2).all(|pair| pair[0] <= pair[1]), "the step count only grows: {seen:?}");
+    let distinct = seen.iter().collect::<std::collections::BTreeSet<_>>().len();
+    assert!(distinct >= 4, "the timeline grew as the run went, not all at once: {seen:?}");
+    let served = daemon.get(&format!("/api/v1/runs/{run_id}/steps")).json();
+    assert_eq!(served["steps"].as_array().map(Vec::len), Some(10), "the page drew what the daemon has");
+    let graph = browser.eval(
+        "Object.fromEntries([...document.querySelectorAll('[data-testid=graph-node]')].map(node => [node.dataset.state, node.dataset.visits]))",
+    );
+    assert_eq!(graph, json!({"START.sh": "1", "TICK.sh": "9"}), "visit counts on the graph");
+
+    // A click on a bar of the canvas opens its step, as for a person.
+    let bar = browser.eval("window.baton.barCenter('main', 4)");
+    browser.eval(&format!(
+        "{}.dispatchEvent(new MouseEvent('click', {{clientX: {}, clientY: {}, bubbles: true}}))",
+        hook("timeline"),
+        bar["x"],
+        bar["y"]
+    ));
+    browser.wait_for(&format!("{}.dataset.loaded === 'true'", hook("step-inspector")), WAIT);
+    assert_eq!(browser.eval("location.hash"), format!("#/runs/{run_id}/steps/main/4").as_str());
+    assert_eq!(text_of(&mut browser, "step-stdout"), "tick 6\n<goto input=\"5\">TICK</goto>\n");
+    assert_eq!(text_of(&mut browser, "step-stderr"), "note 6\n");
+    assert!(text_of(&mut browser, "step-exit").starts_with("exit 0"), "{}", text_of(&mut browser, "step-exit"));
+    let transition = text_of(&mut browser, "step-transition");
+    assert!(transition.contains("<goto> → TICK.sh") && transition.contains("5"), "{transition}");
+
+    // The test hook opens the same way; the last step is the result.
+    browser.eval("window.baton.openStep('main', 10)");
+    browser.wait_for(
+        &format!(
+            "{}.dataset.step === '10' && {}.dataset.loaded === 'true'",
+            hook("step-inspector"),
+            hook("step-inspector")
+        ),
+        WAIT,
+    );
+    assert!(text_of(&mut browser, "step-output").contains("<result>lift-off</result>"));
+    assert!(text_of(&mut browser, "step-transition").contains("<result> → (terminated)"));
+    browser.screenshot(&artifact_dir().join("serve-step.png"));
+
+    browser.goto(&page(&daemon, "/"));
+    browser.wait_for(
+        &format!("document.querySelector('[data-testid=run-row][data-run-id=\"{run_id}\"][data-status=completed]')"),
+        WAIT,
+    );
+    browser.screenshot(&artifact_dir().join("serve-run-list.png"));
+    no_page_errors(&browser);
+}
+
+#[test]
+fn a_question_is_answered_from_its_form_with_a_file_and_the_run_goes_on() {
+    let test = Test::new()
+        .file(
+            "START.sh",
+            &emit(r#"<ask next="GOT" timeout="10m" upload_bucket="true" upload_max_count="2">Ship it? Attach the notes.</ask>"#),
+        )
+        .file("GOT.sh", "echo \"<result>answer=$BATON_INPUT</result>\"\n");
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "q"}));
+    daemon.wait_for_run("q", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let mut browser = Browser::launch();
+    open_run(&mut browser, &daemon, "q");
+    browser.wait_for(&hook("ask-form"), WAIT);
+    let ask_id = daemon.get("/api/v1/runs/q/asks").json()["asks"][0]["ask_id"].as_str().expect("an ask").to_string();
+    assert_eq!(browser.eval(&format!("{}.dataset.askId", hook("ask-form"))), ask_id.as_str());
+    assert!(text_of(&mut browser, "ask-form").contains("Ship it? Attach the notes."));
+    let countdown = browser.wait_for(
+        &format!("/times out in (10:00|9:[0-5][0-9])/.test({0}.textContent) && {0}.textContent", hook("ask-countdown")),
+        WAIT,
+    );
+    let first: u64 =
+        browser.eval(&format!("Number({}.dataset.remainingMs)", hook("ask-countdown"))).as_u64().unwrap_or(0);
+    browser
+        .wait_for(&format!("Number({}.dataset.remainingMs) < {first}", hook("ask-countdown")), Duration::from_secs(5));
+    assert!(countdown.as_str().unwrap_or_default().ends_with(", then the agent pauses"), "{countdown}");
+
+    browser.eval(&format!(
+        "{}.value = 'yes from the page';
+         const files = new DataTransfer();
+         files.items.add(new File(['hello'], 'notes.txt', {{type: 'text/plain'}}));
+         document.querySelector('[data-testid=ask-form] input[type=file]').files = files.files;",
+        hook("ask-text")
+    ));
+    browser.screenshot(&artifact_dir().join("serve-ask.png"));
+    browser.eval(&format!("{}.click()", hook("ask-submit")));
+    browser.wait_for(&format!("{}.dataset.command", hook("cli-command")), WAIT);
+    assert!(text_of(&mut browser, "cli-command").contains(&format!("baton answer q --ask {ask_id}")));
+    browser.wait_for(&format!("{}.dataset.status === 'completed'", hook("run-status")), WAIT);
+    browser.wait_for(&format!("!{}", hook("ask-form")), WAIT);
+    let done = daemon.wait_for_status("q", "completed");
+    let result = done["run"]["terminated"][0]["result"].as_str().expect("a result").to_string();
+    assert!(result.starts_with("answer=yes from the page\n\nUploaded files:\n- "), "{result}");
+    assert!(result.contains(&format!("asks/{ask_id}/notes.txt (5 bytes)")), "{result}");
+    no_page_errors(&browser);
+}
+
+#[test]
+fn markup_in_a_prompt_an_output_or_a_question_shows_as_text_and_never_runs() {
+    let markup = r#"<script>window.pwned = 1; document.title = 'pwned'</script><img src=x onerror="window.pwned = 2">"#;
+    let test = Test::new().with_fake_claude();
+    let said = format!("I read {markup}\n<goto>ASK.sh</goto>");
+    FakeClaude::at(test.root()).rule("review", "REVIEW THIS", Reply::text(&said));
+    let test = test
+        .file("START.md", &format!("REVIEW THIS: {markup}\n"))
+        .file("ASK.sh", &emit(&format!(r#"<ask next="END">Really? {markup}</ask>"#)))
+        .file("END.sh", "echo \"<result>$BATON_INPUT</result>\"\n");
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "x"}));
+    daemon.wait_for_run("x", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let mut browser = Browser::launch();
+    browser.goto("about:blank");
+    browser.goto(&page(&daemon, "/runs/x/steps/main/1"));
+    browser.wait_for(&format!("{}.dataset.loaded === 'true'", hook("step-inspector")), WAIT);
+    browser.wait_for(&hook("ask-form"), WAIT);
+    assert!(text_of(&mut browser, "step-prompt").contains(&format!("REVIEW THIS: {markup}")));
+    assert!(text_of(&mut browser, "step-output").contains(&format!("I read {markup}")));
+    assert!(text_of(&mut browser, "ask-form").contains(&format!("Really? {markup}")));
+    let executed = browser.eval(
+        "JSON.stringify({pwned: window.pwned === undefined ? null : window.pwned, title: document.title,
+          elements: document.querySelectorAll('#view img, #view script, #view [onerror]').length})",
+    );
+    assert_eq!(
+        executed, r#"{"pwned":null,"title":"x · baton","elements":0}"#,
+        "no markup from the run became an element"
+    );
+    no_page_errors(&browser);
+}
+
+#[test]
+fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
+    // Four workers of 2,500 steps each, forked by START and joined by DONE.
+    let test = Test::new()
+        .file("START.sh", &format!("{}echo '<join>DONE</join>'\n", "echo '<fork input=\"2500\">TICK</fork>'\n".repeat(4)))
+        .file(
+            "TICK.sh",
+            "n=$BATON_INPUT\nif [ \"$n\" -le 1 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
+        )
+        .file("DONE.sh", "echo '<result>all done</result>'\n");
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "big"}));
+    let started = Instant::now();
+    loop {
+        let run = daemon.get("/api/v1/runs/big").json();
+        if run["run"]["status"] == "completed" && run["live"] == false {
+            break;
+        }
+        assert!(run["run"]["status"] == "running", "the run stopped: {run}");
+        assert!(started.elapsed() < Duration::from_secs(600), "10,000 steps took over 10 minutes");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let steps = daemon.get("/api/v1/runs/big/steps").json()["steps"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(steps, 10_002);
+
+    let mut browser = Browser::launch();
+    open_run(&mut browser, &daemon, "big");
+    let rendered = browser.eval("window.baton.rendered");
+    assert_eq!(rendered["steps"], 10_002);
+    let ms = rendered["ms"].as_f64().expect("a time");
+    eprintln!("the page of a 10,002-step run rendered {ms:.0} ms after navigation");
+    browser.screenshot(&artifact_dir().join("serve-10k.png"));
+    let requests = browser.eval(
+        "performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + \
+         Math.round(r.startTime) + '-' + Math.round(r.responseEnd) + ' ms').join(', ')",
+    );
+    assert!(
+        ms < 1000.0,
+        "the page of a 10,000-step run took {ms:.0} ms to render, from navigation; requests: {requests}"
+    );
+    assert_eq!(browser.eval(&format!("{}.dataset.steps", hook("timeline-summary"))), "10002");
+    assert_eq!(browser.eval(&format!("{}.dataset.agents", hook("timeline-summary"))), "5");
+    let nodes = browser.eval("document.getElementsByTagName('*').length").as_u64().unwrap_or(u64::MAX);
+    assert!(nodes < 1500, "{nodes} elements: steps must not become one element each");
+    no_page_errors(&browser);
+}
