@@ -498,3 +498,37 @@ fn one_agent_of_a_live_run_is_cancelled_while_the_others_go_on_then_resumed() {
     let not_ours = daemon.post("/api/v1/runs/team/cancel", &json!({"agent": "main"}));
     assert_eq!(not_ours.status, 409, "{}", not_ours.body);
 }
+
+#[test]
+fn an_asks_display_files_are_downloaded_by_name_and_nothing_else_is() {
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "mkdir -p out && printf 'quarterly numbers' > out/report.txt && printf '# notes' > notes.md\n\
+             echo '<ask next=\"GOT\" display_files=\"out/report.txt:Report.txt, notes.md\">Look?</ask>'\n",
+        )
+        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "show"}));
+    daemon.wait_for_run("show", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let ask = daemon.get("/api/v1/runs/show/asks").json()["asks"][0].clone();
+    assert_eq!(ask["mode"], "display");
+    assert_eq!(
+        ask["display_files"],
+        json!([{"source": "out/report.txt", "name": "Report.txt"}, {"source": "notes.md", "name": "notes.md"}])
+    );
+    let ask_id = ask["ask_id"].as_str().expect("ask_id");
+    let file = daemon.get(&format!("/api/v1/runs/show/asks/{ask_id}/files/Report.txt"));
+    assert_eq!(file.status, 200, "{}", file.body);
+    assert_eq!(file.body, "quarterly numbers");
+    assert_eq!(file.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(file.header("content-disposition"), Some("attachment; filename=\"Report.txt\""));
+    for name in ["report.txt", "..%2F..%2F..%2Fruns%2Fshow%2Fstate.json", "GOT.sh"] {
+        let refused = daemon.get(&format!("/api/v1/runs/show/asks/{ask_id}/files/{name}"));
+        assert_eq!(refused.status, 404, "{name}: {}", refused.body);
+    }
+    daemon.post(&format!("/api/v1/runs/show/asks/{ask_id}"), &json!({"text": "seen"}));
+    daemon.wait_for_status("show", "completed");
+    let gone = daemon.get(&format!("/api/v1/runs/show/asks/{ask_id}/files/Report.txt"));
+    assert_eq!(gone.status, 404, "an answered ask shows nothing any more");
+}

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -273,7 +273,36 @@ pub(crate) struct PendingAsk {
     pub(crate) files: BTreeMap<String, String>,
 }
 
+/// A file an `<ask>` shows the person (R3.29 `display_files`): where it comes from,
+/// relative to the agent's directory, and the name it is staged under in
+/// `<task_folder>/asks/<ask_id>/` (its label, else its file name).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct DisplayFile {
+    pub(crate) source: String,
+    pub(crate) name: String,
+}
+
 impl PendingAsk {
+    /// The ask's `display_files`, in the order written.
+    pub(crate) fn display_files(&self) -> Vec<DisplayFile> {
+        let Some(list) = self.files.get("display_files") else { return Vec::new() };
+        list.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| {
+                let (source, label) = match entry.split_once(':') {
+                    Some((source, label)) => (source.trim(), Some(label.trim())),
+                    None => (entry, None),
+                };
+                let name = label
+                    .map(str::to_string)
+                    .or_else(|| Path::new(source).file_name().map(|name| name.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| source.to_string());
+                DisplayFile { source: source.to_string(), name }
+            })
+            .collect()
+    }
+
     /// What kind of answer the ask wants (R3.29): slot > bucket > display-only > text-only.
     pub(crate) fn mode(&self) -> &'static str {
         if self.files.contains_key("upload_slots") {

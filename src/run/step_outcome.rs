@@ -8,7 +8,7 @@ use crate::events::Event;
 use crate::executor::ExecutionResult;
 use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::ids::AgentId;
-use crate::model::agent::{Agent, AgentStatus, PauseReason, Worktree};
+use crate::model::agent::{Agent, AgentStatus, PauseReason, PendingAsk, Worktree};
 use crate::model::run_state::TerminatedAgent;
 use crate::process::git;
 use crate::run::outcome::OpenFiles;
@@ -100,8 +100,8 @@ impl WorkflowLoop {
     /// otherwise the ask is refused and the agent paused.
     fn asked(&mut self, agent: &mut Agent) {
         let Some(ask) = agent.ask.clone() else { return };
-        if let Some(list) = ask.files.get("display_files")
-            && let Err(problem) = stage_display_files(agent, &ask.id, list)
+        if !ask.display_files().is_empty()
+            && let Err(problem) = stage_display_files(agent, &ask)
         {
             let message = format!("{}: cannot stage its display_files: {problem}", ask.id);
             agent.drop_ask(PauseReason::AskStageError, message);
@@ -291,22 +291,14 @@ fn transition_metadata(transition: &Transition, workers: &[Agent]) -> BTreeMap<S
     metadata
 }
 
-/// R3.29: copy an ask's `display_files` (`src[:label],…`, relative to the agent's
-/// directory) into `<task_folder>/asks/<ask_id>/`, each under its label or name.
-fn stage_display_files(agent: &Agent, ask_id: &str, list: &str) -> Result<(), String> {
-    let folder = agent.task_folder.join("asks").join(ask_id);
+/// R3.29: copy an ask's `display_files` (relative to the agent's directory) into
+/// `<task_folder>/asks/<ask_id>/`, each under its label or name.
+fn stage_display_files(agent: &Agent, ask: &PendingAsk) -> Result<(), String> {
+    let folder = agent.task_folder.join("asks").join(&ask.id);
     std::fs::create_dir_all(&folder).map_err(|error| format!("{}: {error}", folder.display()))?;
-    for entry in list.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
-        let (source, label) = match entry.split_once(':') {
-            Some((source, label)) => (source.trim(), Some(label.trim())),
-            None => (entry, None),
-        };
-        let from = agent.cwd.join(source);
-        let name = label
-            .map(str::to_string)
-            .or_else(|| from.file_name().map(|name| name.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| source.to_string());
-        std::fs::copy(&from, folder.join(&name)).map_err(|error| format!("{}: {error}", from.display()))?;
+    for file in ask.display_files() {
+        let from = agent.cwd.join(&file.source);
+        std::fs::copy(&from, folder.join(&file.name)).map_err(|error| format!("{}: {error}", from.display()))?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::path::{Path as FilePath, PathBuf};
 use axum::Json;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -64,7 +64,7 @@ fn ask_entry(run_id: &str, agent_id: &str, ask: &PendingAsk) -> Value {
         "mode": ask.mode(),
         "slots": slots,
         "bucket": bucket,
-        "display_files": list("display_files"),
+        "display_files": ask.display_files(),
     })
 }
 
@@ -271,6 +271,39 @@ pub(super) async fn answer(
     let options = ResumeOptions { answer: Some((ask_id, text)), ..ResumeOptions::default() };
     resume(&app, &run, &options).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"delivered": "resumed", "command": command}))))
+}
+
+/// `GET …/asks/{ask_id}/files/{name}`: a file a waiting ask shows (`display_files`),
+/// as staged in the agent's task folder. Only the names the ask lists are served,
+/// and always as a download, never as a page of this origin.
+pub(super) async fn display_file(
+    State(app): State<Shared>,
+    Path((run_id, ask_id, name)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    known_run(&app.store, &run_id)?;
+    let run = app.store.load(&run_id)?;
+    let waiting = run.agents.iter().find_map(|agent| {
+        let ask = agent.ask.as_ref().filter(|ask| ask.id == ask_id && agent.status == AgentStatus::Asking)?;
+        Some((agent, ask))
+    });
+    let Some((agent, ask)) = waiting else {
+        return Err(ApiError::not_found(format!("run `{run_id}` has no ask `{ask_id}` waiting")));
+    };
+    if !ask.display_files().iter().any(|file| file.name == name) {
+        return Err(ApiError::not_found(format!("ask `{ask_id}` shows no file `{name}`")));
+    }
+    let path = agent.task_folder.join("asks").join(&ask_id).join(safe_file_name(&name)?);
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|error| ApiError::not_found(format!("cannot read {}: {error}", path.display())))?;
+    let disposition = format!("attachment; filename=\"{}\"", name.replace(['"', '\\'], "_"));
+    let mut response = bytes.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/octet-stream"));
+    if let Ok(value) = header::HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    Ok(response)
 }
 
 #[cfg(test)]

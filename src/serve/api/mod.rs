@@ -171,6 +171,7 @@ pub(crate) fn router(app: Shared) -> Router {
             "/api/v1/runs/{id}/asks/{ask_id}",
             post(asks::answer).layer(DefaultBodyLimit::max((asks::MAX_TOTAL_BYTES + 1024 * 1024) as usize)),
         )
+        .route("/api/v1/runs/{id}/asks/{ask_id}/files/{name}", get(asks::display_file))
         .route("/api/v1/asks", get(asks::list_all))
         .route("/api/v1/runs/{id}/events", get(events::run_events))
         .route("/api/v1/events", get(events::daemon_events))

@@ -2,8 +2,9 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::inspect::transcript::StepCollector;
@@ -19,12 +20,17 @@ pub(super) async fn timeline(
     State(app): State<Shared>,
     Path(run_id): Path<String>,
     Query(query): Query<After>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     known_run(&app.store, &run_id)?;
-    let view = tokio::task::block_in_place(|| {
-        app.with_timeline(&run_id, |timeline| serde_json::to_value(timeline.view(query.after.unwrap_or(0))))
-    });
-    view.map(Json).map_err(|error| ApiError::internal(error.to_string()))
+    // Written straight to bytes while the timeline is at hand: a 10,000-step run's
+    // answer is a megabyte, and a detour through `Value` doubled its cost.
+    let bytes = tokio::task::block_in_place(|| {
+        app.with_timeline(&run_id, |timeline| serde_json::to_vec(&timeline.view(query.after.unwrap_or(0))))
+    })
+    .map_err(|error| ApiError::internal(error.to_string()))?;
+    let mut response = bytes.into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    Ok(response)
 }
 
 async fn detail_of(app: &Shared, run_id: &str, agent: &str, step: u64) -> Result<StepDetail, ApiError> {

@@ -222,6 +222,20 @@
     }
   }
 
+  /** A button that downloads one of an ask's display files. */
+  function displayFile(ask, item) {
+    const name = item && typeof item === "object" ? String(item.name) : String(item);
+    const source = item && typeof item === "object" ? String(item.source) : name;
+    const button = h("button", { type: "button", class: "tag mono", testid: "ask-display-file", text: name,
+      title: "download " + source, data: { name } });
+    button.addEventListener("click", () => {
+      const path = "/runs/" + encodeURIComponent(ask.run_id) + "/asks/" + encodeURIComponent(ask.ask_id) + "/files/" +
+        encodeURIComponent(name);
+      download(path, name).catch((error) => { button.title = String(error && error.message); button.classList.add("failed"); });
+    });
+    return button;
+  }
+
   async function api(method, path, body, options) {
     const current = token();
     if (!current) {
@@ -265,6 +279,23 @@
       throw new ApiError(response.status, message);
     }
     return data;
+  }
+
+  /** Fetch a file with the token and hand it to the browser as a download. */
+  async function download(path, name) {
+    const current = token();
+    if (!current) {
+      needToken("");
+      return;
+    }
+    const response = await fetch(API + path, { headers: { Authorization: "Bearer " + current }, cache: "no-store" });
+    if (!response.ok) throw new ApiError(response.status, "cannot fetch " + name + " (HTTP " + response.status + ")");
+    const url = URL.createObjectURL(await response.blob());
+    const link = h("a", { href: url, download: name });
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
   }
 
   // ---------------------------------------------------------------- server-sent events over fetch
@@ -2022,8 +2053,8 @@
           h("span", { class: "spacer" }),
           countdown),
         textBlock(ask.prompt, { class: "ask-prompt" }),
-        display.length ? h("div", { class: "display-files" }, h("span", { class: "sub", text: "files to look at (in the agent's folder, asks/" + ask.ask_id + "/): " }),
-          display.map((item) => h("span", { class: "tag mono", text: String(item) }))) : null,
+        display.length ? h("div", { class: "display-files" }, h("span", { class: "sub", text: "files to look at: " }),
+          display.map((item) => displayFile(ask, item))) : null,
         h("label", { class: "field" }, h("span", { class: "label", text: "Answer" }), text),
         fileFields,
         error,
