@@ -532,3 +532,26 @@ fn an_asks_display_files_are_downloaded_by_name_and_nothing_else_is() {
     let gone = daemon.get(&format!("/api/v1/runs/show/asks/{ask_id}/files/Report.txt"));
     assert_eq!(gone.status, 404, "an answered ask shows nothing any more");
 }
+
+/// `baton answer` of a run the daemon drives hands the answer to the daemon; once the
+/// daemon is gone the CLI says who holds the run, as before.
+#[test]
+fn baton_answer_at_a_terminal_reaches_a_run_the_daemon_drives() {
+    let test = asking();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "handed"}));
+    daemon.wait_for_run("handed", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let address = std::fs::read_to_string(test.root().join(".baton/serve/address")).expect("address file");
+    assert_eq!(address.trim(), daemon.url);
+    let answered =
+        test.command(&["answer".into(), "handed".into(), "from the terminal".into()]).output().expect("baton");
+    let stderr = String::from_utf8_lossy(&answered.stderr);
+    assert_eq!(answered.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.trim(), format!("answered through baton serve at {}: run handed goes on there", daemon.url));
+    let done = daemon.wait_for_status("handed", "completed");
+    assert_eq!(done["run"]["terminated"][0]["result"], "answer=from the terminal");
+    let again = test.command(&["answer".into(), "handed".into(), "late".into()]).output().expect("baton");
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(daemon.stop(), 0);
+    assert!(!test.root().join(".baton/serve/address").exists(), "a stopped daemon takes its address away");
+}

@@ -88,4 +88,6 @@ pub(crate) enum CliError {
     Config(#[from] crate::cli::config::ConfigError),
     #[error(transparent)]
     Serve(#[from] crate::serve::ServeError),
+    #[error(transparent)]
+    Handoff(#[from] crate::serve::handoff::HandoffError),
 }

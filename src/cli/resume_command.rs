@@ -20,6 +20,7 @@ use crate::exit_code;
 use crate::model::agent::AgentStatus;
 use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION};
 use crate::process::watchdog::Watchdog;
+use crate::serve::handoff::answer_through_daemon;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
 use crate::transition::ask_timeout::{deadline, time_out};
@@ -30,6 +31,14 @@ pub(crate) async fn resume(
     arguments: ResumeArguments,
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
+    // A live `baton serve` drives the run: it takes the answer, and the run goes on there.
+    if let Some(text) = &arguments.input
+        && RunLock::holder(&store.run_dir(&arguments.run_id)).is_some()
+        && let Some(url) = answer_through_daemon(&store, &arguments.run_id, arguments.ask.as_deref(), text)?
+    {
+        eprintln!("answered through baton serve at {url}: run {} goes on there", arguments.run_id);
+        return Ok(exit_code::COMPLETED);
+    }
     let loaded = store.load_run(&arguments.run_id)?;
     let mut state = loaded.state;
     // From here on this build writes the run, in its own format.

@@ -16,6 +16,7 @@ mod assets;
 mod error;
 mod feed;
 mod guard;
+pub(crate) mod handoff;
 mod registry;
 mod step_detail;
 mod supervisor;
@@ -74,6 +75,10 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeArgumen
     if recovering > 0 {
         eprintln!("baton serve: resuming {recovering} runs the last daemon left running");
     }
+    // How `baton answer` finds this daemon; gone again when it stops.
+    let address_file = serve_dir.join(handoff::ADDRESS_FILE);
+    std::fs::write(&address_file, format!("http://{bound}\n"))
+        .map_err(|source| ServeError::Write { path: address_file.clone(), source })?;
     let shown = if token.fresh || arguments.open { format!("{url}#token={}", token.token.as_str()) } else { url };
     {
         let mut stdout = std::io::stdout().lock();
@@ -93,6 +98,7 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeArgumen
         })
         .await
         .map_err(|source| ServeError::Serve { source })?;
+    let _ = std::fs::remove_file(&address_file);
     eprintln!("baton serve: stopping; {} runs drain and save", supervisor.live_count());
     supervisor.shutdown().await;
     Ok(exit_code::COMPLETED)

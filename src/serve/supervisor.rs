@@ -35,6 +35,11 @@ const LAUNCH_WAIT: Duration = Duration::from_secs(20);
 /// How long children get to drain after the daemon's stop, before they are killed.
 const DRAIN_WAIT: Duration = Duration::from_secs(90);
 
+/// Where the daemon in `serve_dir` records run `run_id`.
+pub(crate) fn served_record(serve_dir: &Path, run_id: &str) -> PathBuf {
+    serve_dir.join("runs").join(format!("{run_id}.json"))
+}
+
 /// What the daemon keeps about a run it started.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct ServedRun {
@@ -105,7 +110,7 @@ impl Supervisor {
 
     /// Whether this daemon started run `run_id` (now or in an earlier life).
     pub(crate) fn served(&self, run_id: &str) -> bool {
-        self.served_dir.join(format!("{run_id}.json")).is_file()
+        self.record(run_id).is_file()
     }
 
     /// Whether a child of this daemon drives run `run_id` now.
@@ -120,6 +125,10 @@ impl Supervisor {
 
     fn child(&self, run_id: &str) -> Option<Arc<ChildHandle>> {
         self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(run_id).cloned()
+    }
+
+    fn record(&self, run_id: &str) -> PathBuf {
+        self.served_dir.join(format!("{run_id}.json"))
     }
 
     fn log_path(&self, run_id: &str) -> PathBuf {
@@ -140,7 +149,7 @@ impl Supervisor {
         }
         let record =
             ServedRun { run_id: run_id.to_string(), workflow_id, created_at: jiff::Timestamp::now().to_string() };
-        let record_path = self.served_dir.join(format!("{run_id}.json"));
+        let record_path = self.record(run_id);
         if !record_path.exists() {
             let text = serde_json::to_vec_pretty(&record).unwrap_or_default();
             std::fs::write(&record_path, text).map_err(LaunchError::Spawn)?;
@@ -204,7 +213,7 @@ impl Supervisor {
                 }
                 if !self.store.exists(run_id) {
                     // Never a run: nothing to recover later.
-                    let _ = std::fs::remove_file(self.served_dir.join(format!("{run_id}.json")));
+                    let _ = std::fs::remove_file(self.record(run_id));
                 }
                 return Err(LaunchError::Refused(error_lines(&said)));
             }

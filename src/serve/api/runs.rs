@@ -15,7 +15,7 @@ use crate::inspect::report::report as build_report;
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::serve::api::{ApiError, App, Shared, known_run};
-use crate::serve::supervisor::{ResumeOptions, bounds, command_line, resume_args, signal};
+use crate::serve::supervisor::{ResumeOptions, bounds, command_line, resume_args, served_record, signal};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
@@ -207,7 +207,7 @@ pub(super) async fn delete(State(app): State<Shared>, Path(run_id): Path<String>
         Err(DeleteError::Driven) => return Err(ApiError::conflict(format!("a baton drives run `{run_id}` now"))),
         Err(error) => return Err(ApiError::internal(error.to_string())),
     }
-    let _ = std::fs::remove_file(app.store.baton_dir().join("serve/runs").join(format!("{run_id}.json")));
+    let _ = std::fs::remove_file(served_record(&app.store.baton_dir().join("serve"), &run_id));
     app.forget(&run_id);
     app.daemon_events.publish("deleted", json!({"run_id": run_id}));
     Ok(StatusCode::NO_CONTENT)
