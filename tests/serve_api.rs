@@ -555,3 +555,33 @@ fn baton_answer_at_a_terminal_reaches_a_run_the_daemon_drives() {
     assert_eq!(daemon.stop(), 0);
     assert!(!test.root().join(".baton/serve/address").exists(), "a stopped daemon takes its address away");
 }
+
+/// With `--allow-remote` another machine's name for this host is accepted; the
+/// token and the origin check still guard every request.
+#[test]
+fn allow_remote_serves_every_interface_and_still_needs_the_token() {
+    let test = countdown();
+    let daemon = Daemon::start_at(&test, "0.0.0.0:0", &["--allow-remote"]);
+    let port = daemon.url.rsplit(':').next().unwrap_or_default().to_string();
+    let bearer = format!("Bearer {}", daemon.token);
+    let by_name =
+        daemon.get_with("/api/v1/health", &[("Authorization", &bearer), ("Host", &format!("build-box.lan:{port}"))]);
+    assert_eq!(by_name.status, 200, "{}", by_name.body);
+    assert_eq!(daemon.get_with("/api/v1/health", &[("Host", &format!("build-box.lan:{port}"))]).status, 401);
+    let foreign = daemon.post_with(
+        "/api/v1/workflows/rescan",
+        &json!({}),
+        &[("Authorization", &bearer), ("Origin", "http://evil.example")],
+    );
+    assert_eq!(foreign.status, 403);
+    let own = daemon.post_with(
+        "/api/v1/workflows/rescan",
+        &json!({}),
+        &[
+            ("Authorization", &bearer),
+            ("Host", &format!("build-box.lan:{port}")),
+            ("Origin", &format!("http://build-box.lan:{port}")),
+        ],
+    );
+    assert_eq!(own.status, 200, "the page served under that name may change things: {}", own.body);
+}

@@ -43,7 +43,12 @@ impl Reply {
 impl Daemon {
     /// `baton serve --bind 127.0.0.1:0 --root <project root>` plus `extra`.
     pub(crate) fn start(test: &Test, extra: &[&str]) -> Daemon {
-        let mut args: Vec<String> = vec!["serve".into(), "--bind".into(), "127.0.0.1:0".into()];
+        Daemon::start_at(test, "127.0.0.1:0", extra)
+    }
+
+    /// `baton serve --bind ADDRESS --root <project root>` plus `extra`.
+    pub(crate) fn start_at(test: &Test, address: &str, extra: &[&str]) -> Daemon {
+        let mut args: Vec<String> = vec!["serve".into(), "--bind".into(), address.into()];
         args.push("--root".into());
         args.push(test.root().display().to_string());
         args.extend(extra.iter().map(|arg| arg.to_string()));
@@ -57,6 +62,8 @@ impl Daemon {
         let mut first = String::new();
         BufReader::new(stdout).read_line(&mut first).expect("read the daemon's URL");
         let url = first.trim().split('#').next().unwrap_or_default().trim_end_matches('/').to_string();
+        // A daemon bound to every interface is reached on loopback all the same.
+        let url = url.replace("http://0.0.0.0:", "http://127.0.0.1:");
         assert!(
             url.starts_with("http://127.0.0.1:"),
             "baton serve printed `{first}`; stderr: {}",
