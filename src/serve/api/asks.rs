@@ -17,7 +17,7 @@ use tokio::io::AsyncWriteExt;
 use crate::model::agent::{AgentStatus, PendingAsk};
 use crate::model::run_state::RunState;
 use crate::serve::api::runs::resume;
-use crate::serve::api::{ApiError, Shared, known_run};
+use crate::serve::api::{ApiError, Body, Shared, known_run};
 use crate::serve::supervisor::{ResumeOptions, shell_quote};
 use crate::store::lock::RunLock;
 use crate::transition::ask_timeout::deadline;
@@ -244,9 +244,7 @@ pub(super) async fn answer(
         let dir = agent.task_folder.join("asks").join(&ask_id);
         read_multipart(form, &ask, &dir).await?
     } else {
-        let Json(answer) = Json::<TextAnswer>::from_request(request, &())
-            .await
-            .map_err(|error| ApiError::bad_request(error.body_text()))?;
+        let Body(answer) = Body::<TextAnswer>::from_request(request, &()).await?;
         (answer.text, Vec::new())
     };
     if !files.is_empty() {

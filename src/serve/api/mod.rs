@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -132,6 +134,47 @@ impl From<StoreError> for ApiError {
             other => ApiError::internal(other.to_string()),
         }
     }
+}
+
+/// A JSON request body; a body that is not one (bad JSON, an unknown field, a
+/// missing one) is answered as every error is, `{"error": …}`.
+pub(crate) struct Body<T>(pub(crate) T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Body<T>, ApiError> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|error| ApiError::new(error.status(), error.body_text()))?;
+        parse_body(&bytes).map(Body)
+    }
+}
+
+/// A request body that may be left out (`{}` then).
+pub(crate) struct OptionalBody<T>(pub(crate) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<OptionalBody<T>, ApiError> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|error| ApiError::new(error.status(), error.body_text()))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalBody(T::default()));
+        }
+        parse_body(&bytes).map(OptionalBody)
+    }
+}
+
+fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("the request body is not what this call takes: {error}"),
+        )
+    })
 }
 
 /// A run id from a request: well formed (so it names a directory under

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::inspect::report::report as build_report;
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
-use crate::serve::api::{ApiError, App, Shared, known_run};
+use crate::serve::api::{ApiError, App, Body, OptionalBody, Shared, known_run};
 use crate::serve::supervisor::{ResumeOptions, bounds, command_line, resume_args, served_record, signal};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
@@ -150,7 +150,7 @@ fn new_run_id(app: &App, requested: Option<String>) -> Result<String, ApiError> 
 
 pub(super) async fn create(
     State(app): State<Shared>,
-    Json(request): Json<CreateRun>,
+    Body(request): Body<CreateRun>,
 ) -> Result<impl IntoResponse, ApiError> {
     let entry = app.registry.get(&request.workflow).ok_or_else(|| {
         ApiError::not_found(format!("no workflow `{}`; GET /api/v1/workflows lists them", request.workflow))
@@ -222,10 +222,9 @@ pub(super) struct Cancel {
 pub(super) async fn cancel(
     State(app): State<Shared>,
     Path(run_id): Path<String>,
-    body: Option<Json<Cancel>>,
+    OptionalBody(request): OptionalBody<Cancel>,
 ) -> Result<impl IntoResponse, ApiError> {
     known_run(&app.store, &run_id)?;
-    let Json(request) = body.unwrap_or_default();
     if let Some(agent) = request.agent {
         app.supervisor.send(&run_id, &json!({"cancel_agent": agent})).await.map_err(|error| {
             ApiError::conflict(format!(
@@ -255,10 +254,9 @@ pub(super) struct Resume {
 pub(super) async fn resume_run(
     State(app): State<Shared>,
     Path(run_id): Path<String>,
-    body: Option<Json<Resume>>,
+    OptionalBody(request): OptionalBody<Resume>,
 ) -> Result<impl IntoResponse, ApiError> {
     known_run(&app.store, &run_id)?;
-    let Json(request) = body.unwrap_or_default();
     check_bounds(request.budget, request.max_steps, request.time_limit.as_deref())?;
     let run = app.store.load(&run_id)?;
     let options = ResumeOptions {
@@ -311,7 +309,7 @@ pub(super) struct Rerun {
 pub(super) async fn rerun(
     State(app): State<Shared>,
     Path(run_id): Path<String>,
-    Json(request): Json<Rerun>,
+    Body(request): Body<Rerun>,
 ) -> Result<impl IntoResponse, ApiError> {
     known_run(&app.store, &run_id)?;
     check_bounds(request.budget, None, None)?;
