@@ -110,9 +110,21 @@ pub(crate) fn layout(diagram: &Diagram) -> Layout {
             }
         }
     };
+    // A node's loops (edges to itself) and their labels stand out to its right: room
+    // is kept for them, so a neighbour never covers a loop's label.
+    let mut loop_room: Vec<f64> = vec![0.0; diagram.nodes.len()];
+    let mut loops: BTreeMap<usize, usize> = BTreeMap::new();
+    for edge in diagram.edges.iter().filter(|edge| edge.from == edge.to) {
+        let Some(&node) = index.get(edge.from.as_str()) else { continue };
+        let nth = loops.entry(node).or_insert(0);
+        let reach = 46.0 + *nth as f64 * 36.0;
+        *nth += 1;
+        loop_room[node] = loop_room[node].max(reach * 0.75 + 8.0 + label_width(&edge.label));
+    }
+    let room = |node: usize| size(node).0 + loop_room[node];
     let row_widths: Vec<f64> = rows
         .iter()
-        .map(|row| row.iter().map(|&node| size(node).0).sum::<f64>() + GAP * row.len().saturating_sub(1) as f64)
+        .map(|row| row.iter().map(|&node| room(node)).sum::<f64>() + GAP * row.len().saturating_sub(1) as f64)
         .collect();
     let widest = row_widths.iter().copied().fold(0.0, f64::max);
     // Room on the right for the curves of edges that go back up.
@@ -124,7 +136,7 @@ pub(crate) fn layout(diagram: &Diagram) -> Layout {
         for &node in row {
             let (width, height) = size(node);
             nodes.insert(diagram.nodes[node].id.clone(), Placed { x: x + width / 2.0, y, width, height });
-            x += width + GAP;
+            x += room(node) + GAP;
         }
     }
     let width = MARGIN * 2.0 + widest + back_room;
@@ -183,4 +195,51 @@ fn cubic(p0: (f64, f64), p1: (f64, f64), p2: (f64, f64), p3: (f64, f64), t: f64)
 /// The width of an edge label's background (11.5px text).
 pub(crate) fn label_width(label: &str) -> f64 {
     label.chars().count() as f64 * 6.6 + 8.0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::diagram::{Edge, Node, Style};
+
+    fn node(id: &str, kind: NodeKind) -> Node {
+        Node { id: id.into(), name: id.into(), kind, file: None, visits: None, current: false }
+    }
+
+    fn edge(from: &str, to: &str, label: &str) -> Edge {
+        Edge { from: from.into(), to: to.into(), label: label.into(), style: Style::Solid }
+    }
+
+    /// Regression: in the page of a fork-and-join run the label of TICK's loop was
+    /// drawn under DONE, its neighbour in the row.
+    #[test]
+    fn a_loops_label_is_not_covered_by_the_next_node_in_the_row() {
+        let diagram = Diagram {
+            nodes: vec![
+                node("START", NodeKind::Script),
+                node("TICK", NodeKind::Script),
+                node("DONE", NodeKind::Script),
+            ],
+            edges: vec![
+                edge("START", "TICK", "fork [input]"),
+                edge("START", "DONE", "join"),
+                edge("TICK", "TICK", "goto [input]"),
+            ],
+            contents: BTreeMap::new(),
+            warnings: Vec::new(),
+        };
+        let placed = layout(&diagram);
+        let (tick, done) = (&placed.nodes["TICK"], &placed.nodes["DONE"]);
+        assert_eq!(tick.y, done.y, "one row");
+        let label = &placed.edges[2].label_at;
+        let label_right = label.0 + label_width("goto [input]") / 2.0;
+        assert!(
+            label_right < done.x - done.width / 2.0,
+            "label ends at {label_right}, DONE starts at {}",
+            done.x - done.width / 2.0
+        );
+        assert!(placed.width >= done.x + done.width / 2.0, "the picture holds every node");
+    }
 }

@@ -309,8 +309,10 @@
     let shown = "idle";
     if (states.includes("reconnecting")) shown = "reconnecting";
     else if (states.includes("live")) shown = "live";
+    else if (states.includes("connecting")) shown = "connecting";
     conn.dataset.state = shown;
-    conn.textContent = shown === "reconnecting" ? "reconnecting…" : shown === "live" ? "live" : "offline";
+    const words = { reconnecting: "reconnecting…", live: "live", connecting: "connecting…" };
+    conn.textContent = words[shown] || "offline";
   }
 
   /**
@@ -356,6 +358,7 @@
         this.setState("off");
         return;
       }
+      if (this.state !== "reconnecting" && this.state !== "live") this.setState("connecting");
       const headers = { Authorization: "Bearer " + current, Accept: "text/event-stream" };
       if (this.lastId !== null) headers["Last-Event-ID"] = this.lastId;
       let resync = null;
