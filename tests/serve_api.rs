@@ -588,3 +588,34 @@ fn allow_remote_serves_every_interface_and_still_needs_the_token() {
     );
     assert_eq!(own.status, 200, "the page served under that name may change things: {}", own.body);
 }
+
+/// Regression: two resumes at once started two children; the second lost to the
+/// run's lock, and the daemon forgot the first, so answers and cancels no longer
+/// reached the live run.
+#[test]
+fn two_resumes_at_once_start_one_child_and_the_run_stays_reachable() {
+    let test = Test::new()
+        .file("START.sh", &with_wait_for("wait_for go.flag\necho '<goto>ASK</goto>'\n"))
+        .file("ASK.sh", &emit(r#"<ask next="GOT">Again?</ask>"#))
+        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
+    let daemon = std::sync::Arc::new(Daemon::start(&test, &[]));
+    daemon.start_run("wf", json!({"run_id": "twice"}));
+    assert_eq!(daemon.post("/api/v1/runs/twice/cancel", &json!({})).status, 202);
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    daemon.wait_for_status("twice", "interrupted");
+    let racers: Vec<_> = (0..2)
+        .map(|_| {
+            let daemon = std::sync::Arc::clone(&daemon);
+            std::thread::spawn(move || daemon.post("/api/v1/runs/twice/resume", &json!({})).status)
+        })
+        .collect();
+    let mut statuses: Vec<u16> = racers.into_iter().map(|racer| racer.join().expect("a resume")).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [202, 409]);
+    daemon.wait_for_run("twice", "the ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let ask = daemon.get("/api/v1/runs/twice/asks").json()["asks"][0]["ask_id"].as_str().expect("ask").to_string();
+    let answered = daemon.post(&format!("/api/v1/runs/twice/asks/{ask}"), &json!({"text": "yes"}));
+    assert_eq!(answered.json()["delivered"], "live", "{}", answered.body);
+    let done = daemon.wait_for_status("twice", "completed");
+    assert_eq!(done["run"]["terminated"][0]["result"], "answer=yes");
+}

@@ -54,6 +54,15 @@ struct ChildHandle {
     exited: watch::Receiver<Option<i32>>,
 }
 
+/// A child just started: the process, its pid, and its exit code once it ends
+/// (`exit_sender` is for the task that waits for it).
+struct Spawned {
+    child: tokio::process::Child,
+    pid: u32,
+    exited: watch::Receiver<Option<i32>>,
+    exit_sender: watch::Sender<Option<i32>>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LaunchError {
     #[error("cannot start baton: {0}")]
@@ -62,6 +71,8 @@ pub(crate) enum LaunchError {
     Refused(String),
     #[error("the daemon is stopping")]
     Stopping,
+    #[error("this daemon drives run `{0}` already")]
+    Busy(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -169,12 +180,7 @@ impl Supervisor {
             .stderr(Stdio::from(log_err))
             .process_group(0)
             .kill_on_drop(false);
-        let mut child = command.spawn().map_err(LaunchError::Spawn)?;
-        let pid = child.id().unwrap_or_default();
-        let stdin = child.stdin.take();
-        let (exit_sender, exited) = watch::channel(None);
-        let handle = Arc::new(ChildHandle { pid, stdin: tokio::sync::Mutex::new(stdin), exited: exited.clone() });
-        self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(run_id.to_string(), handle);
+        let Spawned { mut child, pid, exited, exit_sender } = self.register(run_id, &mut command)?;
         let _ = self.changed.send(run_id.to_string());
         let changed = self.changed.clone();
         let waited_run = run_id.to_string();
@@ -187,6 +193,23 @@ impl Supervisor {
             let _ = changed.send(waited_run);
         });
         self.taken(run_id, pid, exited, &log_path, log_start).await
+    }
+
+    /// Spawn `command` as the one child driving `run_id`: checked and registered under
+    /// one lock, so two requests at once cannot both start one (the second would lose
+    /// to the run's lock and hide the first from answers and cancels).
+    fn register(&self, run_id: &str, command: &mut tokio::process::Command) -> Result<Spawned, LaunchError> {
+        let mut children = self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if children.get(run_id).is_some_and(|child| child.exited.borrow().is_none()) {
+            return Err(LaunchError::Busy(run_id.to_string()));
+        }
+        let mut child = command.spawn().map_err(LaunchError::Spawn)?;
+        let pid = child.id().unwrap_or_default();
+        let stdin = child.stdin.take();
+        let (exit_sender, exited) = watch::channel(None);
+        let handle = Arc::new(ChildHandle { pid, stdin: tokio::sync::Mutex::new(stdin), exited: exited.clone() });
+        children.insert(run_id.to_string(), handle);
+        Ok(Spawned { child, pid, exited, exit_sender })
     }
 
     /// Wait until the child `pid` drives run `run_id` (holds its lock) or has ended.

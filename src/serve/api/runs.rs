@@ -15,7 +15,7 @@ use crate::inspect::report::report as build_report;
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::serve::api::{ApiError, App, Body, OptionalBody, Shared, known_run};
-use crate::serve::supervisor::{ResumeOptions, bounds, command_line, resume_args, served_record, signal};
+use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record, signal};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
@@ -134,6 +134,16 @@ fn allowed_cwd(app: &App, cwd: &FilePath) -> Result<PathBuf, ApiError> {
     Ok(real)
 }
 
+/// A child that could not take its run, as an answer.
+fn launch_refused(error: LaunchError) -> ApiError {
+    match error {
+        LaunchError::Refused(_) => ApiError::bad_request(error.to_string()),
+        LaunchError::Busy(_) => ApiError::conflict(error.to_string()),
+        LaunchError::Stopping => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, error.to_string()),
+        LaunchError::Spawn(_) => ApiError::internal(error.to_string()),
+    }
+}
+
 /// The id for a new run: the one asked for, if it is well formed and free, else a fresh one.
 fn new_run_id(app: &App, requested: Option<String>) -> Result<String, ApiError> {
     match requested {
@@ -167,10 +177,7 @@ pub(super) async fn create(
     }
     bounds(&mut args, request.budget, request.max_steps, request.time_limit.as_deref());
     args.extend(["--on-ask".to_string(), "json".to_string(), "-q".to_string()]);
-    app.supervisor
-        .launch(&run_id, Some(entry.id.clone()), &args, &cwd)
-        .await
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    app.supervisor.launch(&run_id, Some(entry.id.clone()), &args, &cwd).await.map_err(launch_refused)?;
     let command = command_line(&args);
     Ok((StatusCode::CREATED, Json(json!({"run_id": run_id, "command": command}))))
 }
@@ -273,10 +280,7 @@ pub(super) async fn resume_run(
 pub(crate) async fn resume(app: &App, run: &RunState, options: &ResumeOptions) -> Result<Vec<String>, ApiError> {
     resumable(app, run)?;
     let args = resume_args(&run.run_id, options);
-    app.supervisor
-        .launch(&run.run_id, None, &args, &launch_cwd(app, run))
-        .await
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    app.supervisor.launch(&run.run_id, None, &args, &launch_cwd(app, run)).await.map_err(launch_refused)?;
     Ok(args)
 }
 
@@ -330,10 +334,7 @@ pub(super) async fn rerun(
     args.extend(["--on-ask".to_string(), "json".to_string(), "-q".to_string()]);
     let cwd = launch_cwd(&app, &run);
     let workflow_id = app.registry.id_of(&run.scope_dir);
-    app.supervisor
-        .launch(&new_id, workflow_id, &args, &cwd)
-        .await
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    app.supervisor.launch(&new_id, workflow_id, &args, &cwd).await.map_err(launch_refused)?;
     Ok((StatusCode::CREATED, Json(json!({"run_id": new_id, "command": command_line(&args)}))))
 }
 
