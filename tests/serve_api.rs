@@ -341,6 +341,11 @@ fn uploads_land_in_the_asks_folder_and_oversized_ones_are_refused() {
     assert!(saved.ends_with(format!("asks/{ask_id}/notes.txt")), "{}", saved.display());
     assert_eq!(std::fs::read_to_string(&saved).expect("uploaded file"), "hello");
     assert!(!saved.with_file_name("escape.txt").exists() && !saved.with_file_name("big.bin").exists());
+    let kept: Vec<String> = std::fs::read_dir(saved.parent().expect("the ask's folder"))
+        .expect("the ask's folder")
+        .filter_map(|entry| entry.ok().map(|entry| entry.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(kept, ["notes.txt"], "refused answers leave nothing behind");
 }
 
 #[test]

@@ -133,9 +133,23 @@ fn too_large(message: String) -> ApiError {
 
 /// Read a multipart answer: its `text` field, and its files saved under `dir`.
 async fn read_multipart(
+    form: Multipart,
+    ask: &PendingAsk,
+    dir: &FilePath,
+) -> Result<(String, Vec<(PathBuf, u64)>), ApiError> {
+    // Files are written beside, then moved in only when the whole answer is good:
+    // a refused answer leaves nothing behind.
+    let staging = dir.join(".staging");
+    let read = read_into(form, ask, dir, &staging).await;
+    let _ = tokio::fs::remove_dir_all(&staging).await;
+    read
+}
+
+async fn read_into(
     mut form: Multipart,
     ask: &PendingAsk,
     dir: &FilePath,
+    staging: &FilePath,
 ) -> Result<(String, Vec<(PathBuf, u64)>), ApiError> {
     let caps = caps(ask);
     let slots: Vec<String> = ask
@@ -146,7 +160,6 @@ async fn read_multipart(
         })
         .unwrap_or_default();
     let mode = ask.mode();
-    let staging = dir.join(".staging");
     let mut text = String::new();
     let mut saved: Vec<(String, u64)> = Vec::new();
     let mut total = 0u64;
@@ -169,7 +182,6 @@ async fn read_multipart(
             _ => false,
         };
         if !allowed {
-            let _ = tokio::fs::remove_dir_all(&staging).await;
             return Err(ApiError::bad_request(match mode {
                 "slots" => format!("`{field_name}` is none of this ask's upload slots: {}", slots.join(", ")),
                 "bucket" => format!("files go in the `files` field, not `{field_name}`"),
@@ -179,14 +191,12 @@ async fn read_multipart(
         let name = safe_file_name(field.file_name().unwrap_or(&field_name))?.to_string();
         let name = if mode == "slots" { field_name.clone() } else { name };
         if saved.len() == caps.files {
-            let _ = tokio::fs::remove_dir_all(&staging).await;
             return Err(too_large(format!("at most {} files may be uploaded to this ask", caps.files)));
         }
         if saved.iter().any(|(kept, _)| *kept == name) {
-            let _ = tokio::fs::remove_dir_all(&staging).await;
             return Err(ApiError::bad_request(format!("the file `{name}` was given twice")));
         }
-        tokio::fs::create_dir_all(&staging).await.map_err(|error| ApiError::internal(error.to_string()))?;
+        tokio::fs::create_dir_all(staging).await.map_err(|error| ApiError::internal(error.to_string()))?;
         let mut file = tokio::fs::File::create(staging.join(&name))
             .await
             .map_err(|error| ApiError::internal(error.to_string()))?;
@@ -196,7 +206,6 @@ async fn read_multipart(
             total += chunk.len() as u64;
             if size > caps.file_bytes || total > caps.total_bytes {
                 drop(file);
-                let _ = tokio::fs::remove_dir_all(&staging).await;
                 return Err(too_large(if size > caps.file_bytes {
                     format!("`{name}` is larger than {} bytes, the most one file may be", caps.file_bytes)
                 } else {
@@ -214,7 +223,6 @@ async fn read_multipart(
         tokio::fs::rename(staging.join(&name), &path).await.map_err(|error| ApiError::internal(error.to_string()))?;
         kept.push((path, size));
     }
-    let _ = tokio::fs::remove_dir_all(&staging).await;
     Ok((text, kept))
 }
 
