@@ -33,6 +33,10 @@ fn every_api_request_needs_the_token_and_the_page_does_not() {
     assert!(wrong.json()["error"].as_str().unwrap_or_default().starts_with("wrong token"), "{}", wrong.body);
     let not_bearer = daemon.get_with("/api/v1/runs", &[("Authorization", &daemon.token.clone())]);
     assert_eq!(not_bearer.status, 401);
+    let basic = daemon.get_with("/api/v1/runs", &[("Authorization", &format!("Basic {}", daemon.token))]);
+    assert_eq!(basic.status, 401);
+    let lower_case = daemon.get_with("/api/v1/runs", &[("Authorization", &format!("bearer {}", daemon.token))]);
+    assert_eq!(lower_case.status, 200, "the scheme's name is case-insensitive");
     let events = daemon.get_with("/api/v1/events", &[]);
     assert_eq!(events.status, 401, "event streams need the token too");
     let health = daemon.get("/api/v1/health");

@@ -65,7 +65,13 @@ impl Guard {
                 "this request needs the token: send `Authorization: Bearer TOKEN` (the token is in .baton/serve/token)",
             );
         };
-        let given = value.to_str().ok().and_then(|value| value.strip_prefix("Bearer ")).map(str::trim);
+        // The scheme's name is case-insensitive (RFC 9110 §11.1).
+        let given = value
+            .to_str()
+            .ok()
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
         match given {
             Some(given) if self.token.matches(given) => Ok(()),
             _ => Err("wrong token: use the one in .baton/serve/token (`baton serve --rotate-token` makes a new one)"),
