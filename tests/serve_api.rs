@@ -118,7 +118,12 @@ fn a_reachable_bind_address_needs_allow_remote() {
 fn workflows_are_listed_described_with_their_graph_and_rescanned() {
     let test = countdown()
         .write("review/START.sh", &emit("<result>ok</result>"))
-        .write("review/workflow.yaml", "id: review-loop\nname: Review loop\ninput:\n  mode: required\n  label: a PR\n")
+        .write(
+            "review/workflow.yaml",
+            "id: review-loop\nname: Review loop\ndescription: Plans, codes and reviews a PR.\n\
+             input:\n  mode: required\n  label: a PR\n  description: its URL\n\
+             working_directory: ../repo\nenvironment:\n  TOKEN: secret-value\n",
+        )
         .write("notes/readme.txt", "not a workflow");
     let packed = archive(&[("workflow.yaml", "id: packed\n"), ("START.sh", &emit("<result>from the zip</result>"))]);
     std::fs::write(test.root().join("packed.zip"), packed).expect("zip");
@@ -138,7 +143,11 @@ fn workflows_are_listed_described_with_their_graph_and_rescanned() {
     }
     let review = &workflows[1];
     assert_eq!(review["name"], "Review loop");
-    assert_eq!(review["input"], json!({"mode": "required", "label": "a PR"}));
+    assert_eq!(review["input"], json!({"mode": "required", "label": "a PR", "description": "its URL"}));
+    assert_eq!(review["description"], "Plans, codes and reviews a PR.");
+    assert_eq!(review["working_directory"], "../repo");
+    assert_eq!(review["environment"], json!(["TOKEN"]), "names only");
+    assert!(!listed.to_string().contains("secret-value"), "a manifest's values never leave the daemon");
     let described = daemon.get("/api/v1/workflows/wf").json();
     assert_eq!(described["states"], json!(["START.sh", "TICK.sh"]));
     let nodes = described["diagram"]["nodes"].as_array().expect("nodes");

@@ -24,11 +24,16 @@ use crate::workflow::zip_scope::is_zip_scope;
 pub(crate) struct WorkflowEntry {
     pub(crate) id: String,
     pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
     pub(crate) path: PathBuf,
     pub(crate) kind: &'static str,
     pub(crate) input: InputInfo,
     pub(crate) default_budget: Option<f64>,
     pub(crate) requires_human_input: &'static str,
+    /// Where its runs start (the manifest's `working_directory`), if it says.
+    pub(crate) working_directory: Option<String>,
+    /// The names of the variables its manifest sets for its runs (not their values).
+    pub(crate) environment: Vec<String>,
     pub(crate) lint: LintCounts,
     /// Why the manifest could not be read, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,6 +44,7 @@ pub(crate) struct WorkflowEntry {
 pub(crate) struct InputInfo {
     pub(crate) mode: &'static str,
     pub(crate) label: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -58,11 +64,14 @@ impl WorkflowEntry {
         WorkflowEntry {
             id: label.to_string(),
             name: None,
+            description: None,
             path: path.to_path_buf(),
             kind: "directory",
-            input: InputInfo { mode: "optional", label: None },
+            input: InputInfo { mode: "optional", label: None, description: None },
             default_budget: None,
             requires_human_input: "auto",
+            working_directory: None,
+            environment: Vec::new(),
             lint: LintCounts::default(),
             manifest_error: None,
         }
@@ -158,6 +167,7 @@ fn entry(path: &Path) -> Option<WorkflowEntry> {
             InputMode::None => "none",
         },
         label: manifest.as_ref().and_then(|manifest| manifest.input_label.clone()),
+        description: manifest.as_ref().and_then(|manifest| manifest.input_description.clone()),
     };
     let requires_human_input = match manifest.as_ref().map(|manifest| manifest.requires_human_input).unwrap_or_default()
     {
@@ -168,11 +178,17 @@ fn entry(path: &Path) -> Option<WorkflowEntry> {
     Some(WorkflowEntry {
         id,
         name: manifest.as_ref().and_then(|manifest| manifest.name.clone()),
+        description: manifest.as_ref().and_then(|manifest| manifest.description.clone()),
         path: path.to_path_buf(),
         kind,
         input,
         default_budget: manifest.as_ref().and_then(|manifest| manifest.default_budget),
         requires_human_input,
+        working_directory: manifest.as_ref().and_then(|manifest| manifest.working_directory.clone()),
+        environment: manifest
+            .as_ref()
+            .map(|manifest| manifest.environment.keys().cloned().collect())
+            .unwrap_or_default(),
         lint: lint_counts(path, file_name),
         manifest_error,
     })

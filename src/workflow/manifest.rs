@@ -41,8 +41,10 @@ pub(crate) enum HumanInput {
 pub(crate) struct Manifest {
     pub(crate) id: String,
     pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
     pub(crate) input_mode: InputMode,
     pub(crate) input_label: Option<String>,
+    pub(crate) input_description: Option<String>,
     pub(crate) default_budget: Option<f64>,
     pub(crate) working_directory: Option<String>,
     /// As written: `${VAR}` is replaced at launch (`environment_now`).
@@ -111,6 +113,9 @@ impl Manifest {
         if let Some(value) = key("name") {
             manifest.name = Some(text_of("name", value)?);
         }
+        if let Some(value) = key("description") {
+            manifest.description = Some(text_of("description", value)?);
+        }
         if let Some(Yaml::Hash(input)) = key("input") {
             if let Some(mode) = input.get(&Yaml::String("mode".into())) {
                 manifest.input_mode = match text_of("input.mode", mode)?.as_str() {
@@ -124,6 +129,9 @@ impl Manifest {
             }
             if let Some(label) = input.get(&Yaml::String("label".into())) {
                 manifest.input_label = Some(text_of("input.label", label)?);
+            }
+            if let Some(description) = input.get(&Yaml::String("description".into())) {
+                manifest.input_description = Some(text_of("input.description", description)?);
             }
         }
         if let Some(value) = key("default_budget") {

@@ -748,6 +748,7 @@
           lint.errors ? h("span", { class: "tag bad", text: plural(lint.errors, "lint error") }) : null,
           lint.warnings ? h("span", { class: "tag warn", text: plural(lint.warnings, "warning") }) : null,
           start),
+        workflow.description ? h("div", { class: "wf-description", text: workflow.description }) : null,
         h("div", { class: "wf-path mono muted", text: workflow.path || "" }));
         item.addEventListener("click", () => this.choose(workflow));
         return item;
@@ -813,7 +814,8 @@
         h("button", { type: "button", class: "link", text: "close", onclick: onClose })),
       mode === "none"
         ? h("p", { class: "note", text: "This workflow takes no input." })
-        : field("Input" + (mode === "required" ? " (required)" : " (optional)"), input),
+        : field("Input" + (mode === "required" ? " (required)" : " (optional)"), input,
+          workflow.input && workflow.input.description ? workflow.input.description : null),
       h("div", { class: "row3" }, field("Budget, USD", budget), field("Max steps", maxSteps), field("Time limit", timeLimit)),
       field("Run id", runId),
       error,
