@@ -637,3 +637,34 @@ fn two_resumes_at_once_start_one_child_and_the_run_stays_reachable() {
     let done = daemon.wait_for_status("twice", "completed");
     assert_eq!(done["run"]["terminated"][0]["result"], "answer=yes");
 }
+
+/// Upload slots (R3.29): each file goes in its slot's field, of a media type the
+/// slot takes; a bucket's `upload_mime` is kept to as well.
+#[test]
+fn slots_take_their_own_media_types() {
+    let test = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" upload_slots="report:application/pdf,shot:image/*">Files?</ask>"#))
+        .file("GOT.sh", &say("<result>$BATON_INPUT</result>"));
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "slots"}));
+    daemon.wait_for_run("slots", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    let ask = daemon.get("/api/v1/runs/slots/asks").json()["asks"][0].clone();
+    assert_eq!(ask["mode"], "slots");
+    assert_eq!(
+        ask["slots"],
+        json!([{"name": "report", "mime": ["application/pdf"]}, {"name": "shot", "mime": ["image/*"]}])
+    );
+    let path = format!("/api/v1/runs/slots/asks/{}", ask["ask_id"].as_str().expect("ask_id"));
+    let wrong = daemon.post_form_typed(&path, &[("text", "x")], &[("report", "r.txt", "text/plain", b"plain")]);
+    assert_eq!(wrong.status, 415, "{}", wrong.body);
+    assert_eq!(wrong.json()["error"], "`r.txt` is text/plain; this ask takes application/pdf");
+    let good = daemon.post_form_typed(
+        &path,
+        &[("text", "both")],
+        &[("report", "r.pdf", "application/pdf", b"%PDF-1.4"), ("shot", "s.png", "image/png", b"\x89PNG")],
+    );
+    assert_eq!(good.status, 202, "{}", good.body);
+    let done = daemon.wait_for_status("slots", "completed");
+    let result = done["run"]["terminated"][0]["result"].as_str().expect("result").to_string();
+    assert!(result.contains("/report (8 bytes)") && result.contains("/shot (4 bytes)"), "{result}");
+}

@@ -119,8 +119,22 @@ impl Daemon {
     }
 
     /// `POST path` with a `multipart/form-data` body: text fields, then files
-    /// (field name, file name, contents).
+    /// (field name, file name, contents), each `application/octet-stream`.
     pub(crate) fn post_form(&self, path: &str, fields: &[(&str, &str)], files: &[(&str, &str, &[u8])]) -> Reply {
+        let typed: Vec<(&str, &str, &str, &[u8])> = files
+            .iter()
+            .map(|(name, file_name, contents)| (*name, *file_name, "application/octet-stream", *contents))
+            .collect();
+        self.post_form_typed(path, fields, &typed)
+    }
+
+    /// [`post_form`] with each file's media type given.
+    pub(crate) fn post_form_typed(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        files: &[(&str, &str, &str, &[u8])],
+    ) -> Reply {
         let boundary = "----baton-test-boundary-7MA4YWxkTrZu0gW";
         let mut body: Vec<u8> = Vec::new();
         for (name, value) in fields {
@@ -128,11 +142,11 @@ impl Daemon {
                 format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").bytes(),
             );
         }
-        for (name, file_name, contents) in files {
+        for (name, file_name, content_type, contents) in files {
             body.extend(
                 format!(
                     "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{file_name}\"\r\n\
-                     Content-Type: application/octet-stream\r\n\r\n"
+                     Content-Type: {content_type}\r\n\r\n"
                 )
                 .bytes(),
             );

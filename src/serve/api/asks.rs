@@ -28,27 +28,15 @@ pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 pub(crate) const MAX_TOTAL_BYTES: u64 = 25 * 1024 * 1024;
 
 fn ask_entry(run_id: &str, agent_id: &str, ask: &PendingAsk) -> Value {
-    let attribute = |name: &str| ask.files.get(name).map(|value| value.trim().to_string());
-    let list = |name: &str| -> Vec<String> {
-        attribute(name)
-            .map(|value| value.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_string).collect())
-            .unwrap_or_default()
-    };
-    let slots: Vec<Value> = list("upload_slots")
-        .iter()
-        .map(|slot| {
-            let (name, mime) = slot.split_once(':').unwrap_or((slot, ""));
-            let mime: Vec<&str> = mime.split('|').map(str::trim).filter(|mime| !mime.is_empty()).collect();
-            json!({"name": name.trim(), "mime": mime})
-        })
-        .collect();
+    let slots: Vec<Value> = slots(ask).into_iter().map(|(name, mime)| json!({"name": name, "mime": mime})).collect();
+    // What the daemon takes: the ask's caps, within its own.
     let bucket = (ask.mode() == "bucket").then(|| {
-        let number = |name: &str| attribute(name).and_then(|value| value.parse::<u64>().ok());
+        let caps = caps(ask);
         json!({
-            "max_count": number("upload_max_count").unwrap_or(MAX_FILES as u64),
-            "max_size": number("upload_max_size").unwrap_or(MAX_FILE_BYTES),
-            "max_total_size": number("upload_max_total_size").unwrap_or(MAX_TOTAL_BYTES),
-            "mime": list("upload_mime"),
+            "max_count": caps.files,
+            "max_size": caps.file_bytes,
+            "max_total_size": caps.total_bytes,
+            "mime": list_attribute(ask, "upload_mime"),
         })
     });
     json!({
@@ -121,7 +109,8 @@ struct Caps {
 fn caps(ask: &PendingAsk) -> Caps {
     let number = |name: &str| ask.files.get(name).and_then(|value| value.trim().parse::<u64>().ok());
     Caps {
-        files: number("upload_max_count").map_or(MAX_FILES, |count| usize::try_from(count).unwrap_or(MAX_FILES)),
+        files: number("upload_max_count")
+            .map_or(MAX_FILES, |count| usize::try_from(count).unwrap_or(MAX_FILES).min(MAX_FILES)),
         file_bytes: number("upload_max_size").unwrap_or(MAX_FILE_BYTES).min(MAX_FILE_BYTES),
         total_bytes: number("upload_max_total_size").unwrap_or(MAX_TOTAL_BYTES).min(MAX_TOTAL_BYTES),
     }
@@ -129,6 +118,45 @@ fn caps(ask: &PendingAsk) -> Caps {
 
 fn too_large(message: String) -> ApiError {
     ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message)
+}
+
+/// A comma-separated attribute of `ask`, its items trimmed and lower-cased.
+fn list_attribute(ask: &PendingAsk, name: &str) -> Vec<String> {
+    ask.files
+        .get(name)
+        .map(|value| {
+            value.split(',').map(|item| item.trim().to_ascii_lowercase()).filter(|item| !item.is_empty()).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The ask's upload slots (`name[:mime|mime]`, R3.29): each name and its media types.
+fn slots(ask: &PendingAsk) -> Vec<(String, Vec<String>)> {
+    let Some(slots) = ask.files.get("upload_slots") else { return Vec::new() };
+    slots
+        .split(',')
+        .map(str::trim)
+        .filter(|slot| !slot.is_empty())
+        .map(|slot| {
+            let (name, types) = slot.split_once(':').unwrap_or((slot, ""));
+            let types =
+                types.split('|').map(|kind| kind.trim().to_ascii_lowercase()).filter(|kind| !kind.is_empty()).collect();
+            (name.trim().to_string(), types)
+        })
+        .collect()
+}
+
+/// Whether a part of `content_type` may be uploaded where `allowed` media types are
+/// taken (none listed: any). `image/*` takes every image type.
+fn type_allowed(content_type: &str, allowed: &[String]) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    allowed.iter().any(|kind| match kind.strip_suffix("/*") {
+        Some(family) => essence.split('/').next() == Some(family),
+        None => *kind == essence,
+    })
 }
 
 /// Read a multipart answer: its `text` field, and its files saved under `dir`.
@@ -152,13 +180,9 @@ async fn read_into(
     staging: &FilePath,
 ) -> Result<(String, Vec<(PathBuf, u64)>), ApiError> {
     let caps = caps(ask);
-    let slots: Vec<String> = ask
-        .files
-        .get("upload_slots")
-        .map(|slots| {
-            slots.split(',').map(|slot| slot.split(':').next().unwrap_or_default().trim().to_string()).collect()
-        })
-        .unwrap_or_default();
+    let slots = slots(ask);
+    let slot_names: Vec<&str> = slots.iter().map(|(name, _)| name.as_str()).collect();
+    let bucket_mime = list_attribute(ask, "upload_mime");
     let mode = ask.mode();
     let mut text = String::new();
     let mut saved: Vec<(String, u64)> = Vec::new();
@@ -176,19 +200,26 @@ async fn read_into(
             text = field.text().await.map_err(failed)?;
             continue;
         }
-        let allowed = match mode {
-            "slots" => slots.contains(&field_name),
-            "bucket" => field_name == "files",
-            _ => false,
+        let allowed_types = match mode {
+            "slots" => slots.iter().find(|(name, _)| *name == field_name).map(|(_, types)| types),
+            "bucket" if field_name == "files" => Some(&bucket_mime),
+            _ => None,
         };
-        if !allowed {
+        let Some(allowed_types) = allowed_types else {
             return Err(ApiError::bad_request(match mode {
-                "slots" => format!("`{field_name}` is none of this ask's upload slots: {}", slots.join(", ")),
+                "slots" => format!("`{field_name}` is none of this ask's upload slots: {}", slot_names.join(", ")),
                 "bucket" => format!("files go in the `files` field, not `{field_name}`"),
                 _ => "this ask takes a text answer, no files".to_string(),
             }));
-        }
+        };
         let name = safe_file_name(field.file_name().unwrap_or(&field_name))?.to_string();
+        let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
+        if !type_allowed(&content_type, allowed_types) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("`{name}` is {content_type}; this ask takes {}", allowed_types.join(", ")),
+            ));
+        }
         let name = if mode == "slots" { field_name.clone() } else { name };
         if saved.len() == caps.files {
             return Err(too_large(format!("at most {} files may be uploaded to this ask", caps.files)));
@@ -315,6 +346,17 @@ pub(super) async fn display_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn media_types_are_matched_by_essence_and_family() {
+        let allowed = vec!["application/pdf".to_string(), "image/*".to_string()];
+        assert!(type_allowed("application/pdf", &allowed));
+        assert!(type_allowed("Application/PDF; name=x", &allowed));
+        assert!(type_allowed("image/png", &allowed));
+        assert!(!type_allowed("text/plain", &allowed));
+        assert!(!type_allowed("imagex/png", &allowed));
+        assert!(type_allowed("text/plain", &[]), "no list takes anything");
+    }
 
     #[test]
     fn file_names_that_could_be_paths_are_refused() {
