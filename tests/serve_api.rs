@@ -224,6 +224,13 @@ fn a_run_goes_from_start_to_steps_report_rerun_and_delete() {
     assert_eq!(rerun.json()["command"], format!("baton rerun first --from {from} --run-id again --input 1"));
     let again = daemon.wait_for_status("again", "completed");
     assert_eq!(again["run"]["steps_completed"], 3, "the taken-over step and two new ticks");
+    let order: Vec<String> = daemon.get("/api/v1/runs").json()["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|run| run["run_id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(order, ["again", "first"], "newest first");
     let resumed = daemon.post("/api/v1/runs/first/resume", &json!({}));
     assert_eq!(resumed.status, 409, "a completed run is not resumed: {}", resumed.body);
     assert_eq!(daemon.delete("/api/v1/runs/first").status, 204);

@@ -153,7 +153,7 @@ pub(crate) struct ListArguments {
     #[arg(long)]
     pub(crate) json: bool,
     /// Only runs with this status: running, completed, failed, paused, interrupted or asking.
-    #[arg(long, value_name = "STATUS", value_parser = crate::cli::list_command::parse_status)]
+    #[arg(long, value_name = "STATUS", value_parser = crate::model::run_state::RunStatus::parse)]
     pub(crate) status: Option<crate::model::run_state::RunStatus>,
     /// Only runs created within this long (`90m`, `2h`, `7d`).
     #[arg(long, value_name = "AGE")]

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use super::CliError;
 use super::arguments::GcArguments;
-use super::list_command::runs_in_order;
 use crate::model::run_state::{RunState, RunStatus};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
@@ -29,7 +28,8 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
         (None, None) => Some(DEFAULT_AGE),
     };
     let now = jiff::Timestamp::now();
-    let finished: Vec<(String, RunState)> = runs_in_order(store)
+    let finished: Vec<(String, RunState)> = store
+        .list_in_order()
         .into_iter()
         .filter_map(|(id, run)| {
             let run = run.ok()?;

@@ -8,18 +8,10 @@ use serde::Serialize;
 
 use super::CliError;
 use super::arguments::ListArguments;
-use crate::model::run_state::{RunState, RunStatus};
+use crate::model::run_state::RunState;
 use crate::store::lock::RunLock;
 use crate::store::runs::{RunStore, StoreError};
 use crate::text::duration::parse_duration;
-
-/// `--status`: one of the run statuses, by its name.
-pub(crate) fn parse_status(text: &str) -> Result<RunStatus, String> {
-    RunStatus::ALL.into_iter().find(|status| status.as_str() == text).ok_or_else(|| {
-        let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
-        format!("expected one of {}", names.join(", "))
-    })
-}
 
 /// One run as `--json` lists it.
 #[derive(Serialize)]
@@ -36,17 +28,6 @@ struct JsonRun {
     workflow: Option<String>,
     /// The run's error, or why its state cannot be read.
     error: Option<String>,
-}
-
-/// The runs of `store`, readable ones oldest first (ties by id), unreadable ones
-/// after them by id.
-pub(crate) fn runs_in_order(store: &RunStore) -> Vec<(String, Result<RunState, StoreError>)> {
-    let (mut readable, unreadable): (Vec<_>, Vec<_>) = store.list().into_iter().partition(|(_, run)| run.is_ok());
-    readable.sort_by(|(a_id, a), (b_id, b)| {
-        let created = |run: &Result<RunState, _>| run.as_ref().map(|run| run.created_at.clone()).unwrap_or_default();
-        created(a).cmp(&created(b)).then_with(|| a_id.cmp(b_id))
-    });
-    readable.into_iter().chain(unreadable).collect()
 }
 
 pub(crate) fn list(store: &RunStore, arguments: &ListArguments) -> Result<i32, CliError> {
@@ -70,7 +51,7 @@ pub(crate) fn list(store: &RunStore, arguments: &ListArguments) -> Result<i32, C
         });
         status && recent
     };
-    let runs: Vec<_> = runs_in_order(store).into_iter().filter(|(_, run)| wanted(run)).collect();
+    let runs: Vec<_> = store.list_in_order().into_iter().filter(|(_, run)| wanted(run)).collect();
     let mut stdout = std::io::stdout().lock();
     if arguments.json {
         let listed: Vec<JsonRun> = runs.iter().map(|(id, run)| json_run(store, id, run)).collect();

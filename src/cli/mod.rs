@@ -11,7 +11,7 @@ mod execute;
 mod gc_command;
 mod init_config_command;
 mod lint_command;
-pub(crate) mod list_command;
+mod list_command;
 mod logs_command;
 mod new_command;
 mod raymond_form;

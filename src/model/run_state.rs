@@ -69,6 +69,14 @@ impl RunStatus {
             RunStatus::Asking => "asking",
         }
     }
+
+    /// The status named `text`, or what the names are.
+    pub(crate) fn parse(text: &str) -> Result<RunStatus, String> {
+        RunStatus::ALL.into_iter().find(|status| status.as_str() == text).ok_or_else(|| {
+            let names: Vec<&str> = RunStatus::ALL.iter().map(|status| status.as_str()).collect();
+            format!("expected one of {}", names.join(", "))
+        })
+    }
 }
 
 impl fmt::Display for RunStatus {

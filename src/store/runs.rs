@@ -241,6 +241,18 @@ impl RunStore {
             })
             .collect()
     }
+
+    /// The runs, readable ones oldest first (ties by id), unreadable ones after
+    /// them by id.
+    pub(crate) fn list_in_order(&self) -> Vec<(String, Result<RunState, StoreError>)> {
+        let (mut readable, unreadable): (Vec<_>, Vec<_>) = self.list().into_iter().partition(|(_, run)| run.is_ok());
+        readable.sort_by(|(a_id, a), (b_id, b)| {
+            let created =
+                |run: &Result<RunState, _>| run.as_ref().map(|run| run.created_at.clone()).unwrap_or_default();
+            created(a).cmp(&created(b)).then_with(|| a_id.cmp(b_id))
+        });
+        readable.into_iter().chain(unreadable).collect()
+    }
 }
 
 /// Snapshot + journal replay for the run directory `run_dir`.

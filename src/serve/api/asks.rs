@@ -74,7 +74,7 @@ pub(super) async fn list_for_run(
 }
 
 pub(super) async fn list_all(State(app): State<Shared>) -> Json<Value> {
-    let runs = tokio::task::block_in_place(|| crate::cli::list_command::runs_in_order(&app.store));
+    let runs = tokio::task::block_in_place(|| app.store.list_in_order());
     let asks: Vec<Value> = runs.into_iter().filter_map(|(_, run)| run.ok()).flat_map(|run| asks_of(&run)).collect();
     Json(json!({"asks": asks}))
 }

@@ -54,7 +54,7 @@ pub(super) struct ListQuery {
 
 pub(super) async fn list(State(app): State<Shared>, Query(query): Query<ListQuery>) -> Result<Json<Value>, ApiError> {
     let status = match &query.status {
-        Some(text) => Some(crate::cli::list_command::parse_status(text).map_err(ApiError::bad_request)?),
+        Some(text) => Some(RunStatus::parse(text).map_err(ApiError::bad_request)?),
         None => None,
     };
     let since = match &query.since {
@@ -63,9 +63,10 @@ pub(super) async fn list(State(app): State<Shared>, Query(query): Query<ListQuer
         })?),
         None => None,
     };
-    let runs = tokio::task::block_in_place(|| crate::cli::list_command::runs_in_order(&app.store));
+    let runs = tokio::task::block_in_place(|| app.store.list_in_order());
     let mut listed = Vec::new();
-    for (_, loaded) in runs {
+    // Newest first: the runs a person looks for are the recent ones.
+    for (_, loaded) in runs.into_iter().rev() {
         let Ok(run) = loaded else { continue };
         if status.is_some_and(|status| run.status != status) {
             continue;
