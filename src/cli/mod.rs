@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-pub(crate) use arguments::{Arguments, Command, ResumeArguments, ServeArguments};
+pub(crate) use arguments::{Arguments, Command, ResumeArguments};
 pub(crate) use error::CliError;
 
 use crate::cli::config::Config;
@@ -147,7 +147,14 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
         Command::Serve(serve) => {
             init_tracing(false);
             let (cwd, store) = project()?;
-            runtime()?.block_on(crate::serve::serve(cwd, store, serve))
+            let options = crate::serve::ServeOptions {
+                bind: serve.bind,
+                allow_remote: serve.allow_remote,
+                roots: serve.root,
+                open: serve.open,
+                rotate_token: serve.rotate_token,
+            };
+            Ok(runtime()?.block_on(crate::serve::serve(cwd, store, options))?)
         }
         // `baton answer RUN TEXT` is `baton resume RUN --input TEXT`.
         Command::Answer(answer) => resume_run(project()?.1, answer.into_resume()),

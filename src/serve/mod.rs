@@ -32,7 +32,6 @@ use tokio::sync::watch;
 
 pub(crate) use error::ServeError;
 
-use crate::cli::{CliError, ServeArguments};
 use crate::exit_code;
 use crate::serve::api::App;
 use crate::serve::guard::Guard;
@@ -41,11 +40,21 @@ use crate::serve::supervisor::Supervisor;
 use crate::serve::token::Token;
 use crate::store::runs::RunStore;
 
-pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeArguments) -> Result<i32, CliError> {
+/// How `baton serve` was asked to serve (its command line).
+pub(crate) struct ServeOptions {
+    pub(crate) bind: std::net::SocketAddr,
+    pub(crate) allow_remote: bool,
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) open: bool,
+    pub(crate) rotate_token: bool,
+}
+
+/// Serve until stopped; the exit code.
+pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions) -> Result<i32, ServeError> {
     if !arguments.bind.ip().is_loopback() && !arguments.allow_remote {
-        return Err(ServeError::RemoteBind { addr: arguments.bind }.into());
+        return Err(ServeError::RemoteBind { addr: arguments.bind });
     }
-    let roots = roots(&cwd, &arguments.root)?;
+    let roots = roots(&cwd, &arguments.roots)?;
     // Before anyone can know the address: a stop that comes right after it is printed
     // must find the handlers in place, or the signal's default would kill the daemon
     // with its children unstopped.
