@@ -27,6 +27,38 @@ fn answer(child: &mut Child, ask_id: &str, text: &str) {
     send(child, &json!({"answer": {"ask_id": ask_id, "text": text}}).to_string());
 }
 
+/// Main asks `First?` while the worker it forked asks `Second?`; each answer is
+/// its agent's result.
+fn two_asks() -> Test {
+    Test::new()
+        .file("START.sh", &emit(r#"<fork next="ASK1">ASK2</fork>"#))
+        .file("ASK1.sh", &emit(r#"<ask next="GOT1">First?</ask>"#))
+        .file("ASK2.sh", &emit(r#"<ask next="GOT2">Second?</ask>"#))
+        .file("GOT1.sh", &say("<result>first=$BATON_INPUT</result>"))
+        .file("GOT2.sh", &say("<result>second=$BATON_INPUT</result>"))
+}
+
+/// Main forks a worker running `worker` (W.sh), then asks `Q?` (ASK.sh); the
+/// answer is its result (GOT.sh).
+fn worker_beside_an_ask(worker: &str) -> Test {
+    Test::new()
+        .file("START.sh", &emit(r#"<fork next="ASK">W</fork>"#))
+        .file("W.sh", worker)
+        .file("ASK.sh", &emit(r#"<ask next="GOT">Q?</ask>"#))
+        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"))
+}
+
+/// Main's ask still waits after all that happened: answer it with `text`, and the
+/// run completes with `result` on stdout.
+#[track_caller]
+fn answer_main_last(test: &Test, mut child: Child, ask: &Value, text: &str, result: &str) -> Finished {
+    assert_eq!(agent_state(test, "main")["status"], "asking", "main's ask still waits");
+    answer(&mut child, ask_id(ask), text);
+    let finished = finish(child);
+    finished.completed_with(result);
+    finished
+}
+
 fn cancel(child: &mut Child, agent_id: &str) {
     send(child, &json!({"cancel_agent": agent_id}).to_string());
 }
@@ -129,12 +161,7 @@ fn an_ask_is_answered_by_its_id_while_another_agent_keeps_running() {
 
 #[test]
 fn two_asks_are_answered_in_the_reverse_order() {
-    let test = Test::new()
-        .file("START.sh", &emit(r#"<fork next="ASK1">ASK2</fork>"#))
-        .file("ASK1.sh", &emit(r#"<ask next="GOT1">First?</ask>"#))
-        .file("ASK2.sh", &emit(r#"<ask next="GOT2">Second?</ask>"#))
-        .file("GOT1.sh", &say("<result>first=$BATON_INPUT</result>"))
-        .file("GOT2.sh", &say("<result>second=$BATON_INPUT</result>"));
+    let test = two_asks();
     let mut child = start(&test);
     let first = asked(&test, "First?");
     let second = asked(&test, "Second?");
@@ -143,9 +170,7 @@ fn two_asks_are_answered_in_the_reverse_order() {
     let terminated =
         test.wait_for_event(RUN, |event| event["type"] == "AgentTerminated" && event["agent_id"] == worker.as_str());
     assert_eq!(terminated["result"], "second=two");
-    assert_eq!(agent_state(&test, "main")["status"], "asking", "the first ask still waits");
-    answer(&mut child, ask_id(&first), "one");
-    finish(child).completed_with("first=one\n");
+    answer_main_last(&test, child, &first, "one", "first=one\n");
 }
 
 /// A cancelled worker finishes the step it is running — its outcome is committed —
@@ -190,11 +215,7 @@ fn a_cancelled_worker_finishes_its_step_pauses_and_resume_completes_it() {
 /// state that asked again.
 #[test]
 fn a_cancelled_asking_agent_pauses_at_once_and_its_ask_is_dropped() {
-    let test = Test::new()
-        .file("START.sh", &emit(r#"<fork next="ASK">W</fork>"#))
-        .file("W.sh", &with_wait_for("wait_for go.flag\necho '<result>w</result>'\n"))
-        .file("ASK.sh", &emit(r#"<ask next="GOT">Q?</ask>"#))
-        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
+    let test = worker_beside_an_ask(&with_wait_for("wait_for go.flag\necho '<result>w</result>'\n"));
     let mut child = start(&test);
     let ask = asked(&test, "Q?");
     cancel(&mut child, "main");
@@ -222,11 +243,7 @@ fn a_cancelled_asking_agent_pauses_at_once_and_its_ask_is_dropped() {
 
 #[test]
 fn lines_that_do_nothing_are_traced_with_the_reason_and_change_nothing() {
-    let test = Test::new()
-        .file("START.sh", &emit(r#"<fork next="ASK">W</fork>"#))
-        .file("W.sh", &emit("<result>w</result>"))
-        .file("ASK.sh", &emit(r#"<ask next="GOT">Q?</ask>"#))
-        .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
+    let test = worker_beside_an_ask(&emit("<result>w</result>"));
     let mut child = start(&test);
     let ask = asked(&test, "Q?");
     test.wait_for_event(RUN, |event| event["type"] == "AgentTerminated" && event["agent_id"] == "main_w1");
@@ -265,9 +282,7 @@ fn lines_that_do_nothing_are_traced_with_the_reason_and_change_nothing() {
         ]
     );
     assert_eq!(of_type(&events, "AgentPaused").count(), 0);
-    assert_eq!(agent_state(&test, "main")["status"], "asking", "the ask still waits");
-    answer(&mut child, ask_id(&ask), "ok");
-    finish(child).completed_with("answer=ok\n");
+    answer_main_last(&test, child, &ask, "ok", "answer=ok\n");
 }
 
 /// A supervisor that goes away leaves no run waiting for it: the asks that wait stop
@@ -321,17 +336,14 @@ fn the_second_waiting_ask_times_out_while_the_first_still_waits() {
         .file("GOT1.sh", &say("<result>first=$BATON_INPUT</result>"))
         .file("GOT2.sh", &say("<result>second=$BATON_INPUT</result>"))
         .file("LATE.sh", &say("<result>late [$BATON_INPUT]</result>"));
-    let mut child = start(&test);
+    let child = start(&test);
     let first = asked(&test, "First?");
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     asked(&test, "Second?");
     let terminated =
         test.wait_for_event(RUN, |event| event["type"] == "AgentTerminated" && event["agent_id"] == "main_w1");
     assert_eq!(terminated["result"], "late []");
-    assert_eq!(agent_state(&test, "main")["status"], "asking", "the first ask still waits");
-    answer(&mut child, ask_id(&first), "one");
-    let finished = finish(child);
-    finished.completed_with("first=one\n");
+    let finished = answer_main_last(&test, child, &first, "one", "first=one\n");
     assert!(!finished.stderr.contains("still waiting"), "no countdown: {}", finished.stderr);
 }
 
@@ -356,12 +368,7 @@ fn a_resume_in_json_mode_asks_again_and_takes_the_answer_on_stdin() {
 /// `--ask ID --input TEXT` answers one ask first; the others wait on stdin.
 #[test]
 fn a_resume_answers_its_input_first_then_waits_on_stdin_for_the_others() {
-    let test = Test::new()
-        .file("START.sh", &emit(r#"<fork next="ASK1">ASK2</fork>"#))
-        .file("ASK1.sh", &emit(r#"<ask next="GOT1">First?</ask>"#))
-        .file("ASK2.sh", &emit(r#"<ask next="GOT2">Second?</ask>"#))
-        .file("GOT1.sh", &say("<result>first=$BATON_INPUT</result>"))
-        .file("GOT2.sh", &say("<result>second=$BATON_INPUT</result>"));
+    let test = two_asks();
     stop_to_ask(&test);
     let first = asked(&test, "First?");
     let second = asked(&test, "Second?");

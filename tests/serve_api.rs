@@ -335,8 +335,7 @@ fn uploads_land_in_the_asks_folder_and_oversized_ones_are_refused() {
     let test = asking();
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "up"}));
-    daemon.wait_for_run("up", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
-    let ask_id = daemon.get("/api/v1/runs/up/asks").json()["asks"][0]["ask_id"].as_str().expect("ask").to_string();
+    let ask_id = daemon.first_ask("up")["ask_id"].as_str().expect("ask").to_string();
     let path = format!("/api/v1/runs/up/asks/{ask_id}");
     let big = vec![b'x'; 101];
     let oversized = daemon.post_form(&path, &[("text", "here")], &[("files", "big.bin", &big)]);
@@ -538,8 +537,7 @@ fn an_asks_display_files_are_downloaded_by_name_and_nothing_else_is() {
         .file("GOT.sh", &say("<result>answer=$BATON_INPUT</result>"));
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "show"}));
-    daemon.wait_for_run("show", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
-    let ask = daemon.get("/api/v1/runs/show/asks").json()["asks"][0].clone();
+    let ask = daemon.first_ask("show");
     assert_eq!(ask["mode"], "display");
     assert_eq!(
         ask["display_files"],
@@ -568,7 +566,7 @@ fn baton_answer_at_a_terminal_reaches_a_run_the_daemon_drives() {
     let test = asking();
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "handed"}));
-    daemon.wait_for_run("handed", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
+    daemon.first_ask("handed");
     let address = std::fs::read_to_string(test.root().join(".baton/serve/address")).expect("address file");
     assert_eq!(address.trim(), daemon.url);
     let answered =
@@ -654,8 +652,7 @@ fn slots_take_their_own_media_types() {
         .file("GOT.sh", &say("<result>$BATON_INPUT</result>"));
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "slots"}));
-    daemon.wait_for_run("slots", "an ask", |run| run["run"]["agents"][0]["status"] == "asking");
-    let ask = daemon.get("/api/v1/runs/slots/asks").json()["asks"][0].clone();
+    let ask = daemon.first_ask("slots");
     assert_eq!(ask["mode"], "slots");
     assert_eq!(
         ask["slots"],

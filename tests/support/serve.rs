@@ -194,6 +194,15 @@ impl Daemon {
         }
     }
 
+    /// Wait until an agent of run `run_id` asks; the first waiting ask
+    /// (`GET …/asks`).
+    pub(crate) fn first_ask(&self, run_id: &str) -> Value {
+        self.wait_for_run(run_id, "an ask", |run| {
+            run["run"]["agents"].as_array().into_iter().flatten().any(|agent| agent["status"] == "asking")
+        });
+        self.get(&format!("/api/v1/runs/{run_id}/asks")).json()["asks"][0].clone()
+    }
+
     /// Wait until run `run_id` has `status` and no process drives it.
     pub(crate) fn wait_for_status(&self, run_id: &str, status: &str) -> Value {
         self.wait_for_run(run_id, &format!("status {status}"), |value| {
