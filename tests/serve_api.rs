@@ -207,7 +207,7 @@ fn a_run_goes_from_start_to_steps_report_rerun_and_delete() {
     assert_eq!(step["transition"]["attributes"]["input"], "1");
     let unknown_step = daemon.get("/api/v1/runs/first/steps/main/9");
     assert_eq!(unknown_step.status, 404);
-    assert!(unknown_step.body.contains("agent `main` has steps 1..=4"), "{}", unknown_step.body);
+    assert_eq!(unknown_step.json()["error"], "run `first` has no step 9 of agent `main`: its steps are 1 to 4");
     let report = daemon.get("/api/v1/runs/first/report").json();
     assert_eq!(report["run_id"], "first");
     assert_eq!(report["totals"]["steps"], 4, "{report}");

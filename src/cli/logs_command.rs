@@ -98,15 +98,7 @@ fn show_step(run_id: &str, path: &Path, arguments: &LogsArguments, step: u64, co
         collector.add(line);
     }
     if !collector.found() {
-        let valid = match (collector.steps().first(), collector.steps().last()) {
-            (Some(first), Some(last)) if first == last => format!("its only step is {first}"),
-            (Some(first), Some(last)) => format!("its steps are {first} to {last}"),
-            _ if collector.agents().is_empty() => "the trace has no steps".to_string(),
-            _ => {
-                let known = collector.agents().iter().map(String::as_str).collect::<Vec<_>>().join(", ");
-                format!("the run has no such agent; its agents are: {known} (pick one with --agent)")
-            }
-        };
+        let valid = collector.what_exists(" (pick one with --agent)");
         return Err(CliError::NoSuchStep { run_id: run_id.to_string(), agent: agent.to_string(), step, valid });
     }
     let text = if arguments.raw {

@@ -84,13 +84,18 @@ impl StepCollector {
         self.steps.contains(&self.step)
     }
 
-    /// The steps the agent started (empty when the trace never names it).
-    pub(crate) fn steps(&self) -> &BTreeSet<u64> {
-        &self.steps
-    }
-
-    pub(crate) fn agents(&self) -> &BTreeSet<String> {
-        &self.agents
+    /// For a step the trace does not hold: the steps the agent has, or the agents
+    /// the run has (then `how_to_pick` says how to name another).
+    pub(crate) fn what_exists(&self, how_to_pick: &str) -> String {
+        match (self.steps.first(), self.steps.last()) {
+            (Some(first), Some(last)) if first == last => format!("its only step is {first}"),
+            (Some(first), Some(last)) => format!("its steps are {first} to {last}"),
+            _ if self.agents.is_empty() => "the trace has no steps".to_string(),
+            _ => {
+                let known = self.agents.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+                format!("the run has no such agent; its agents are: {known}{how_to_pick}")
+            }
+        }
     }
 
     /// The step's events, in trace order.
@@ -333,24 +338,31 @@ impl Transcript {
         let failed = item.get("is_error").and_then(Value::as_bool).unwrap_or(false);
         let marker = if failed { " (error)" } else { "" };
         let _ = writeln!(out, "    result of {name}{marker}");
-        let body = match item.get("content") {
-            Some(Value::String(body)) => body.clone(),
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .map(|block| match block.get("text").and_then(Value::as_str) {
-                    Some(text) => text.to_string(),
-                    None => format!("[{}]", block.get("type").and_then(Value::as_str).unwrap_or("block")),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            Some(other) if !other.is_null() => other.to_string(),
-            _ => String::new(),
-        };
+        let body = tool_result_text(item);
         out.push_str(&indent(&first_lines(&body, TOOL_LINES, TOOL_LINE_WIDTH), 6));
     }
 }
 
-fn content(object: &Value) -> impl Iterator<Item = &Value> {
+/// What a `tool_result` content item says: its text, a block that is not text
+/// named by its type (`[image]`).
+pub(crate) fn tool_result_text(item: &Value) -> String {
+    match item.get("content") {
+        Some(Value::String(body)) => body.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|block| match block.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_string(),
+                None => format!("[{}]", block.get("type").and_then(Value::as_str).unwrap_or("block")),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) if !other.is_null() => other.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The content items of a stream-json `assistant` or `user` message.
+pub(crate) fn content(object: &Value) -> impl Iterator<Item = &Value> {
     object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
 }
 

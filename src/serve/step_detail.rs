@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::events::{Event, StateType};
-use crate::inspect::transcript::StepCollector;
+use crate::inspect::transcript::{StepCollector, content, tool_result_text};
 
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct StepDetail {
@@ -72,12 +72,9 @@ pub(crate) fn detail(collector: &StepCollector, agent: &str, step: u64) -> StepD
 
 /// Add what one stream-json object says; returns a final result's text.
 fn transcript_entries(object: &Value, entries: &mut Vec<Value>) -> Option<String> {
-    let content = || {
-        object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
-    };
     match object.get("type").and_then(Value::as_str) {
         Some("assistant") => {
-            for item in content() {
+            for item in content(object) {
                 match item.get("type").and_then(Value::as_str) {
                     Some("text") => entries.push(json!({"role": "assistant", "text": item.get("text")})),
                     Some("thinking") => entries.push(json!({"role": "thinking", "text": item.get("thinking")})),
@@ -90,19 +87,9 @@ fn transcript_entries(object: &Value, entries: &mut Vec<Value>) -> Option<String
             None
         }
         Some("user") => {
-            for item in content().filter(|item| item.get("type").and_then(Value::as_str) == Some("tool_result")) {
-                let text = match item.get("content") {
-                    Some(Value::String(text)) => text.clone(),
-                    Some(Value::Array(blocks)) => blocks
-                        .iter()
-                        .map(|block| block.get("text").and_then(Value::as_str).unwrap_or("[non-text block]"))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    Some(other) if !other.is_null() => other.to_string(),
-                    _ => String::new(),
-                };
+            for item in content(object).filter(|item| item.get("type").and_then(Value::as_str) == Some("tool_result")) {
                 entries.push(json!({
-                    "role": "tool_result", "id": item.get("tool_use_id"), "text": text,
+                    "role": "tool_result", "id": item.get("tool_use_id"), "text": tool_result_text(item),
                     "is_error": item.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                 }));
             }

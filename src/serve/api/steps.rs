@@ -46,16 +46,7 @@ async fn detail_of(app: &Shared, run_id: &str, agent: &str, step: u64) -> Result
         collector.add(line);
     }
     if !collector.found() {
-        let valid = if collector.steps().is_empty() {
-            format!("the trace has no agent `{agent}`")
-        } else {
-            let steps = collector.steps();
-            format!(
-                "agent `{agent}` has steps {}..={}",
-                steps.first().copied().unwrap_or_default(),
-                steps.last().copied().unwrap_or_default()
-            )
-        };
+        let valid = collector.what_exists("");
         return Err(ApiError::not_found(format!("run `{run_id}` has no step {step} of agent `{agent}`: {valid}")));
     }
     Ok(step_detail::detail(&collector, agent, step))
