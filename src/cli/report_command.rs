@@ -5,23 +5,11 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use serde::Serialize;
-
 use super::CliError;
-use crate::inspect::report::{Report, StepFigures, report};
+use crate::inspect::report::{Report, ReportDocument, StepFigures, report};
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::RunState;
 use crate::store::runs::RunStore;
-
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    schema: u32,
-    run_id: &'a str,
-    status: String,
-    workflow: String,
-    #[serde(flatten)]
-    report: &'a Report,
-}
 
 pub(crate) fn report_run(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;
@@ -29,13 +17,7 @@ pub(crate) fn report_run(store: &RunStore, run_id: &str, as_json: bool) -> Resul
     let trace = read_complete(&path).map_err(|source| CliError::Trace { path: path.clone(), source })?;
     let figures = report(trace.lines());
     let text = if as_json {
-        let document = JsonReport {
-            schema: 1,
-            run_id,
-            status: run.status.to_string(),
-            workflow: run.scope_dir.display().to_string(),
-            report: &figures,
-        };
+        let document = ReportDocument::new(&run, &figures);
         format!("{}\n", serde_json::to_string_pretty(&document).unwrap_or_default())
     } else {
         render(&run, &figures)

@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
+use crate::model::run_state::RunState;
+
 /// How many of the slowest and most expensive steps are listed.
 const TOP_STEPS: usize = 5;
 
@@ -346,6 +348,30 @@ impl ReportBuilder {
 }
 
 /// The report of a trace's lines.
+/// The `baton report --json` document (`docs/inspecting.md`): the run, then its
+/// figures. `GET /api/v1/runs/{id}/report` answers the same.
+#[derive(Serialize)]
+pub(crate) struct ReportDocument<'a> {
+    schema: u32,
+    run_id: &'a str,
+    status: String,
+    workflow: String,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+impl<'a> ReportDocument<'a> {
+    pub(crate) fn new(run: &'a RunState, report: &'a Report) -> ReportDocument<'a> {
+        ReportDocument {
+            schema: 1,
+            run_id: &run.run_id,
+            status: run.status.to_string(),
+            workflow: run.scope_dir.display().to_string(),
+            report,
+        }
+    }
+}
+
 pub(crate) fn report<'a>(lines: impl IntoIterator<Item = &'a str>) -> Report {
     let mut builder = ReportBuilder::default();
     for line in lines {

@@ -27,6 +27,17 @@ pub(crate) fn signal_group(child: &Child, signal: libc::c_int) {
     }
 }
 
+/// Send `signal` to the one process `pid` (0 only asks whether it exists); false
+/// when there is no such process we may signal. A pid that is no positive
+/// `pid_t` is never signalled: 0 and -1 would reach whole groups.
+pub(crate) fn signal_process(pid: u32, signal: libc::c_int) -> bool {
+    match libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a positive pid touches no memory.
+        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, signal) == 0 },
+        _ => false,
+    }
+}
+
 /// How long a step's leftover processes get between SIGTERM and SIGKILL.
 pub(crate) const LEFTOVER_GRACE: Duration = Duration::from_secs(2);
 

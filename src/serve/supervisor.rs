@@ -26,6 +26,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::{broadcast, watch};
 
 use crate::model::run_state::RunStatus;
+use crate::process::group::signal_process;
 use crate::serve::ServeError;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
@@ -318,7 +319,7 @@ impl Supervisor {
             self.children.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).values().cloned().collect();
         for child in &children {
             if child.exited.borrow().is_none() {
-                signal(child.pid, libc::SIGINT);
+                signal_process(child.pid, libc::SIGINT);
             }
         }
         let deadline = tokio::time::Instant::now() + DRAIN_WAIT;
@@ -326,18 +327,9 @@ impl Supervisor {
             let mut exited = child.exited.clone();
             let ended = tokio::time::timeout_at(deadline, exited.wait_for(Option::is_some)).await;
             if ended.is_err() {
-                signal(child.pid, libc::SIGKILL);
+                signal_process(child.pid, libc::SIGKILL);
             }
         }
-    }
-}
-
-/// Send `signal` to process `pid` (one of ours, or a run's recorded owner).
-pub(crate) fn signal(pid: u32, signal: libc::c_int) -> bool {
-    match libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) with a positive pid touches no memory.
-        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, signal) == 0 },
-        _ => false,
     }
 }
 

@@ -11,6 +11,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use crate::process::group::signal_process;
+
 pub(crate) const LOCK_FILE: &str = "lock";
 
 #[derive(Debug, thiserror::Error)]
@@ -51,11 +53,7 @@ fn recorded_pid(file: &mut File) -> String {
 
 /// Whether the process `pid` (as recorded in the lock file) exists.
 fn is_alive(pid: &str) -> bool {
-    match pid.parse::<libc::pid_t>() {
-        // SAFETY: signal 0 performs only the existence and permission check.
-        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, 0) == 0 },
-        _ => false,
-    }
+    pid.parse::<u32>().is_ok_and(|pid| signal_process(pid, 0))
 }
 
 impl RunLock {

@@ -11,11 +11,12 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::inspect::report::report as build_report;
+use crate::inspect::report::{ReportDocument, report as build_report};
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
+use crate::process::group::signal_process;
 use crate::serve::api::{ApiError, App, Body, OptionalBody, Shared, known_run};
-use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record, signal};
+use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
@@ -245,7 +246,7 @@ pub(super) async fn cancel(
     let Some(pid) = RunLock::holder(&app.store.run_dir(&run_id)).and_then(|pid| pid.parse::<u32>().ok()) else {
         return Err(ApiError::conflict(format!("run `{run_id}` is not running: nothing to cancel")));
     };
-    if !signal(pid, libc::SIGINT) {
+    if !signal_process(pid, libc::SIGINT) {
         return Err(ApiError::internal(format!("cannot signal the baton driving run `{run_id}` (pid {pid})")));
     }
     Ok((StatusCode::ACCEPTED, Json(json!({"pid": pid, "command": format!("kill -INT {pid}")}))))
@@ -365,14 +366,9 @@ pub(super) async fn report(State(app): State<Shared>, Path(run_id): Path<String>
     let trace = tokio::task::block_in_place(|| read_complete(&path))
         .map_err(|error| ApiError::internal(format!("cannot read {}: {error}", path.display())))?;
     let figures = build_report(trace.lines());
-    let mut body = serde_json::to_value(&figures).unwrap_or_default();
-    if let Some(object) = body.as_object_mut() {
-        object.insert("schema".into(), json!(1));
-        object.insert("run_id".into(), json!(run_id));
-        object.insert("status".into(), json!(run.status.to_string()));
-        object.insert("workflow".into(), json!(run.scope_dir));
-    }
-    Ok(Json(body))
+    serde_json::to_value(ReportDocument::new(&run, &figures))
+        .map(Json)
+        .map_err(|error| ApiError::internal(error.to_string()))
 }
 
 /// `GET /api/v1/runs/{id}/diagram`: the run's workflow graph with how often each
