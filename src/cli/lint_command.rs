@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cli::CliError;
 use crate::exit_code;
 use crate::lint::check::Severity;
-use crate::lint::diagnostic::Diagnostic;
+use crate::lint::diagnostic::{Diagnostic, Summary};
 use crate::workflow::target::{clean_lexically, interpret};
 use crate::workflow::yaml_scope::is_yaml_scope;
 use crate::workflow::zip_scope::is_zip_scope;
@@ -46,42 +46,6 @@ struct JsonReport<'a> {
     workflow: &'a str,
     diagnostics: Vec<&'a Diagnostic>,
     summary: Summary,
-}
-
-#[derive(Default, Serialize)]
-struct Summary {
-    errors: usize,
-    warnings: usize,
-    info: usize,
-}
-
-impl Summary {
-    fn of(diagnostics: &[Diagnostic]) -> Summary {
-        let mut summary = Summary::default();
-        for diagnostic in diagnostics {
-            match diagnostic.severity {
-                Severity::Error => summary.errors += 1,
-                Severity::Warning => summary.warnings += 1,
-                Severity::Info => summary.info += 1,
-            }
-        }
-        summary
-    }
-
-    /// `2 errors, 1 warning, 3 info`; the zero counts left out.
-    fn words(&self) -> String {
-        let plural = |count: usize, one: &str, many: &str| format!("{count} {}", if count == 1 { one } else { many });
-        [
-            (self.errors, plural(self.errors, "error", "errors")),
-            (self.warnings, plural(self.warnings, "warning", "warnings")),
-            (self.info, format!("{} info", self.info)),
-        ]
-        .into_iter()
-        .filter(|(count, _)| *count > 0)
-        .map(|(_, words)| words)
-        .collect::<Vec<_>>()
-        .join(", ")
-    }
 }
 
 pub(crate) fn lint(cwd: &Path, argument: &str, json: bool, level: Level) -> Result<i32, CliError> {

@@ -84,3 +84,41 @@ impl Diagnostic {
         }
     }
 }
+
+/// How many findings of each severity (`baton lint`'s summary line and `--json`,
+/// and the daemon's workflow list).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub(crate) struct Summary {
+    pub(crate) errors: usize,
+    pub(crate) warnings: usize,
+    pub(crate) info: usize,
+}
+
+impl Summary {
+    pub(crate) fn of(diagnostics: &[Diagnostic]) -> Summary {
+        let mut summary = Summary::default();
+        for diagnostic in diagnostics {
+            match diagnostic.severity {
+                Severity::Error => summary.errors += 1,
+                Severity::Warning => summary.warnings += 1,
+                Severity::Info => summary.info += 1,
+            }
+        }
+        summary
+    }
+
+    /// `2 errors, 1 warning, 3 info`; the zero counts left out.
+    pub(crate) fn words(&self) -> String {
+        let plural = |count: usize, one: &str, many: &str| format!("{count} {}", if count == 1 { one } else { many });
+        [
+            (self.errors, plural(self.errors, "error", "errors")),
+            (self.warnings, plural(self.warnings, "warning", "warnings")),
+            (self.info, format!("{} info", self.info)),
+        ]
+        .into_iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(_, words)| words)
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}

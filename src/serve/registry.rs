@@ -14,7 +14,7 @@ use std::sync::RwLock;
 
 use serde::Serialize;
 
-use crate::lint::check::Severity;
+use crate::lint::diagnostic::Summary;
 use crate::workflow::manifest::{HumanInput, InputMode, Manifest};
 use crate::workflow::state_name;
 use crate::workflow::yaml_scope::is_yaml_scope;
@@ -34,7 +34,7 @@ pub(crate) struct WorkflowEntry {
     pub(crate) working_directory: Option<String>,
     /// The names of the variables its manifest sets for its runs (not their values).
     pub(crate) environment: Vec<String>,
-    pub(crate) lint: LintCounts,
+    pub(crate) lint: Summary,
     /// Why the manifest could not be read, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) manifest_error: Option<String>,
@@ -45,12 +45,6 @@ pub(crate) struct InputInfo {
     pub(crate) mode: &'static str,
     pub(crate) label: Option<String>,
     pub(crate) description: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub(crate) struct LintCounts {
-    pub(crate) errors: usize,
-    pub(crate) warnings: usize,
 }
 
 pub(crate) struct Registry {
@@ -72,7 +66,7 @@ impl WorkflowEntry {
             requires_human_input: "auto",
             working_directory: None,
             environment: Vec::new(),
-            lint: LintCounts::default(),
+            lint: Summary::default(),
             manifest_error: None,
         }
     }
@@ -203,13 +197,11 @@ fn holds_states(dir: &Path) -> bool {
     })
 }
 
-fn lint_counts(path: &Path, label: &str) -> LintCounts {
+fn lint_counts(path: &Path, label: &str) -> Summary {
     match crate::lint::lint(path, label) {
-        Ok(diagnostics) => LintCounts {
-            errors: diagnostics.iter().filter(|found| found.severity == Severity::Error).count(),
-            warnings: diagnostics.iter().filter(|found| found.severity == Severity::Warning).count(),
-        },
-        Err(_) => LintCounts { errors: 1, warnings: 0 },
+        Ok(diagnostics) => Summary::of(&diagnostics),
+        // A workflow that cannot be read at all is one error.
+        Err(_) => Summary { errors: 1, ..Summary::default() },
     }
 }
 
