@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::text::duration::{SecondsError, number_text, seconds};
-use crate::workflow::suggestion::did_you_mean;
+use crate::text::suggestion::did_you_mean;
 
 pub(crate) const CONFIG_FILE: &str = "config.toml";
 

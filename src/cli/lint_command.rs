@@ -13,9 +13,8 @@ use crate::cli::CliError;
 use crate::exit_code;
 use crate::lint::check::Severity;
 use crate::lint::diagnostic::{Diagnostic, Summary};
+use crate::workflow::scope::ScopeKind;
 use crate::workflow::target::{clean_lexically, interpret};
-use crate::workflow::yaml_scope::is_yaml_scope;
-use crate::workflow::zip_scope::is_zip_scope;
 
 /// The least severe finding shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -109,7 +108,7 @@ pub(crate) fn finding(diagnostic: &Diagnostic) -> String {
 /// absence is a finding, not a reason to refuse.
 pub(crate) fn lint_scope(cwd: &Path, argument: &str) -> Result<PathBuf, CliError> {
     let path = clean_lexically(&cwd.join(argument));
-    if path.is_dir() || (path.is_file() && (is_yaml_scope(&path) || is_zip_scope(&path))) {
+    if path.is_dir() || (path.is_file() && ScopeKind::of(&path).is_packed()) {
         return Ok(path);
     }
     // A state file, or a state in a YAML or zip workflow: the workflow it is in.

@@ -21,8 +21,8 @@ use crate::lint::graph::Graph;
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Transition, analyse};
 use crate::syntax::tag::TagKind;
+use crate::text::state_name;
 use crate::workflow::resolution::{Platform, ResolveError, entry_point_in_listing};
-use crate::workflow::state_name;
 
 /// What a node stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,7 +3,7 @@
 //! behind an `Arc`, handed to every executor task.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use crate::ids::{RunId, SessionId};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::text::duration::{self, MAX_DURATION, SecondsError};
-use crate::workflow::state_file::declared_timeout;
+use crate::workflow::scope::Scope;
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
 #[derive(Clone, Debug, PartialEq)]
@@ -116,8 +116,8 @@ impl ExecutionContext {
 
     /// The timeout for state `state` of workflow `scope`: its own, when its YAML
     /// workflow gives one, else the run's.
-    pub(crate) fn timeout_for(&self, scope: &Path, state: &str) -> StateTimeout {
-        match declared_timeout(scope, state) {
+    pub(crate) fn timeout_for(&self, scope: &Scope, state: &str) -> StateTimeout {
+        match scope.declared_timeout(state) {
             Some(seconds) => StateTimeout::from_seconds(seconds, TimeoutSource::State),
             None => self.timeout.clone(),
         }

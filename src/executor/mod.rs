@@ -22,8 +22,8 @@ use crate::ids::SessionId;
 use crate::model::agent::Agent;
 use crate::syntax::tag::Tag;
 use crate::syntax::template::{TemplateInputs, variables};
+use crate::text::state_name;
 use crate::transition::Transition;
-use crate::workflow::state_name;
 
 pub(crate) use context::ExecutionContext;
 

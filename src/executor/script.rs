@@ -31,8 +31,9 @@ use crate::syntax::scanner::scan;
 use crate::syntax::script_directive::{DIRECTIVE_HEAD_BYTES, keeps_background};
 use crate::syntax::template::render;
 use crate::transition::interpret::{InterpretError, interpret};
+use crate::workflow::resolution;
+use crate::workflow::scope::ScriptSource;
 use crate::workflow::specifier::Caller;
-use crate::workflow::state_file::{ScriptSource, script_source};
 
 /// How much of a failing script's stderr goes into the error message (spec §16 item 15).
 const STDERR_EXCERPT_BYTES: usize = 4096;
@@ -300,15 +301,17 @@ async fn run_script_process(
 ) -> Result<ScriptRun, StepFailure> {
     let agent = &input.agent;
     let state: &str = &agent.current_state;
-    let extension = crate::workflow::state_name::extension(state).to_ascii_lowercase();
+    let extension = crate::text::state_name::extension(state).to_ascii_lowercase();
     if extension != ".sh" {
         return Err(StepFailure::fatal(
             ErrorKind::ScriptError,
             format!("script `{state}` is a Windows script ({extension}) and cannot run on this platform"),
         ));
     }
-    let source = script_source(&agent.scope_dir, state)
-        .map_err(|message| StepFailure::fatal(ErrorKind::ScriptError, message))?;
+    // The workflow is opened once for the step: the script's source and its timeout.
+    let workflow = resolution::open(&agent.scope_dir)
+        .map_err(|error| StepFailure::fatal(ErrorKind::ScriptError, error.to_string()))?;
+    let source = workflow.script(state).map_err(|message| StepFailure::fatal(ErrorKind::ScriptError, message))?;
     let script_path = match source {
         ScriptSource::File(path) => path,
         ScriptSource::Inline(text) => write_inline_script(&context.inputs_dir, agent, &text).map_err(|error| {
@@ -357,7 +360,7 @@ async fn run_script_process(
         results_file.as_deref(),
     );
     let keep_background = script_head(&script_path).is_some_and(|head| keeps_background(&head));
-    let timeout = context.timeout_for(&agent.scope_dir, state);
+    let timeout = context.timeout_for(&workflow, state);
     let command = ScriptCommand {
         program: BASH.clone(),
         args: vec![script_path.into_os_string()],

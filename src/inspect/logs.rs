@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::events::Event;
 use crate::observers::console::{ConsoleText, Verbosity};
-use crate::workflow::state_name::display_stem;
+use crate::text::state_name::display_stem;
 
 /// Which events to show.
 #[derive(Clone, Debug, Default)]

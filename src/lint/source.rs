@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::lint::diagnostic::Location;
 use crate::syntax::frontmatter;
 use crate::syntax::yaml_positions::{Position, key_positions};
-use crate::workflow::resolution::{self, Platform, ResolveError};
-use crate::workflow::state_name;
-use crate::workflow::yaml_scope::{VirtualFile, YamlWorkflow, is_yaml_scope};
-use crate::workflow::zip_scope::{ZipWorkflow, is_zip_scope};
+use crate::text::state_name;
+use crate::workflow::resolution::{Platform, ResolveError};
+use crate::workflow::scope::{Scope, ScopeKind, TextError};
 
 /// How deep frontmatter keys are looked up: `allowed_transitions.N.target`.
 const FRONTMATTER_DEPTH: usize = 3;
@@ -25,13 +24,8 @@ pub(crate) struct LintedWorkflow {
     /// Every file, which targets are resolved among (so that a name of another
     /// platform's script is reported as such).
     pub(crate) all_files: Vec<String>,
-    kind: Kind,
-}
-
-enum Kind {
-    Directory,
-    Yaml { workflow: YamlWorkflow, text: String },
-    Zip(ZipWorkflow),
+    /// The workflow, opened once: every state's text is read through it.
+    workflow: Scope,
 }
 
 /// A state file's text, CRLF normalised (which keeps its lines and columns).
@@ -52,57 +46,37 @@ impl StateText {
 
 impl LintedWorkflow {
     pub(crate) fn open(scope: &Path, label: String) -> Result<LintedWorkflow, ResolveError> {
-        let invalid = |message: String| ResolveError::InvalidScope { scope: label.clone(), message };
-        let kind = if is_yaml_scope(scope) {
-            let text = std::fs::read_to_string(scope)
-                .map_err(|error| invalid(format!("cannot read YAML workflow `{label}`: {error}")))?;
-            let workflow = YamlWorkflow::parse(scope, &text).map_err(|error| invalid(error.to_string()))?;
-            Kind::Yaml { workflow, text }
-        } else if is_zip_scope(scope) {
-            Kind::Zip(ZipWorkflow::load(scope).map_err(|error| invalid(error.to_string()))?)
-        } else {
-            Kind::Directory
-        };
-        let all_files = match &kind {
-            Kind::Directory => {
-                let mut files = resolution::state_files(scope)?;
-                files.sort();
-                files
-            }
-            Kind::Yaml { workflow, .. } => workflow.listing(),
-            Kind::Zip(workflow) => workflow.listing(),
-        };
+        let workflow = Scope::open(scope)
+            .map_err(|error| ResolveError::InvalidScope { scope: label.clone(), message: error.to_string() })?;
+        let mut all_files = workflow.listing().map_err(|error| ResolveError::ScopeUnreadable {
+            scope: scope.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        match workflow.kind() {
+            // A directory lists in no useful order; a YAML workflow's and an archive's is the author's.
+            ScopeKind::Directory => all_files.sort(),
+            ScopeKind::Yaml | ScopeKind::Zip => {}
+        }
         // Other files (notes, data) and the other platform's scripts are no states here.
         let runs_here = |file: &String| {
             let extension = state_name::extension(file);
             state_name::is_state_extension(extension) && !Platform::CURRENT.rejects_extension(extension)
         };
         let listing = all_files.iter().filter(|file| runs_here(file)).cloned().collect();
-        Ok(LintedWorkflow { scope: scope.to_path_buf(), label, listing, all_files, kind })
+        Ok(LintedWorkflow { scope: scope.to_path_buf(), label, listing, all_files, workflow })
     }
 
     pub(crate) fn is_yaml(&self) -> bool {
-        matches!(self.kind, Kind::Yaml { .. })
+        self.workflow.kind() == ScopeKind::Yaml
     }
 
     /// The text of state file `file`, or why it cannot be read.
     pub(crate) fn read(&self, file: &str) -> Result<StateText, String> {
-        let raw = match &self.kind {
-            Kind::Directory => {
-                let bytes = std::fs::read(self.scope.join(file)).map_err(|error| format!("cannot read it: {error}"))?;
-                String::from_utf8(bytes).map_err(|error| {
-                    format!("it is not UTF-8 text (first invalid byte at offset {})", error.utf8_error().valid_up_to())
-                })?
-            }
-            Kind::Yaml { workflow, .. } => match workflow.file(file) {
-                Some(VirtualFile::Prompt(text) | VirtualFile::Script(text)) => text.to_string(),
-                None => return Err("it is not in the workflow".into()),
-            },
-            Kind::Zip(workflow) => match workflow.text(file) {
-                Some(text) => text?,
-                None => return Err("it is not in the archive".into()),
-            },
-        };
+        let raw = self.workflow.text(file).map_err(|error| match error {
+            // The archive's sentence names it and the entry.
+            TextError::Archive(error) => error.to_string(),
+            other => other.to_string(),
+        })?;
         let text = raw.replace("\r\n", "\n");
         if state_name::is_script(file) {
             return Ok(StateText { file: file.to_string(), text, body_start: 0, frontmatter: None });
@@ -114,9 +88,9 @@ impl LintedWorkflow {
 
     /// The file a person opens to fix state `file`.
     pub(crate) fn file_of(&self, file: &str) -> String {
-        match self.kind {
-            Kind::Yaml { .. } => self.label.clone(),
-            Kind::Directory | Kind::Zip(_) => format!("{}/{file}", self.label.trim_end_matches('/')),
+        match self.workflow.kind() {
+            ScopeKind::Yaml => self.label.clone(),
+            ScopeKind::Directory | ScopeKind::Zip => format!("{}/{file}", self.label.trim_end_matches('/')),
         }
     }
 
@@ -127,19 +101,19 @@ impl LintedWorkflow {
 
     /// State `file` as a whole: its file, or its key in a YAML workflow.
     pub(crate) fn at_state(&self, file: &str) -> Location {
-        match &self.kind {
-            Kind::Yaml { workflow, .. } => {
+        match self.workflow.yaml() {
+            Some((workflow, _)) => {
                 let stem = state_name::strip_state_extension(file);
                 located(self.file_of(file), workflow.position(&["states", stem]))
             }
-            _ => Location::at(self.file_of(file), 1, 1),
+            None => Location::at(self.file_of(file), 1, 1),
         }
     }
 
     /// The place of byte `offset` of `state`'s text.
     pub(crate) fn at_offset(&self, state: &StateText, offset: usize) -> Location {
-        match &self.kind {
-            Kind::Yaml { workflow, text } => {
+        match self.workflow.yaml() {
+            Some((workflow, text)) => {
                 let stem = state_name::strip_state_extension(&state.file);
                 let key = if state_name::is_script(&state.file) {
                     state_name::extension(&state.file).trim_start_matches('.').to_string()
@@ -152,7 +126,7 @@ impl LintedWorkflow {
                     None => located(self.file_of(&state.file), value_key.or(workflow.position(&["states", stem]))),
                 }
             }
-            _ => {
+            None => {
                 let position = position_of(&state.text, offset);
                 Location::at(self.file_of(&state.file), position.line, position.column)
             }
@@ -162,13 +136,13 @@ impl LintedWorkflow {
     /// The place of frontmatter key `path` (`["allowed_transitions", "0", "target"]`)
     /// of prompt `state`; the state itself when the key cannot be found.
     pub(crate) fn at_key(&self, state: &StateText, path: &[&str]) -> Location {
-        match &self.kind {
-            Kind::Yaml { workflow, .. } => {
+        match self.workflow.yaml() {
+            Some((workflow, _)) => {
                 let stem = state_name::strip_state_extension(&state.file);
                 let full: Vec<&str> = ["states", stem].into_iter().chain(path.iter().copied()).collect();
                 located(self.file_of(&state.file), workflow.position(&full).or(workflow.position(&full[..2])))
             }
-            _ => {
+            None => {
                 let found =
                     state.frontmatter.as_deref().and_then(|yaml| key_positions(yaml, FRONTMATTER_DEPTH).get(path));
                 match found {
@@ -182,7 +156,7 @@ impl LintedWorkflow {
 
     /// The keys of a YAML workflow's state that are no state key, with their places.
     pub(crate) fn unknown_state_keys(&self, file: &str) -> Option<Vec<(String, Location)>> {
-        let Kind::Yaml { workflow, .. } = &self.kind else { return None };
+        let (workflow, _) = self.workflow.yaml()?;
         let stem = state_name::strip_state_extension(file);
         let keys = workflow.unknown_keys(file).iter().map(|key| {
             let at = located(self.file_of(file), workflow.position(&["states", stem, key]));

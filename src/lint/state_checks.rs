@@ -11,10 +11,10 @@ use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
 use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
 use crate::syntax::scanner::TagParseError;
 use crate::syntax::tag::TagKind;
+use crate::text::state_name;
+use crate::text::suggestion::did_you_mean;
 use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
 use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_specifier};
-use crate::workflow::state_name;
-use crate::workflow::suggestion::did_you_mean;
 
 /// The frontmatter keys Baton reads (R5.2), besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
 const FRONTMATTER_KEYS: [&str; 5] = ["allowed_transitions", "model", "effort", "force_implicit", "isolation"];

@@ -80,7 +80,7 @@ pub(crate) struct StateAnalysis {
 
 impl StateAnalysis {
     pub(crate) fn is_script(&self) -> bool {
-        crate::workflow::state_name::is_script(&self.text.file)
+        crate::text::state_name::is_script(&self.text.file)
     }
 }
 

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use crate::events::Event;
 use crate::events::bus::{EventBus, HandlerError};
 use crate::ids::AgentId;
-use crate::workflow::state_name::display_stem;
+use crate::text::state_name::display_stem;
 
 /// The trace of events in a run directory (`docs/trace-format.md`).
 pub(crate) const TRACE_FILE: &str = "events.jsonl";

@@ -10,7 +10,7 @@ use crate::events::Event;
 use crate::executor::StepInput;
 use crate::ids::SessionId;
 use crate::run::workflow_loop::{FatalError, StepCompletion, WorkflowLoop};
-use crate::workflow::state_name;
+use crate::text::state_name;
 
 /// How long a step that could not start for lack of resources waits before it
 /// tries again (a running step has finished by then, or soon will).

@@ -15,10 +15,9 @@ use std::sync::RwLock;
 use serde::Serialize;
 
 use crate::lint::diagnostic::Summary;
-use crate::workflow::manifest::{HumanInput, InputMode, Manifest};
-use crate::workflow::state_name;
-use crate::workflow::yaml_scope::is_yaml_scope;
-use crate::workflow::zip_scope::is_zip_scope;
+use crate::text::state_name;
+use crate::workflow::manifest::{HumanInput, InputMode, Manifest, ManifestError};
+use crate::workflow::scope::{Scope, ScopeKind};
 
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct WorkflowEntry {
@@ -137,18 +136,24 @@ fn entry(path: &Path) -> Option<WorkflowEntry> {
             return None;
         }
         "directory"
-    } else if is_yaml_scope(path) {
-        let text = std::fs::read_to_string(path).ok()?;
-        if !text.lines().any(|line| line.starts_with("states:")) {
-            return None;
-        }
-        "yaml"
-    } else if is_zip_scope(path) {
-        "zip"
     } else {
-        return None;
+        match ScopeKind::of(path) {
+            ScopeKind::Directory => return None,
+            ScopeKind::Yaml => {
+                let text = std::fs::read_to_string(path).ok()?;
+                if !text.lines().any(|line| line.starts_with("states:")) {
+                    return None;
+                }
+                "yaml"
+            }
+            ScopeKind::Zip => "zip",
+        }
     };
-    let (manifest, manifest_error) = match Manifest::of(path) {
+    let manifest = match Scope::open(path) {
+        Ok(scope) => Manifest::of_scope(&scope),
+        Err(error) => Err(ManifestError { path: path.to_path_buf(), message: error.to_string() }),
+    };
+    let (manifest, manifest_error) = match manifest {
         Ok(manifest) => (manifest, None),
         Err(error) => (None, Some(error.to_string())),
     };

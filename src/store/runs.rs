@@ -191,7 +191,7 @@ impl RunStore {
         let run_dir = self.run_dir(run_id);
         if !run_dir.join(STATE_FILE).exists() {
             let known = self.run_ids();
-            let suggestion = crate::workflow::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
+            let suggestion = crate::text::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
                 .map(|id| format!("; did you mean `{id}`?"))
                 .unwrap_or_else(|| String::from("; `baton list` shows the runs there are"));
             return Err(StoreError::NotFound { run_id: run_id.to_string(), runs_dir: self.runs_dir(), suggestion });

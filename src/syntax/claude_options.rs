@@ -14,7 +14,7 @@ use gray_matter::Pod;
 use serde_json::Value;
 
 use crate::syntax::frontmatter::{FrontmatterError, describe};
-use crate::workflow::suggestion::did_you_mean;
+use crate::text::suggestion::did_you_mean;
 
 /// `claude --permission-mode` choices (the pinned Claude Code 2.1.330's `--help`;
 /// 2.1.197 had `default` where it now has `manual`).

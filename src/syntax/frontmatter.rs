@@ -11,8 +11,9 @@
 //! [`Pod`], and then checked against the schema by hand. Checking by hand is what
 //! lets an error say *which* key was wrong and what was found there, instead of a
 //! generic "cannot deserialize". Every schema error is an "Invalid YAML
-//! frontmatter" error (R5.3); the executor treats it as a retryable
-//! `PromptFileError`.
+//! frontmatter" error (R5.3); the executor pauses the agent with a
+//! `PromptFileError`. This module parses text it is given; reading a state's
+//! file, wherever it lives, is `workflow::state_file`'s.
 //!
 //! Scalars inside `allowed_transitions` entries become strings, as raymond's
 //! `map[string]string` does. One difference is inherent to the YAML library: a
@@ -20,7 +21,6 @@
 //! `0x1F` as `31`. Quoting the value keeps its exact text.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use gray_matter::Pod;
@@ -320,50 +320,21 @@ pub(crate) struct PromptFile {
     pub(crate) body: String,
 }
 
-/// Why a prompt file could not be loaded. A file that cannot be read may be
-/// mid-edit and is retried; the others would fail the same way again
-/// (`docs/decisions.md`).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum PromptFileError {
-    #[error("cannot read prompt file `{}`: {source}", .path.display())]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset {offset})", .path.display())]
-    NotUtf8 { path: PathBuf, offset: usize },
-    /// Positions are the file's: the frontmatter's first line is the file's second.
-    #[error("prompt file `{}`{}: {}", .path.display(), file_position(.source), without_block_position(.source))]
-    Frontmatter { path: PathBuf, source: FrontmatterError },
-    /// The workflow holding the state is broken (an invalid YAML workflow).
-    #[error("{message}")]
-    Workflow { message: String },
-}
-
-impl PromptFileError {
-    /// Whether loading again, unchanged, could succeed.
-    pub(crate) fn is_transient(&self) -> bool {
-        matches!(self, PromptFileError::Read { .. })
-    }
-}
-
 /// The YAML parser's position suffix, counted within the frontmatter block.
 static BLOCK_POSITION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r" at byte \d+ line (\d+) column (\d+)$").expect("the position pattern is valid"));
 
-/// `, line L, column C` in the file for an error inside the frontmatter.
-fn file_position(error: &FrontmatterError) -> String {
-    match error.block_position() {
-        // The frontmatter's first line is the file's second.
-        Some((line, Some(column))) => format!(", line {}, column {column}", line + 1),
-        Some((line, None)) => format!(", line {}", line + 1),
-        None => String::new(),
-    }
-}
-
-/// The error's text without the block-relative position [`file_position`] replaces.
-fn without_block_position(error: &FrontmatterError) -> String {
-    error.message_without_position()
-}
-
 impl FrontmatterError {
+    /// `, line L, column C` in the state's file for an error inside the
+    /// frontmatter (its first line is the file's second); empty when unknown.
+    pub(crate) fn file_position(&self) -> String {
+        match self.block_position() {
+            Some((line, Some(column))) => format!(", line {}, column {column}", line + 1),
+            Some((line, None)) => format!(", line {}", line + 1),
+            None => String::new(),
+        }
+    }
+
     /// The line (and column, when known) of the error within the frontmatter
     /// block, both from 1.
     pub(crate) fn block_position(&self) -> Option<(usize, Option<usize>)> {
@@ -408,17 +379,8 @@ impl FrontmatterError {
     }
 }
 
-/// Reads a markdown state and parses its frontmatter.
-pub(crate) fn load_prompt(path: &Path) -> Result<PromptFile, PromptFileError> {
-    let bytes = std::fs::read(path).map_err(|source| PromptFileError::Read { path: path.to_path_buf(), source })?;
-    let text = String::from_utf8(bytes).map_err(|error| PromptFileError::NotUtf8 {
-        path: path.to_path_buf(),
-        offset: error.utf8_error().valid_up_to(),
-    })?;
-    parse_prompt(&text).map_err(|source| PromptFileError::Frontmatter { path: path.to_path_buf(), source })
-}
-
-/// [`load_prompt`] for text already in memory (YAML-scope states, tests).
+/// A prompt state's text split and its frontmatter parsed; the text is read by
+/// `workflow::state_file`, wherever the state lives.
 pub(crate) fn parse_prompt(text: &str) -> Result<PromptFile, FrontmatterError> {
     let (yaml, body) = split(text);
     let frontmatter = match yaml {
@@ -886,50 +848,6 @@ mod tests {
                 "x".repeat(MAX_QUOTED_CHARS)
             )
         );
-    }
-
-    #[test]
-    fn load_prompt_reads_and_splits() -> Result<(), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("START.md");
-        std::fs::write(&path, "---\r\nmodel: Haiku\r\n---\r\nDo it.\r\n")?;
-        let prompt = load_prompt(&path)?;
-        assert_eq!(prompt.body, "Do it.\n");
-        assert_eq!(prompt.frontmatter.model.as_deref(), Some("haiku"));
-        Ok(())
-    }
-
-    #[test]
-    fn load_prompt_error_messages() -> Result<(), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-
-        let missing = dir.path().join("MISSING.md");
-        let error = load_prompt(&missing).err().map(|e| e.to_string()).unwrap_or_default();
-        assert_eq!(
-            error,
-            format!("cannot read prompt file `{}`: No such file or directory (os error 2)", missing.display())
-        );
-
-        let binary = dir.path().join("BINARY.md");
-        std::fs::write(&binary, b"ok\xff\xfe")?;
-        let error = load_prompt(&binary).err().map(|e| e.to_string()).unwrap_or_default();
-        assert_eq!(
-            error,
-            format!("prompt file `{}` is not valid UTF-8 text (first invalid byte at offset 2)", binary.display())
-        );
-
-        let invalid = dir.path().join("BAD.md");
-        std::fs::write(&invalid, "---\n- a\n---\nbody")?;
-        let error = load_prompt(&invalid);
-        assert!(matches!(error, Err(PromptFileError::Frontmatter { .. })), "{error:?}");
-        assert_eq!(
-            error.err().map(|e| e.to_string()).unwrap_or_default(),
-            format!(
-                "prompt file `{}`: Invalid YAML frontmatter: expected `key: value` fields at the top level, found a list",
-                invalid.display()
-            )
-        );
-        Ok(())
     }
 
     #[test]

@@ -14,12 +14,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
 
 use crate::syntax::tag::{Tag, TagKind};
 use crate::text::excerpt::Excerpt;
-use crate::workflow::resolution::{ResolveError, resolve_state};
-use crate::workflow::state_name;
+use crate::text::state_name;
 
 /// The keys of an entry that constrain a transition's targets (R5.8).
 const TARGET_KEYS: [&str; 4] = ["target", "return", "next", "timeout_next"];
@@ -150,19 +148,23 @@ fn payload_excerpt(payload: &str) -> Excerpt<'_> {
 /// it would fail, so the step is refused before the first one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`allowed_transitions` entry {number} (`{entry}`): its `{key}` {source}")]
-pub(crate) struct UnresolvableEntry {
+pub(crate) struct UnresolvableEntry<E: std::error::Error + 'static> {
     /// Counted from 1, in the frontmatter's order.
     pub(crate) number: usize,
     pub(crate) entry: String,
     pub(crate) key: &'static str,
-    pub(crate) source: ResolveError,
+    pub(crate) source: E,
 }
 
 impl Policy {
-    /// The first entry whose state names do not resolve in `scope_dir`. Targets
-    /// with `{{…}}` are rendered per turn and cross-workflow targets name
-    /// workflows, so neither is checked here.
-    pub(crate) fn unresolvable_entry(&self, scope_dir: &Path) -> Option<UnresolvableEntry> {
+    /// The first entry whose state names `resolve` refuses (it resolves a name in
+    /// the workflow and says why it cannot; the caller reads the workflow, this
+    /// module only reads the policy). Targets with `{{…}}` are rendered per turn
+    /// and cross-workflow targets name workflows, so neither is checked here.
+    pub(crate) fn unresolvable_entry<E: std::error::Error + 'static>(
+        &self,
+        resolve: impl Fn(&str) -> Result<(), E>,
+    ) -> Option<UnresolvableEntry<E>> {
         self.entries.iter().enumerate().find_map(|(index, entry)| {
             let cross_workflow = TagKind::from_name(entry.tag()).is_some_and(TagKind::is_cross_workflow);
             TARGET_KEYS.iter().find_map(|key| {
@@ -170,7 +172,7 @@ impl Policy {
                 if (cross_workflow && *key == "target") || value.contains("{{") || entry.tag() == "result" {
                     return None;
                 }
-                let source = resolve_state(scope_dir, value).err()?;
+                let source = resolve(value).err()?;
                 Some(UnresolvableEntry { number: index + 1, entry: entry.to_string(), key, source })
             })
         })

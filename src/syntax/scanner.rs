@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::syntax::tag::{Tag, TagKind};
-use crate::workflow::state_name;
+use crate::text::state_name;
 
 /// R4.1, verbatim, plus Baton's `join` (`docs/join.md`): the alternation order
 /// matters because matching is leftmost-first; no other name starts with `join`.

@@ -14,10 +14,10 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::ids::StateName;
 use crate::syntax::yaml_positions::{KeyPositions, key_positions};
+use crate::text::state_name;
+use crate::text::suggestion::did_you_mean;
 use crate::workflow::manifest::scalar;
 use crate::workflow::resolution::resolve_state;
-use crate::workflow::state_name;
-use crate::workflow::suggestion::did_you_mean;
 use crate::workflow::yaml_scope::non_negative_number;
 
 /// How a test's run ended.

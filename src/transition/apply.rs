@@ -11,10 +11,10 @@ use crate::ids::{AgentId, StateName};
 use std::path::PathBuf;
 
 use crate::model::agent::{Agent, AgentStatus, Frame, PendingAsk, PendingJoin, Worktree};
+use crate::text::state_name::abbreviation;
 use crate::transition::cd::resolve_cd;
 use crate::transition::task_folder::TaskFolders;
 use crate::transition::{ForkSpec, Isolation, JoinSpec, TaskMode, Transition};
-use crate::workflow::state_name::abbreviation;
 
 /// What remains after a transition.
 #[derive(Debug, PartialEq)]

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::workflow::manifest::{HumanInput, Manifest};
-use crate::workflow::resolution::state_files;
+use crate::workflow::scope::Scope;
 use crate::workflow::specifier::{Caller, resolve_specifier};
 use crate::workflow::state_file::read_prompt;
 
@@ -34,15 +34,16 @@ fn scan(scope: &Path, seen: &mut HashSet<PathBuf>) -> Option<AskFound> {
     if !seen.insert(scope.to_path_buf()) {
         return None;
     }
-    match Manifest::of(scope).ok().flatten().map(|manifest| manifest.requires_human_input) {
+    let workflow = Scope::open(scope).ok()?;
+    match Manifest::of_scope(&workflow).ok().flatten().map(|manifest| manifest.requires_human_input) {
         Some(HumanInput::Yes) => return Some(AskFound { workflow: scope.to_path_buf(), state: None }),
         Some(HumanInput::No) => return None,
         Some(HumanInput::Auto) | None => {}
     }
-    let files = state_files(scope).ok()?;
+    let files = workflow.listing().ok()?;
     let mut callees = Vec::new();
     for file in files.iter().filter(|file| file.to_ascii_lowercase().ends_with(".md")) {
-        let Ok(prompt) = read_prompt(scope, file) else { continue };
+        let Ok(prompt) = read_prompt(&workflow, file) else { continue };
         let Some(policy) = prompt.frontmatter.policy else { continue };
         for entry in &policy.entries {
             match entry.tag() {

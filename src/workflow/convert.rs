@@ -16,9 +16,9 @@ use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 use crate::syntax::frontmatter::split;
+use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
 use crate::workflow::resolution::{entry_point, state_files};
-use crate::workflow::state_name;
 use crate::workflow::yaml_scope::{VirtualFile, YamlWorkflow};
 
 /// The YAML workflow text of the workflow directory `dir`.

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::workflow::state_file::PackedWorkflow;
-use crate::workflow::yaml_scope::{is_yaml_scope, non_negative_number};
+use crate::workflow::scope::{ManifestText, Scope};
+use crate::workflow::yaml_scope::non_negative_number;
 
 /// The manifest file of a directory or zip workflow.
 pub(crate) const MANIFEST_FILE: &str = "workflow.yaml";
@@ -65,24 +65,20 @@ pub(crate) struct ManifestError {
 impl Manifest {
     /// The manifest of the workflow `scope`, if it has one.
     pub(crate) fn of(scope: &Path) -> Result<Option<Manifest>, ManifestError> {
-        let error = |path: &Path, message: String| ManifestError { path: path.to_path_buf(), message };
-        let (path, text) = if is_yaml_scope(scope) {
+        let workflow = Scope::open(scope)
+            .map_err(|error| ManifestError { path: scope.to_path_buf(), message: error.to_string() })?;
+        Manifest::of_scope(&workflow)
+    }
+
+    /// The manifest of a workflow already opened, if it has one.
+    pub(crate) fn of_scope(scope: &Scope) -> Result<Option<Manifest>, ManifestError> {
+        match scope.manifest_text() {
+            Err((path, message)) => Err(ManifestError { path, message }),
+            Ok(None) => Ok(None),
+            Ok(Some(ManifestText::Beside { path, text })) => Manifest::parse(&path, &text, false),
             // Manifest keys may sit beside `states` (R13.4).
-            let text = std::fs::read_to_string(scope).map_err(|e| error(scope, e.to_string()))?;
-            return Manifest::parse(scope, &text, true);
-        } else if let Some(packed) = PackedWorkflow::open(scope) {
-            let PackedWorkflow::Zip(zip) = packed.map_err(|message| error(scope, message))? else { return Ok(None) };
-            let Some(text) = zip.text(MANIFEST_FILE) else { return Ok(None) };
-            (scope.join(MANIFEST_FILE), text.map_err(|message| error(scope, message))?)
-        } else {
-            let path = scope.join(MANIFEST_FILE);
-            match std::fs::read_to_string(&path) {
-                Ok(text) => (path, text),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(error(&path, e.to_string())),
-            }
-        };
-        Manifest::parse(&path, &text, false)
+            Ok(Some(ManifestText::InWorkflow { path, text })) => Manifest::parse(&path, &text, true),
+        }
     }
 
     /// Read `text`; `in_workflow` for a YAML workflow's own file, whose manifest keys

@@ -12,12 +12,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::ids::StateName;
+use crate::text::state_name::{self, abbreviation};
 use crate::workflow::remote::{self, REGISTRY_DIR, RemoteError, is_fetched_copy};
 use crate::workflow::resolution::{ResolveError, entry_point, resolve_state};
-use crate::workflow::state_name::{self, abbreviation};
+use crate::workflow::scope::ScopeKind;
 use crate::workflow::target::{clean_lexically, is_url};
-use crate::workflow::yaml_scope::is_yaml_scope;
-use crate::workflow::zip_scope::is_zip_scope;
 
 /// Where a cross-workflow tag leads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,7 +204,7 @@ fn scope_base(caller_scope: &Path) -> PathBuf {
 
 /// A YAML or zip workflow: one file.
 fn is_packed(path: &Path) -> bool {
-    is_yaml_scope(path) || is_zip_scope(path)
+    ScopeKind::of(path).is_packed()
 }
 
 fn split_file(path: &Path) -> (PathBuf, String) {

@@ -18,10 +18,9 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use crate::text::suggestion::did_you_mean;
 use crate::workflow::resolution::{self, ResolveError};
-use crate::workflow::suggestion::did_you_mean;
-use crate::workflow::yaml_scope::is_yaml_scope;
-use crate::workflow::zip_scope::is_zip_scope;
+use crate::workflow::scope::ScopeKind;
 
 /// Where a run starts: the workflow directory and the state to run first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +77,7 @@ pub(crate) fn interpret(argument: &str, cwd: &Path) -> Result<WorkflowTarget, Wo
 /// resolved by R1.16 / R1.15); `None` when the argument names no such workflow.
 fn packed_target(argument: &str, path: &Path) -> Result<Option<WorkflowTarget>, WorkflowTargetError> {
     let components: Vec<&std::ffi::OsStr> = path.iter().collect();
-    let packed = |part: &&std::ffi::OsStr| is_yaml_scope(Path::new(part)) || is_zip_scope(Path::new(part));
+    let packed = |part: &&std::ffi::OsStr| ScopeKind::of(Path::new(part)).is_packed();
     let Some(index) = components.iter().position(packed) else {
         return Ok(None);
     };

@@ -22,14 +22,8 @@ use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
 use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
-use crate::workflow::state_name;
-use crate::workflow::suggestion::did_you_mean;
-
-/// Whether `scope` names a YAML workflow (R1.1: by extension, any case).
-pub(crate) fn is_yaml_scope(scope: &Path) -> bool {
-    let extension = state_name::extension(scope.to_str().unwrap_or_default()).to_ascii_lowercase();
-    extension == ".yaml" || extension == ".yml"
-}
+use crate::text::state_name;
+use crate::text::suggestion::did_you_mean;
 
 /// A loaded, valid YAML workflow.
 #[derive(Debug)]
@@ -142,10 +136,19 @@ impl YamlWorkflow {
                 Yaml::Integer(number) => number.to_string(),
                 other => return Err(invalid(line_of(&["states"]), format!("state name {other:?} is not text"))),
             };
-            let line = line_of(&["states", &name]);
-            let at = |message: String| invalid(line, format!("state `{name}`: {message}"));
+            let line = line_of(&["states", &name]).or_else(|| line_of(&["states"]));
+            let shown = name.escape_debug();
+            let at = |message: String| invalid(line, format!("state `{shown}`: {message}"));
             if name.is_empty() || state_name::has_path_separator(&name) {
                 return Err(at("a state name must be non-empty and contain no `/` or `\\`".into()));
+            }
+            // Each would name no file of a directory: `..` is its parent, and a
+            // name with a line break cannot be written in a tag (R4).
+            if name == "." || name == ".." {
+                return Err(at(format!("`{name}` cannot be a state name")));
+            }
+            if name.chars().any(char::is_control) {
+                return Err(at("a state name cannot contain a line break or other control character".into()));
             }
             let Yaml::Hash(fields) = value else {
                 return Err(at("expected a mapping with `prompt:` or `sh:`".into()));
@@ -400,6 +403,23 @@ states:
     }
 
     #[test]
+    fn yaml_states_named_dot_dot_or_containing_a_newline_are_refused() {
+        assert_eq!(
+            error("states:\n  START:\n    sh: echo\n  ..:\n    prompt: x\n"),
+            "YAML workflow `wf.yaml`, line 4: state `..`: `..` cannot be a state name"
+        );
+        assert_eq!(
+            error("states:\n  .:\n    prompt: x\n"),
+            "YAML workflow `wf.yaml`, line 2: state `.`: `.` cannot be a state name"
+        );
+        assert_eq!(
+            error("states:\n  START:\n    sh: echo\n  \"A\\nB\":\n    prompt: x\n"),
+            "YAML workflow `wf.yaml`, line 4: state `A\\nB`: a state name cannot contain a line break or other control \
+             character"
+        );
+    }
+
+    #[test]
     fn claude_options_are_prompt_state_keys() {
         let workflow =
             parse("states:\n  A:\n    prompt: x\n    permission_mode: plan\n    tools: [Read]\n").expect("valid");
@@ -426,9 +446,10 @@ states:
 
     #[test]
     fn yaml_scopes_are_recognised_by_extension_in_any_case() {
-        assert!(is_yaml_scope(Path::new("/w/flow.yaml")));
-        assert!(is_yaml_scope(Path::new("/w/flow.YML")));
-        assert!(!is_yaml_scope(Path::new("/w/flow")));
-        assert!(!is_yaml_scope(Path::new("/w/flow.zip")));
+        use crate::workflow::scope::ScopeKind;
+        assert_eq!(ScopeKind::of(Path::new("/w/flow.yaml")), ScopeKind::Yaml);
+        assert_eq!(ScopeKind::of(Path::new("/w/flow.YML")), ScopeKind::Yaml);
+        assert_eq!(ScopeKind::of(Path::new("/w/flow")), ScopeKind::Directory);
+        assert_eq!(ScopeKind::of(Path::new("/w/flow.zip")), ScopeKind::Zip);
     }
 }

@@ -123,3 +123,21 @@ fn r13_6_a_states_own_timeout_applies_to_it() {
          workflow)",
     );
 }
+
+#[test]
+fn yaml_states_named_dot_dot_or_containing_a_newline_are_refused() {
+    let run = |yaml: &str| Test::new().write("wf.yaml", yaml).args(["run", "wf.yaml", "--run-id", RUN]).run();
+    let outcome = run("states:\n  START:\n    sh: echo '<goto>..</goto>'\n  ..:\n    sh: echo hi\n");
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: YAML workflow `[ROOT]/wf.yaml`, line 4: state `..`: `..` cannot be a state name"
+    );
+    let outcome = run("states:\n  START:\n    sh: echo hi\n  \"A\\nB\":\n    sh: echo hi\n");
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: YAML workflow `[ROOT]/wf.yaml`, line 4: state `A\\nB`: a state name cannot contain a line break or \
+         other control character"
+    );
+}

@@ -37,8 +37,9 @@ use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::template::render;
 use crate::transition::Transition;
+use crate::workflow::resolution::{self, Platform};
 use crate::workflow::specifier::Caller;
-use crate::workflow::state_file::{read_prompt, workflow_dir};
+use crate::workflow::state_file::{PromptFileError, read_prompt};
 
 /// Model turns per step: the first plus up to two reminders (R5.16).
 pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
@@ -130,7 +131,11 @@ async fn run_markdown_state(
     // A file that cannot be read may be mid-edit: retried. A broken file, or a
     // policy naming a missing state, would fail the same way on every attempt and
     // cost a model turn each time: the agent pauses at once, to be fixed and resumed.
-    let prompt = read_prompt(&agent.scope_dir, &agent.current_state).map_err(|error| {
+    // The workflow is opened once for the step: its prompt, its listing for the
+    // policy's targets, its timeout and the directory relative paths start from.
+    let workflow = resolution::open(&agent.scope_dir)
+        .map_err(|error| StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, error.to_string()))?;
+    let prompt = read_prompt(&workflow, &agent.current_state).map_err(|error: PromptFileError| {
         let message = error.to_string();
         if error.is_transient() {
             StepFailure::retryable(PauseReason::PromptError, ErrorKind::PromptFileError, message)
@@ -139,8 +144,9 @@ async fn run_markdown_state(
         }
     })?;
     let frontmatter = prompt.frontmatter;
-    let timeout = context.timeout_for(&agent.scope_dir, &agent.current_state);
-    if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(&agent.scope_dir)) {
+    let timeout = context.timeout_for(&workflow, &agent.current_state);
+    let resolves = |name: &str| resolution::resolve_in_workflow(&workflow, name, Platform::CURRENT).map(drop);
+    if let Some(problem) = frontmatter.policy.as_ref().and_then(|policy| policy.unresolvable_entry(resolves)) {
         let message = format!("prompt file `{}`: {problem}", path.display());
         return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
     }
@@ -176,7 +182,7 @@ async fn run_markdown_state(
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone());
     let policy = frontmatter.policy.clone().unwrap_or_default();
-    let claude = resolve_paths(&frontmatter.claude, workflow_dir(&agent.scope_dir), &agent.cwd).map_err(|problem| {
+    let claude = resolve_paths(&frontmatter.claude, workflow.workflow_dir(), &agent.cwd).map_err(|problem| {
         let message = format!("prompt file `{}`: {problem}", path.display());
         StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
     })?;

@@ -23,13 +23,11 @@
 mod error;
 mod platform;
 
-use std::fs::{self, DirEntry};
 use std::path::Path;
 
-use crate::workflow::state_file::PackedWorkflow;
-use crate::workflow::state_name;
-use crate::workflow::suggestion::did_you_mean;
-use crate::workflow::yaml_scope::is_yaml_scope;
+use crate::text::state_name;
+use crate::text::suggestion::did_you_mean;
+use crate::workflow::scope::{Scope as Workflow, ScopeKind};
 
 pub(crate) use error::ResolveError;
 pub(crate) use platform::Platform;
@@ -42,14 +40,22 @@ pub(crate) fn resolve_state(scope_dir: &Path, name: &str) -> Result<String, Reso
 
 /// [`resolve_state`] for an explicit platform.
 pub(crate) fn resolve_state_on(scope_dir: &Path, name: &str, platform: Platform) -> Result<String, ResolveError> {
-    let scope = scope_label(scope_dir);
-    if is_yaml_scope(scope_dir) {
-        // R1.16: an extension is dropped and the name searched like an abstract one.
-        let name = state_name::strip_state_extension(name);
-        return resolve_in_listing(&list_scope(scope_dir)?, &scope, name, platform);
+    let label = scope_label(scope_dir);
+    if ScopeKind::of(scope_dir) != ScopeKind::Yaml {
+        check_name(&label, name, platform)?;
     }
-    check_name(&scope, name, platform)?;
-    resolve_in_listing(&list_scope(scope_dir)?, &scope, name, platform)
+    resolve_in_workflow(&open(scope_dir)?, name, platform)
+}
+
+/// [`resolve_state`] in a workflow already opened.
+pub(crate) fn resolve_in_workflow(workflow: &Workflow, name: &str, platform: Platform) -> Result<String, ResolveError> {
+    let label = scope_label(workflow.path());
+    let name = match workflow.kind() {
+        // R1.16: an extension is dropped and the name searched like an abstract one.
+        ScopeKind::Yaml => state_name::strip_state_extension(name),
+        ScopeKind::Directory | ScopeKind::Zip => name,
+    };
+    resolve_in_listing(&list(workflow)?, &label, name, platform)
 }
 
 /// Resolve `name` among the file names of a scope. `listing` holds the state
@@ -273,47 +279,28 @@ pub(crate) fn state_files(scope: &Path) -> Result<Vec<String>, ResolveError> {
 
 /// The state files of `scope`: a directory's files, a YAML workflow's virtual
 /// files (read and validated again, R13.8), or a zip archive's files (its hash and
-/// layout checked again, R1.4).
+/// layout checked again if the file changed, R1.4).
 fn list_scope(scope: &Path) -> Result<Vec<String>, ResolveError> {
-    match PackedWorkflow::open(scope) {
-        None => list_scope_dir(scope),
-        Some(packed) => packed
-            .map(|workflow| workflow.listing())
-            .map_err(|message| ResolveError::InvalidScope { scope: scope_label(scope), message }),
-    }
+    list(&open(scope)?)
 }
 
-/// The names of the regular files (or symlinks to them) directly in `scope_dir`.
-/// Names that are not UTF-8 cannot be state names and are skipped.
-fn list_scope_dir(scope_dir: &Path) -> Result<Vec<String>, ResolveError> {
-    let unreadable = |error: std::io::Error| ResolveError::ScopeUnreadable {
-        scope: scope_label(scope_dir),
+/// Open the workflow at `scope`; a broken YAML or zip workflow is an invalid scope.
+pub(crate) fn open(scope: &Path) -> Result<Workflow, ResolveError> {
+    Workflow::open(scope)
+        .map_err(|error| ResolveError::InvalidScope { scope: scope_label(scope), message: error.to_string() })
+}
+
+fn list(workflow: &Workflow) -> Result<Vec<String>, ResolveError> {
+    workflow.listing().map_err(|error| ResolveError::ScopeUnreadable {
+        scope: scope_label(workflow.path()),
         reason: error.to_string(),
-    };
-    let mut names = Vec::new();
-    for entry in fs::read_dir(scope_dir).map_err(unreadable)? {
-        let entry = entry.map_err(unreadable)?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if is_regular_file(&entry) {
-            names.push(name);
-        }
-    }
-    Ok(names)
-}
-
-fn is_regular_file(entry: &DirEntry) -> bool {
-    match entry.file_type() {
-        Ok(kind) if kind.is_symlink() => fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
-        Ok(kind) => kind.is_file(),
-        Err(_) => false,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::path::PathBuf;
     use tempfile::TempDir;
 

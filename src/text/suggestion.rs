@@ -7,7 +7,7 @@
 //! at most a third of the wanted name's length (and at least 1 is always allowed).
 //! The result is deterministic: ties go to the first candidate in sorted order.
 
-use crate::workflow::state_name;
+use crate::text::state_name;
 
 /// The candidate closest to `wanted`, or `None` when nothing is close enough.
 ///
