@@ -115,9 +115,11 @@ impl Stamp {
     }
 }
 
-/// The archives opened in this process, by path, with the file's stamp when read
-/// and when last used.
-static OPENED: LazyLock<Mutex<HashMap<PathBuf, (Stamp, Arc<ZipWorkflow>, u64)>>> = LazyLock::new(Mutex::default);
+/// An archive kept: the file's stamp when it was read, and when it was last used.
+type Kept = (Stamp, Arc<ZipWorkflow>, u64);
+
+/// The archives opened in this process, by path.
+static OPENED: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Mutex::default);
 static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl ZipWorkflow {
