@@ -11,6 +11,7 @@ mod manifest;
 mod parsing;
 mod remote;
 mod resolution;
+mod scope_matrix;
 mod script_env;
 mod script_errors;
 mod yaml_scope;
