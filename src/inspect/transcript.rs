@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::backend::claude::stream_reader::invocation_cost;
 use crate::events::{Event, StateType};
 use crate::inspect::logs::parse;
 use crate::observers::console::{ConsoleText, Verbosity};
@@ -403,7 +404,7 @@ fn result_summary(object: &Value) -> String {
     if let Some(ms) = object.get("duration_ms").and_then(Value::as_u64) {
         parts.push(format!("{ms} ms"));
     }
-    if let Some(cost) = object.get("total_cost_usd").and_then(Value::as_f64) {
+    if let Some(cost) = invocation_cost(object) {
         parts.push(format!("${cost:.4}"));
     }
     let mut summary = format!("result: {}", parts.join(", "));
