@@ -430,6 +430,15 @@ mod tests {
         format!(r#"{{"type":"ClaudeStreamOutput","agent_id":"main","state":"A.md","step":1,"json":{json}}}"#)
     }
 
+    /// Issue 19, item 8: a resumed turn's `total_cost_usd` is the session's running
+    /// total (Claude Code 2.1.330); the line shows the turn's own cost.
+    #[test]
+    fn a_resumed_turns_result_line_shows_its_own_cost_not_the_sessions_total() {
+        let result = serde_json::json!({"type": "result", "subtype": "success", "total_cost_usd": 0.0021,
+            "model_usage_since_last_result": {"claude-sonnet-5-5": {"costUSD": 0.0007}}});
+        assert_eq!(result_summary(&result), "result: success, $0.0007");
+    }
+
     #[test]
     fn a_claude_turn_reads_as_a_transcript() {
         let mut collector = StepCollector::new("main", 1);
