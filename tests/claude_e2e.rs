@@ -227,6 +227,51 @@ fn cost_comes_from_claude_and_the_budget_stops_the_run() {
     assert_eq!(fake.requests().len(), expected_turns);
 }
 
+/// Issue 19, item 8, against the real CLI: raymond's `call_without_result` shape (a
+/// call forks the caller's session, then a goto loop resumes it) under a budget.
+/// Claude Code's `total_cost_usd` is the session's running total, the fork's
+/// including its parent's turn; Baton's total equals the CLI's own running total
+/// at the last turn and the API calls made times their price: each call is counted
+/// once. Adding up the running totals, as raymond does, counts the first call once
+/// per later turn.
+#[test]
+fn the_budget_counts_each_api_call_once_across_a_forked_and_resumed_session() {
+    let fake =
+        FakeAnthropic::start(vec![Rule::any().reply_with(|view| Reply::text(view.prompt.trim()).usage(100, 50))]);
+    let test = Test::new()
+        .file("1_START.md", "<call return=\"DONE\">SUB</call>")
+        .file("DONE.md", "<result></result>")
+        .file("LOOP.md", "<goto>SUB</goto>")
+        .file("SUB.md", "<goto>LOOP</goto>");
+    let outcome = with_real_claude(test, &fake).run_workflow(&["--budget", "0.002", "--json"]);
+    outcome.status(0);
+    let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("json");
+    let turns: Vec<_> = outcome
+        .events_of("test", "StateCompleted")
+        .into_iter()
+        .filter(|event| event["cost_usd"].as_f64().is_some_and(|cost| cost > 0.0))
+        .collect();
+    let per_call = turns[0]["cost_usd"].as_f64().expect("a priced turn");
+    assert!(turns.iter().all(|turn| (turn["cost_usd"].as_f64().unwrap() - per_call).abs() < 1e-12), "{turns:?}");
+    let calls = fake.requests().len();
+    assert_eq!(turns.len(), calls, "{}", fake.summary());
+    let total = report["cost_usd"].as_f64().expect("a total");
+    assert!((total - per_call * calls as f64).abs() < 1e-9, "{report}");
+    assert_eq!(report["result"], format!("Workflow terminated: budget exceeded (${total:.4} > $0.0020)"));
+    // The CLI's own running total of the session at the last turn is the same sum.
+    let last = turns.last().expect("a turn");
+    let stem = last["state"].as_str().unwrap().trim_end_matches(".md");
+    let stream = outcome.run_dir("test").join(format!("main_{stem}_{:03}.jsonl", last["step"].as_u64().unwrap()));
+    let stream = std::fs::read_to_string(&stream).expect("the turn's stream is traced");
+    let session_total = stream
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|object| object["type"] == "result")
+        .and_then(|result| result["total_cost_usd"].as_f64())
+        .expect("a total_cost_usd");
+    assert!((session_total - total).abs() < 1e-9, "Claude says {session_total}, Baton {total}");
+}
+
 #[test]
 fn a_usage_limit_message_pauses_the_agent() {
     let fake = FakeAnthropic::start(vec![

@@ -135,6 +135,33 @@ fn odd_state_names_get_safe_ids_and_missing_targets_a_dashed_node() {
     assert_eq!(outcome.stderr, "warning: state `GONE` is named by a transition but the workflow has no such state\n");
 }
 
+/// Issue 19, item 7: the example tag of a `force_implicit` prompt (R5.14) was drawn
+/// as an edge to a missing state; the state's one way out is its policy's entry.
+#[test]
+fn r5_14_a_force_implicit_prompts_example_tags_are_no_edges() {
+    let outcome = Test::new()
+        .file(
+            "1_START.md",
+            "---\nallowed_transitions:\n  - tag: goto\n    target: DONE\nforce_implicit: true\n---\nTag examples like <goto>X</goto> are ignored.\n",
+        )
+        .file("DONE.md", "<result></result>\n")
+        .args(["diagram", "wf"])
+        .run();
+    outcome.status(0).stdout(
+        r#"flowchart TD
+    __start__((" "))
+    1_START["1_START"]
+    DONE["DONE"]
+    __end_1__((" "))
+
+    __start__ --> 1_START
+    1_START -->|goto| DONE
+    DONE -->|result| __end_1__
+"#,
+    );
+    assert_eq!(outcome.stderr, "");
+}
+
 #[test]
 fn a_missing_workflow_is_an_error() {
     let outcome = Test::new().args(["diagram", "nowhere"]).run();

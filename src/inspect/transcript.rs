@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::backend::claude::stream_reader::invocation_cost;
 use crate::events::{Event, StateType};
 use crate::inspect::logs::parse;
 use crate::observers::console::{ConsoleText, Verbosity};
@@ -403,7 +404,7 @@ fn result_summary(object: &Value) -> String {
     if let Some(ms) = object.get("duration_ms").and_then(Value::as_u64) {
         parts.push(format!("{ms} ms"));
     }
-    if let Some(cost) = object.get("total_cost_usd").and_then(Value::as_f64) {
+    if let Some(cost) = invocation_cost(object) {
         parts.push(format!("${cost:.4}"));
     }
     let mut summary = format!("result: {}", parts.join(", "));
@@ -427,6 +428,15 @@ mod tests {
 
     fn stream(json: &str) -> String {
         format!(r#"{{"type":"ClaudeStreamOutput","agent_id":"main","state":"A.md","step":1,"json":{json}}}"#)
+    }
+
+    /// Issue 19, item 8: a resumed turn's `total_cost_usd` is the session's running
+    /// total (Claude Code 2.1.330); the line shows the turn's own cost.
+    #[test]
+    fn a_resumed_turns_result_line_shows_its_own_cost_not_the_sessions_total() {
+        let result = serde_json::json!({"type": "result", "subtype": "success", "total_cost_usd": 0.0021,
+            "model_usage_since_last_result": {"claude-sonnet-5-5": {"costUSD": 0.0007}}});
+        assert_eq!(result_summary(&result), "result: success, $0.0007");
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! tag to emit that way. A script's tags count when their targets are written
 //! out; a target built at run time (`$NEXT`, `%NEXT%`, a command's output) is
 //! noted as dynamic, and only that gets `script-state-no-static-analysis`.
+//!
+//! A prompt whose `force_implicit: true` applies (R5.14) has no body tags: its
+//! output is never parsed, so its only transition is its policy's entry.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -104,7 +107,11 @@ pub(crate) fn analyse(text: StateText) -> StateAnalysis {
         None => analysis.frontmatter = Some(StateFrontmatter::default()),
     }
     read_policy(&mut analysis);
-    read_body(&mut analysis);
+    // Under `force_implicit` the output is never parsed (R5.14): a tag the body
+    // shows is an example for the reader, not a way out, and cannot stop a run.
+    if !analysis.frontmatter.as_ref().is_some_and(StateFrontmatter::forces_implicit) {
+        read_body(&mut analysis);
+    }
     analysis
 }
 
@@ -316,6 +323,23 @@ mod tests {
             [(TagKind::Goto, "A".into()), (TagKind::Ask, "B".into()), (TagKind::Goto, "A".into())]
         );
         assert_eq!(analysis.unknown_policy_tags, [(2, "goot".to_string())]);
+    }
+
+    #[test]
+    fn r5_14_body_tags_of_a_force_implicit_state_are_no_transitions() {
+        let forced = prompt(
+            "---\nallowed_transitions:\n  - {tag: goto, target: DONE}\nforce_implicit: true\n---\nExamples: <goto>X</goto>, <goto>a/b</goto>, <fork>W</fork>.\n",
+        );
+        assert_eq!(targets(&forced), [(TagKind::Goto, "DONE".into())]);
+        assert!(forced.malformed.is_empty());
+        // Not eligible (two entries): ignored at run time, so the body is read as usual.
+        let ignored = prompt(
+            "---\nallowed_transitions:\n  - {tag: goto, target: A}\n  - {tag: goto, target: B}\nforce_implicit: true\n---\n<goto>X</goto>\n",
+        );
+        assert_eq!(
+            targets(&ignored),
+            [(TagKind::Goto, "A".into()), (TagKind::Goto, "B".into()), (TagKind::Goto, "X".into())]
+        );
     }
 
     #[test]

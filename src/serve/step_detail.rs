@@ -7,6 +7,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::backend::claude::stream_reader::invocation_cost;
 use crate::events::{Event, StateType};
 use crate::inspect::transcript::{StepCollector, content, tool_result_text};
 
@@ -98,7 +99,7 @@ fn transcript_entries(object: &Value, entries: &mut Vec<Value>) -> Option<String
         Some("result") => {
             let result = object.get("result").and_then(Value::as_str).unwrap_or_default().to_string();
             entries.push(json!({
-                "role": "result", "text": result, "cost_usd": object.get("total_cost_usd"),
+                "role": "result", "text": result, "cost_usd": invocation_cost(object),
                 "is_error": object.get("is_error"), "num_turns": object.get("num_turns"),
             }));
             Some(result)

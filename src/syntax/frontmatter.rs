@@ -94,6 +94,16 @@ pub(crate) struct StateFrontmatter {
     pub(crate) unknown_fields: Vec<String>,
 }
 
+impl StateFrontmatter {
+    /// R5.14–R5.15: `force_implicit: true` applies — the policy's single entry can be
+    /// taken implicitly — so the turn's output is never parsed, and the tags the
+    /// prompt's body shows are not transitions. Written but not eligible, it is
+    /// ignored and the output is parsed as usual.
+    pub(crate) fn forces_implicit(&self) -> bool {
+        self.force_implicit && self.policy.as_ref().is_some_and(Policy::can_use_implicit)
+    }
+}
+
 /// Why a frontmatter block was refused (R5.3). Every message starts with
 /// "Invalid YAML frontmatter: ".
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -169,6 +169,30 @@ fn force_implicit_invalid() {
     );
 }
 
+/// Issue 19, item 7: under `force_implicit` the output is never parsed (R5.14), so
+/// the tags a prompt shows as examples are no transitions; lint reported
+/// `missing-target` for raymond's `force_implicit_ok` fixture, and `baton run` refused it.
+#[test]
+fn r5_14_lint_refused_example_tags_in_a_force_implicit_prompt() {
+    const START: &str = "---\nallowed_transitions:\n  - tag: goto\n    target: DONE\nforce_implicit: true\n---\nDiscuss things; tag examples like <goto>X</goto> will be ignored.\n";
+    golden(&[("1_START.md", START), ("DONE.md", "<result></result>\n")], 0, "wf: no issues found\n");
+}
+
+/// Every check that reads a body tag leaves a `force_implicit` prompt's tags alone:
+/// a malformed tag, a fork without `next`, a call without `return`, an unknown
+/// workflow, and a state only the examples name (which is unreachable).
+#[test]
+fn r5_14_no_check_reads_the_body_tags_of_a_force_implicit_prompt() {
+    let start = "---\nallowed_transitions:\n  - {tag: goto, target: DONE}\nforce_implicit: true\n---\nTags look like \
+                 <goto>a/b</goto>, <fork>W</fork>, <call>SUB</call>, <ask>no next</ask>, \
+                 <call-workflow>../nowhere/</call-workflow>, <reset task=\"old\">ORPHAN</reset>.\n";
+    golden(
+        &[("START.md", start), DONE, ("ORPHAN.md", "<result>x</result>\n")],
+        0,
+        "wf/ORPHAN.md:1:1: warning[unreachable-state]: no transition leads to `ORPHAN.md` from `START.md`; it never runs\nwf: 1 warning\n",
+    );
+}
+
 #[test]
 fn invalid_task_value() {
     golden(

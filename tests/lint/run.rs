@@ -2,6 +2,7 @@
 //! step, `--no-lint` runs anyway, warnings never stop a run.
 
 use crate::support::Test;
+use crate::support::fake_claude::{FakeClaude, Reply};
 
 fn broken() -> Test {
     Test::new()
@@ -40,4 +41,27 @@ fn warnings_do_not_stop_a_run_and_a_state_file_start_needs_no_entry_point() {
         .run()
         .status(0)
         .stdout("done\n");
+}
+
+/// Issue 19, item 7: the lint gate refused raymond's `force_implicit_ok` (an example
+/// `<goto>X</goto>` in a `force_implicit` prompt, R5.14); the run now passes the
+/// gate and ends, whatever tag the model writes.
+#[test]
+fn r5_14_the_lint_gate_refused_a_force_implicit_prompt_showing_an_example_tag() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file(
+            "1_START.md",
+            "---\nallowed_transitions:\n  - tag: goto\n    target: DONE\nforce_implicit: true\n---\n[[START]] \
+             Discuss things; tag examples like <goto>X</goto> will be ignored.\n",
+        )
+        .file("DONE.md", "[[DONE]] <result></result>\n");
+    FakeClaude::at(test.root()).rule("a", "[[START]]", Reply::text("Like <goto>X</goto>, which is ignored.")).rule(
+        "b",
+        "[[DONE]]",
+        Reply::text("<result>finished</result>"),
+    );
+    let outcome = test.run_workflow(&["-q"]);
+    assert!(outcome.stderr.starts_with("done: run test completed: 2 steps,"), "{}", outcome.stderr);
+    outcome.status(0).stdout("finished\n");
 }

@@ -26,6 +26,41 @@ fn r9_3_budget_exceeded_gives_a_synthetic_result_and_ignores_the_models_tag() {
     assert_eq!(transitions(&outcome), ["main:START.md -result-> -"]);
 }
 
+/// Issue 19, item 8: raymond's `call_without_result` lint fixture (a call into a
+/// goto loop that never returns) run with `--budget 0.002`, each turn costing
+/// $0.000105 as Claude Code 2.1.330 reports it — the session's running total in
+/// `total_cost_usd`, the turn's own cost in `model_usage_since_last_result`.
+/// raymond adds up the running totals: it stops after 6 turns with `$0.0022 > $0.0020`
+/// (1 + 2 + … + 6 turns' worth, where $0.00063 was spent). Baton adds each turn once:
+/// 20 turns, `$0.0021 > $0.0020`, what the 20 API calls cost.
+#[test]
+fn r9_3_budget_stop_counted_a_resumed_sessions_running_total_once_per_turn() {
+    const TURN: f64 = 0.000105;
+    let test = Test::new()
+        .with_fake_claude()
+        .file("1_START.md", "[[START]] <call return=\"DONE\">SUB</call>\n")
+        .file("DONE.md", "[[DONE]] <result></result>\n")
+        .file("LOOP.md", "[[LOOP]] <goto>SUB</goto>\n")
+        .file("SUB.md", "[[SUB]] <goto>LOOP</goto>\n");
+    for turn in 1..=30_u32 {
+        let (marker, text) = match turn {
+            1 => ("[[START]]", r#"<call return="DONE">SUB</call>"#),
+            _ if turn % 2 == 0 => ("[[SUB]]", "<goto>LOOP</goto>"),
+            _ => ("[[LOOP]]", "<goto>SUB</goto>"),
+        };
+        let reply = Reply::text(text).session_cost(TURN * f64::from(turn), TURN).times(1);
+        fake(&test).rule(&format!("t{turn:02}"), marker, reply);
+    }
+    let outcome = test.run_workflow(&["--budget", "0.002", "--json"]);
+    outcome.status(0);
+    let report: serde_json::Value = serde_json::from_str(outcome.stdout.trim()).expect("--json prints JSON");
+    assert_eq!(report["result"], "Workflow terminated: budget exceeded ($0.0021 > $0.0020)");
+    assert_eq!(calls(&outcome).len(), 20, "the turn that crossed the budget is the 20th");
+    let total = report["cost_usd"].as_f64().expect("a cost");
+    assert!((total - 20.0 * TURN).abs() < 1e-12, "{total}");
+    assert!(calls_for(&outcome, "[[DONE]]").is_empty(), "the return state takes no turn");
+}
+
 #[test]
 fn r9_3_cost_equal_to_the_budget_is_not_exceeded() {
     let test = Test::new().with_fake_claude().file("START.md", "[[START]]\n").file("NEXT.md", "[[NEXT]]\n");

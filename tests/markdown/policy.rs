@@ -220,7 +220,8 @@ fn r5_14_force_implicit_ignores_the_models_tag() {
     fake(&test)
         .rule("a", "[[START]]", Reply::text("<goto>ELSEWHERE</goto> and even <result>x</result>").cost(0.25))
         .rule("b", "[[NEXT]]", Reply::text("<result>done</result>"));
-    let outcome = test.run_workflow(&["--no-lint"]);
+    // The body's example tag passes lint too (issue 19, item 7).
+    let outcome = test.run_workflow(&[]);
     outcome.status(0).stdout("done\n");
     assert!(calls_for(&outcome, "[[ELSEWHERE]]").is_empty());
     assert_eq!(transitions(&outcome)[0], "main:START.md -goto-> NEXT.md");

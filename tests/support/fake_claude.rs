@@ -109,6 +109,19 @@ impl Reply {
         self
     }
 
+    /// Cost the way Claude Code 2.1.330 reports a turn: `total_cost_usd` is the
+    /// session's running total (a resumed or forked session's earlier turns
+    /// included), `model_usage_since_last_result` this turn's own.
+    pub(crate) fn session_cost(mut self, session_total: f64, turn: f64) -> Reply {
+        for line in &mut self.lines {
+            if line["type"] == "result" {
+                line["total_cost_usd"] = json!(session_total);
+                line["model_usage_since_last_result"] = json!({"claude-sonnet-5-5": {"costUSD": turn}});
+            }
+        }
+        self
+    }
+
     /// Answer only the first `times` matching calls.
     pub(crate) fn times(mut self, times: u32) -> Reply {
         self.times = Some(times);

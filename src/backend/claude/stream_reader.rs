@@ -48,7 +48,7 @@ pub(crate) struct StreamSummary {
     pub(crate) is_error: bool,
     /// The result object's `api_error_status`.
     pub(crate) api_error_status: Option<u64>,
-    /// The last numeric `total_cost_usd` (this invocation's cost).
+    /// This invocation's cost ([`invocation_cost`] of the last object that gives one).
     pub(crate) cost_usd: f64,
     /// Input tokens (fresh + cache creation + cache reads) and output tokens of the last `usage`.
     pub(crate) input_tokens: u64,
@@ -203,11 +203,18 @@ fn content_blocks(object: &Value) -> impl Iterator<Item = &Value> {
     object.get("message").and_then(|message| message.get("content")).and_then(Value::as_array).into_iter().flatten()
 }
 
-/// What this invocation cost. Claude Code 2.1.197 gives it as `total_cost_usd`;
-/// newer versions (2.1.330) make `total_cost_usd` the whole session's, resumed
-/// turns included, and give this process's share per model in
-/// `model_usage_since_last_result`, which is preferred when present.
-fn invocation_cost(object: &Value) -> Option<f64> {
+/// What this invocation cost, from a `result` object: the one figure of Claude
+/// Code's stream that Baton adds up for `cost_usd`, the run's total and `--budget`.
+///
+/// Claude Code 2.1.197 gives it as `total_cost_usd`. Newer versions (2.1.330) make
+/// `total_cost_usd` the whole session's: every turn resumed before it, and for a
+/// `--fork-session` the parent's turns too, so adding it up counts each API call
+/// once per later turn of its session (ten 1¢ turns of one conversation would sum
+/// to 55¢). They give this process's share per model in
+/// `model_usage_since_last_result`, which is preferred when present. raymond adds
+/// up `total_cost_usd` and so overstates a resumed session's spend
+/// (`docs/decisions.md`, "Cost").
+pub(crate) fn invocation_cost(object: &Value) -> Option<f64> {
     let since_last = object
         .get("model_usage_since_last_result")
         .and_then(Value::as_object)
@@ -302,6 +309,34 @@ mod tests {
         let (fork, _) = read("02c_resume_fork_session.jsonl");
         assert!(start.session_id.is_some() && fork.session_id.is_some());
         assert_ne!(start.session_id, fork.session_id);
+    }
+
+    /// Issue 19, item 8: raymond's budget stop read `$0.0022 > $0.0020` where Baton's
+    /// read `$0.0021`. The recorded 2.1.330 streams show why: one session, three
+    /// turns of 10 tokens in and 5 out each (a fresh turn, a `--resume`, then a
+    /// `--resume --fork-session` of it); `total_cost_usd` is the session's running
+    /// total, the fork's including its parent's turns, and each turn's own cost is
+    /// `model_usage_since_last_result`.
+    #[test]
+    fn a_resumed_or_forked_sessions_turn_costs_its_own_api_calls_not_the_sessions_total() {
+        let turn = 0.00007;
+        let mut cumulative = Vec::new();
+        for name in ["02a_session_start.jsonl", "02b_resume.jsonl", "02c_resume_fork_session.jsonl"] {
+            let (summary, _) = read(name);
+            assert!((summary.cost_usd - turn).abs() < 1e-12, "{name}: {}", summary.cost_usd);
+            let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
+            let result: Value = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .find(|object| object["type"] == "result")
+                .expect("a result line");
+            cumulative.push(result["total_cost_usd"].as_f64().expect("a total"));
+        }
+        // What raymond adds up: 1 + 2 + 3 turns' worth for 3 turns.
+        let expected = [turn, 2.0 * turn, 3.0 * turn];
+        for (total, expected) in cumulative.iter().zip(expected) {
+            assert!((total - expected).abs() < 1e-12, "{cumulative:?}");
+        }
     }
 
     #[test]

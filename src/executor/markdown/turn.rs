@@ -56,7 +56,7 @@ pub(super) fn interpret_turn(
         transition.render_workflow_input(|input| render(input, template_variables));
         Ok(transition)
     };
-    if frontmatter.force_implicit && policy.can_use_implicit() {
+    if frontmatter.forces_implicit() {
         return implicit();
     }
     // Claude Code repeats the structured output as the result text: tag-like text
