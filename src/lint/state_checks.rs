@@ -224,8 +224,13 @@ impl<'a> StateChecker<'a> {
     fn malformed_tags(&mut self) {
         let state: &'a StateAnalysis = self.state;
         for (offset, kind, error) in &state.malformed {
-            let check =
-                if matches!(error, TagParseError::MissingAskNext) { Check::MissingAskNext } else { Check::InvalidTag };
+            let check = match error {
+                TagParseError::MissingAskNext => Check::MissingAskNext,
+                TagParseError::InvalidAskTimeout { .. } | TagParseError::AskTimeoutNextPathSeparator { .. } => {
+                    Check::InvalidAskTimeout
+                }
+                _ => Check::InvalidTag,
+            };
             let message = format!("{error}; a run stops if the agent emits this `<{kind}>`");
             let at = self.workflow.at_offset(&self.state.text, *offset);
             self.report(check, at, message);
