@@ -9,7 +9,7 @@ use crate::lint::diagnostic::{Diagnostic, Location};
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
 use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
-use crate::syntax::scanner::TagParseError;
+use crate::syntax::scanner::{TagParseError, validate_ask_timeout};
 use crate::syntax::tag::TagKind;
 use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
 use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_specifier};
@@ -162,6 +162,19 @@ impl<'a> StateChecker<'a> {
                     );
                     let at = self.at_key(&["allowed_transitions", &index.to_string(), "tag"]);
                     self.report(Check::MissingAskNext, at, message);
+                }
+                // The entry is the example the agent is shown (R5.20): a timeout it could
+                // not use would be copied into every `<ask>` the agent writes.
+                if entry.tag() == "ask"
+                    && let Err(error) = validate_ask_timeout(&entry.0)
+                {
+                    let message = format!("`allowed_transitions` entry {} (`tag: ask`): {error}", index + 1);
+                    let key = match error {
+                        TagParseError::AskTimeoutNextPathSeparator { .. } => "timeout_next",
+                        _ => "timeout",
+                    };
+                    let at = self.at_key(&["allowed_transitions", &index.to_string(), key]);
+                    self.report(Check::InvalidAskTimeout, at, message);
                 }
             }
             if policy.entries.len() > 1 {

@@ -184,7 +184,7 @@ fn validate_join_timeout(attributes: &BTreeMap<String, String>) -> Result<(), Ta
 /// stores both unchecked; Baton enforces the timeout (A11), so a value it could never
 /// use is refused where it is written, like a join's (`docs/decisions.md`). An empty
 /// value is no value.
-fn validate_ask_timeout(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
+pub(crate) fn validate_ask_timeout(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
     if let Some(timeout) = attributes.get("timeout").filter(|timeout| !timeout.is_empty()) {
         let problem = match parse_duration(timeout) {
             Ok(_) => None,
