@@ -36,30 +36,30 @@ pub(crate) const MAX_YAML_DEPTH: usize = 512;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum YamlLimitError {
     #[error("the YAML is {bytes} bytes, over the limit of {MAX_YAML_BYTES} bytes (1 MiB)")]
-    TooLarge { bytes: usize },
+    Large { bytes: usize },
     #[error("line {line}: `*{alias}` expands aliases past the limit of {MAX_ALIAS_NODES} nodes")]
-    TooManyAliasedNodes { line: usize, alias: String },
+    AliasExpansion { line: usize, alias: String },
     #[error("line {line}: the YAML is nested deeper than the limit of {MAX_YAML_DEPTH} levels")]
-    TooDeep { line: usize },
+    Deep { line: usize },
 }
 
 impl YamlLimitError {
     /// The line the error is about, counted from 1; `None` for a text too large.
     pub(crate) fn line(&self) -> Option<usize> {
         match self {
-            YamlLimitError::TooLarge { .. } => None,
-            YamlLimitError::TooManyAliasedNodes { line, .. } | YamlLimitError::TooDeep { line } => Some(*line),
+            YamlLimitError::Large { .. } => None,
+            YamlLimitError::AliasExpansion { line, .. } | YamlLimitError::Deep { line } => Some(*line),
         }
     }
 
     /// The message without its `line N: ` prefix, for callers that place the line themselves.
     pub(crate) fn message_without_line(&self) -> String {
         match self {
-            YamlLimitError::TooLarge { .. } => self.to_string(),
-            YamlLimitError::TooManyAliasedNodes { alias, .. } => {
+            YamlLimitError::Large { .. } => self.to_string(),
+            YamlLimitError::AliasExpansion { alias, .. } => {
                 format!("`*{alias}` expands aliases past the limit of {MAX_ALIAS_NODES} nodes")
             }
-            YamlLimitError::TooDeep { .. } => {
+            YamlLimitError::Deep { .. } => {
                 format!("the YAML is nested deeper than the limit of {MAX_YAML_DEPTH} levels")
             }
         }
@@ -69,11 +69,11 @@ impl YamlLimitError {
     /// `lines` lines into its file).
     pub(crate) fn shifted(self, lines: usize) -> YamlLimitError {
         match self {
-            YamlLimitError::TooLarge { .. } => self,
-            YamlLimitError::TooManyAliasedNodes { line, alias } => {
-                YamlLimitError::TooManyAliasedNodes { line: line + lines, alias }
+            YamlLimitError::Large { .. } => self,
+            YamlLimitError::AliasExpansion { line, alias } => {
+                YamlLimitError::AliasExpansion { line: line + lines, alias }
             }
-            YamlLimitError::TooDeep { line } => YamlLimitError::TooDeep { line: line + lines },
+            YamlLimitError::Deep { line } => YamlLimitError::Deep { line: line + lines },
         }
     }
 }
@@ -98,7 +98,7 @@ struct Open {
 /// same place, before building anything past it.
 pub(crate) fn check(text: &str) -> Result<(), YamlLimitError> {
     if text.len() > MAX_YAML_BYTES {
-        return Err(YamlLimitError::TooLarge { bytes: text.len() });
+        return Err(YamlLimitError::Large { bytes: text.len() });
     }
     let mut parser = Parser::new_from_str(text);
     let mut anchors: HashMap<usize, Extent> = HashMap::new();
@@ -110,7 +110,7 @@ pub(crate) fn check(text: &str) -> Result<(), YamlLimitError> {
             Event::StreamEnd => return Ok(()),
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if open.len() >= MAX_YAML_DEPTH {
-                    return Err(YamlLimitError::TooDeep { line: mark.line() });
+                    return Err(YamlLimitError::Deep { line: mark.line() });
                 }
                 open.push(Open { anchor, children: Extent::default() });
                 continue;
@@ -135,13 +135,10 @@ pub(crate) fn check(text: &str) -> Result<(), YamlLimitError> {
                 let extent = anchors.get(&anchor).copied().unwrap_or_default();
                 aliased_nodes = aliased_nodes.saturating_add(extent.nodes);
                 if aliased_nodes > MAX_ALIAS_NODES {
-                    return Err(YamlLimitError::TooManyAliasedNodes {
-                        line: mark.line(),
-                        alias: alias_name(text, mark),
-                    });
+                    return Err(YamlLimitError::AliasExpansion { line: mark.line(), alias: alias_name(text, mark) });
                 }
                 if open.len() + extent.height > MAX_YAML_DEPTH {
-                    return Err(YamlLimitError::TooDeep { line: mark.line() });
+                    return Err(YamlLimitError::Deep { line: mark.line() });
                 }
                 extent
             }
@@ -182,7 +179,7 @@ mod tests {
     fn billion_laughs_is_refused_at_the_alias_that_crosses_the_limit() {
         // Level sizes: a0 = 10 nodes, a1 = 91, a2 = 820, a3 = 7381, a4 = 66430.
         // Aliases to a4 add 66430 each: the second crosses 100000, on line 6.
-        assert_eq!(check(&laughs(9, 9)), Err(YamlLimitError::TooManyAliasedNodes { line: 6, alias: "a4".into() }));
+        assert_eq!(check(&laughs(9, 9)), Err(YamlLimitError::AliasExpansion { line: 6, alias: "a4".into() }));
         assert_eq!(
             check(&laughs(9, 9)).map_err(|error| error.to_string()),
             Err("line 6: `*a4` expands aliases past the limit of 100000 nodes".to_string())
@@ -196,7 +193,7 @@ mod tests {
         let at_limit = format!("{big}uses: [{}]\n", vec!["*big"; 100].join(","));
         assert_eq!(check(&at_limit), Ok(()));
         let over = format!("{at_limit}one: &one x\nmore: *one\n");
-        assert_eq!(check(&over), Err(YamlLimitError::TooManyAliasedNodes { line: 4, alias: "one".into() }));
+        assert_eq!(check(&over), Err(YamlLimitError::AliasExpansion { line: 4, alias: "one".into() }));
     }
 
     #[test]
@@ -214,7 +211,7 @@ mod tests {
     #[test]
     fn a_text_over_the_size_limit_is_refused_before_parsing() {
         let text = "#".repeat(MAX_YAML_BYTES + 1);
-        assert_eq!(check(&text), Err(YamlLimitError::TooLarge { bytes: MAX_YAML_BYTES + 1 }));
+        assert_eq!(check(&text), Err(YamlLimitError::Large { bytes: MAX_YAML_BYTES + 1 }));
         assert_eq!(check(&"#".repeat(MAX_YAML_BYTES)), Ok(()));
     }
 
@@ -222,7 +219,7 @@ mod tests {
     fn nesting_is_bounded_in_blocks_and_through_aliases() {
         let nested = |depth: usize| format!("{}x\n", "- ".repeat(depth));
         assert_eq!(check(&nested(MAX_YAML_DEPTH)), Ok(()));
-        assert_eq!(check(&nested(MAX_YAML_DEPTH + 1)), Err(YamlLimitError::TooDeep { line: 1 }));
+        assert_eq!(check(&nested(MAX_YAML_DEPTH + 1)), Err(YamlLimitError::Deep { line: 1 }));
         // Flow levels stop at 255 in the scanner, but aliases stack them: `&a` is
         // 250 levels, `&b` 100 around `*a`, and `c` 200 around `*b`: 551 in all.
         let deep = format!(
@@ -234,7 +231,7 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        assert_eq!(check(&deep), Err(YamlLimitError::TooDeep { line: 3 }));
+        assert_eq!(check(&deep), Err(YamlLimitError::Deep { line: 3 }));
     }
 
     #[test]
@@ -245,7 +242,7 @@ mod tests {
 
     #[test]
     fn shifting_moves_the_line_into_the_file() {
-        let error = YamlLimitError::TooDeep { line: 3 }.shifted(1);
+        let error = YamlLimitError::Deep { line: 3 }.shifted(1);
         assert_eq!(error.line(), Some(4));
         assert_eq!(error.message_without_line(), "the YAML is nested deeper than the limit of 512 levels");
     }
