@@ -92,3 +92,14 @@ fn billion_laughs_under_serve_root_lists_the_workflow_as_broken() {
     assert_eq!(healthy["lint"]["errors"], 0, "{healthy}");
     assert_eq!(daemon.stop(), 0);
 }
+
+#[test]
+fn billion_laughs_in_frontmatter_is_refused_by_convert() {
+    let outcome = Test::new()
+        .file("START.md", &format!("---\n{}---\nSay <result>hi</result>\n", laughs()))
+        .args(["convert", "wf", "--to", "yaml", "--output", "wf.yaml"])
+        .run();
+    outcome.status(1);
+    assert_eq!(outcome.error_message(), format!("error: cannot convert [ROOT]/wf: START.md: line 7: {ALIASES}"));
+    assert!(!outcome.root().join("wf.yaml").exists());
+}

@@ -292,3 +292,35 @@ fn a_resume_that_pauses_on_an_unusable_timeout_next_says_why() {
     ));
     assert_eq!(late.events_of(RUN, "AgentPaused").len(), 1, "the trace has the pause too");
 }
+
+/// The same when other asks still wait: the resume prints the next ask and exits 2
+/// without running anything, and says first why the timed-out agent paused.
+#[test]
+fn a_resume_that_pauses_on_an_unusable_timeout_next_says_why_while_other_asks_wait() {
+    let outcome = Test::new()
+        .file("START.sh", &emit("<fork next=\"WAIT\">A</fork>\n<fork>B</fork>"))
+        .file("A.sh", &emit(r#"<ask next="SAY" timeout="1s" timeout_next="LATE">A?</ask>"#))
+        .file("B.sh", &emit(r#"<ask next="SAY" timeout="1d">B?</ask>"#))
+        .file("SAY.sh", &emit("<result>heard</result>"))
+        .file("LATE.sh", &emit("<result>late</result>"))
+        .file("WAIT.sh", &emit("<result>parent</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let timed = state(&outcome)["agents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|agent| agent["ask"]["prompt"] == "A?")
+        .expect("the agent asking A?");
+    let (agent_id, ask_id) = (str_of(&timed["id"]), str_of(&timed["ask"]["id"]));
+    std::fs::remove_file(outcome.root().join("wf/LATE.sh")).expect("remove LATE.sh");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = outcome.rerun(["resume", RUN]);
+    late.status(2);
+    assert_eq!(ask_of(&late.stdout)["prompt"], "B?");
+    late.stderr_contains(&format!(
+        "[{agent_id}] paused at A.sh (ask_timeout): {ask_id} timed out after 1s, and its timeout_next does not \
+         resolve: state `LATE` not found in workflow `[ROOT]/wf` (looked for LATE.md, LATE.sh)\n"
+    ));
+}
