@@ -33,3 +33,4 @@ mod serve_events;
 mod serve_restart;
 mod shutdown;
 mod state_compat;
+mod yaml_bombs;

@@ -22,6 +22,7 @@ use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
 use crate::ids::RunId;
+use crate::model::agent::AgentStatus;
 use crate::model::on_ask::OnAsk;
 use crate::model::run_state::{LaunchParams, RunState};
 use crate::observers::console::Verbosity;
@@ -32,7 +33,7 @@ use crate::process::watchdog::Watchdog;
 use crate::run::outcome::{AnswerSource, OpenFiles, RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::shutdown::shutdown_signals;
-use crate::run::step_outcome::transition_event;
+use crate::run::step_outcome::{paused_event, transition_event};
 use crate::run::workflow_loop::WorkflowLoop;
 use crate::store::journal::StepSummary;
 use crate::store::lock::RunLock;
@@ -279,6 +280,14 @@ pub(crate) async fn execute(
         }
         // Only now: a crash after this keeps just the snapshot's last step to re-publish.
         persistence.fold(&state)?;
+        // `resume` un-pauses every agent first, so an agent paused now was paused by
+        // the resume itself (an ask that timed out with no usable `timeout_next`):
+        // say why, as the loop says it for the pauses it makes.
+        for agent in state.agents.iter().filter(|agent| agent.status == AgentStatus::Paused) {
+            if let Some(event) = paused_event(agent) {
+                bus.emit(event);
+            }
+        }
     }
     let retry = retry_policy(options.attempts);
     let mut workflow =

@@ -71,6 +71,13 @@ pub(crate) async fn resume(
                 let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
                 store.write_snapshot(&state)?;
             }
+            // An ask that timed out beside those still waiting may have paused its
+            // agent: say so here, since no run follows to say it.
+            for agent in state.agents.iter().filter(|agent| agent.status == AgentStatus::Paused) {
+                if let (Some(reason), Some(message)) = (agent.pause_reason, &agent.error) {
+                    eprintln!("[{}] paused at {} ({reason}): {message}", agent.id, agent.current_state);
+                }
+            }
             let ask = ask_json(&state).unwrap_or_default();
             let mut stdout = std::io::stdout().lock();
             writeln!(stdout, "{ask}").map_err(|source| CliError::Stdout { source })?;

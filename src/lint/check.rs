@@ -1,6 +1,6 @@
 //! The checks `baton lint` makes, by the ids raymond's `ray lint` gives them
 //! (spec §15), so a team can move between the two and keep its scripts; Baton's
-//! own additions say what raymond's checks cannot (`invalid-tag`,
+//! own additions say what raymond's checks cannot (`invalid-tag`, `invalid-ask-timeout`,
 //! `unreadable-state`).
 
 use std::fmt;
@@ -50,6 +50,7 @@ pub(crate) enum Check {
     InvalidIsolationValue,
     UnsupportedTaskAttribute,
     MissingAskNext,
+    InvalidAskTimeout,
     UnsupportedCdAttribute,
     InvalidTag,
     UnreadableState,
@@ -65,7 +66,7 @@ pub(crate) enum Check {
 
 impl Check {
     #[cfg(test)]
-    pub(crate) const ALL: [Check; 25] = [
+    pub(crate) const ALL: [Check; 26] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
         Check::FrontmatterParseError,
@@ -80,6 +81,7 @@ impl Check {
         Check::InvalidIsolationValue,
         Check::UnsupportedTaskAttribute,
         Check::MissingAskNext,
+        Check::InvalidAskTimeout,
         Check::UnsupportedCdAttribute,
         Check::InvalidTag,
         Check::UnreadableState,
@@ -109,6 +111,7 @@ impl Check {
             Check::InvalidIsolationValue => "invalid-isolation-value",
             Check::UnsupportedTaskAttribute => "unsupported-task-attribute",
             Check::MissingAskNext => "missing-ask-next",
+            Check::InvalidAskTimeout => "invalid-ask-timeout",
             Check::UnsupportedCdAttribute => "unsupported-cd-attribute",
             Check::InvalidTag => "invalid-tag",
             Check::UnreadableState => "unreadable-state",

@@ -9,7 +9,7 @@ use crate::lint::diagnostic::{Diagnostic, Location};
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
 use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
-use crate::syntax::scanner::TagParseError;
+use crate::syntax::scanner::{TagParseError, validate_ask_timeout};
 use crate::syntax::tag::TagKind;
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
@@ -163,6 +163,19 @@ impl<'a> StateChecker<'a> {
                     let at = self.at_key(&["allowed_transitions", &index.to_string(), "tag"]);
                     self.report(Check::MissingAskNext, at, message);
                 }
+                // The entry is the example the agent is shown (R5.20): a timeout it could
+                // not use would be copied into every `<ask>` the agent writes.
+                if entry.tag() == "ask"
+                    && let Err(error) = validate_ask_timeout(&entry.0)
+                {
+                    let message = format!("`allowed_transitions` entry {} (`tag: ask`): {error}", index + 1);
+                    let key = match error {
+                        TagParseError::AskTimeoutNextPathSeparator { .. } => "timeout_next",
+                        _ => "timeout",
+                    };
+                    let at = self.at_key(&["allowed_transitions", &index.to_string(), key]);
+                    self.report(Check::InvalidAskTimeout, at, message);
+                }
             }
             if policy.entries.len() > 1 {
                 self.unused_entries(policy);
@@ -224,8 +237,13 @@ impl<'a> StateChecker<'a> {
     fn malformed_tags(&mut self) {
         let state: &'a StateAnalysis = self.state;
         for (offset, kind, error) in &state.malformed {
-            let check =
-                if matches!(error, TagParseError::MissingAskNext) { Check::MissingAskNext } else { Check::InvalidTag };
+            let check = match error {
+                TagParseError::MissingAskNext => Check::MissingAskNext,
+                TagParseError::InvalidAskTimeout { .. } | TagParseError::AskTimeoutNextPathSeparator { .. } => {
+                    Check::InvalidAskTimeout
+                }
+                _ => Check::InvalidTag,
+            };
             let message = format!("{error}; a run stops if the agent emits this `<{kind}>`");
             let at = self.workflow.at_offset(&self.state.text, *offset);
             self.report(check, at, message);

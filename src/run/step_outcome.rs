@@ -191,7 +191,7 @@ fn commit_worktree(id: &AgentId, run_id: &crate::ids::RunId, worktree: &Worktree
 
 /// The `AgentPaused` event of a paused `agent`: its reason and message, as
 /// `Agent::pause` recorded them (`None` if it is not paused).
-pub(super) fn paused_event(agent: &Agent) -> Option<Event> {
+pub(crate) fn paused_event(agent: &Agent) -> Option<Event> {
     Some(Event::AgentPaused {
         agent_id: agent.id.clone(),
         state: agent.current_state.clone(),

@@ -29,6 +29,7 @@ use regex::Regex;
 
 use crate::syntax::claude_options::ClaudeOptions;
 use crate::syntax::policy::{Policy, PolicyEntry};
+use crate::syntax::yaml_limits::{self, YamlLimitError};
 use crate::text::excerpt::Excerpt;
 
 /// R5.1, verbatim.
@@ -116,6 +117,9 @@ pub(crate) enum FrontmatterError {
         "Invalid YAML frontmatter: line {line} of the frontmatter is nested or indented deeper than {MAX_INDENT_COLUMNS} columns"
     )]
     TooDeep { line: usize },
+    /// The block is over a bound of `yaml_limits` (size, aliases, nesting); lines count within the block.
+    #[error("Invalid YAML frontmatter: {0}")]
+    Limit(YamlLimitError),
     /// The document is a list or a single value instead of `key: value` lines.
     #[error("Invalid YAML frontmatter: expected `key: value` fields at the top level, found {found}")]
     NotMapping { found: String },
@@ -165,6 +169,7 @@ pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, Frontmat
     if let Some(index) = yaml.lines().position(|line| structural_indent(line) > MAX_INDENT_COLUMNS) {
         return Err(FrontmatterError::TooDeep { line: index + 1 });
     }
+    yaml_limits::check(yaml).map_err(FrontmatterError::Limit)?;
     let document = YAML::parse(yaml).map_err(|error| FrontmatterError::Syntax { message: yaml_error_text(error) })?;
     let fields = match document {
         Pod::Null => return Ok(StateFrontmatter::default()),
@@ -354,6 +359,7 @@ impl FrontmatterError {
                 Some((line, captures.get(2)?.as_str().parse().ok()))
             }),
             FrontmatterError::TooDeep { line } => Some((*line, None)),
+            FrontmatterError::Limit(limit) => limit.line().map(|line| (line, None)),
             _ => None,
         }
     }
@@ -371,6 +377,7 @@ impl FrontmatterError {
             FrontmatterError::UnknownPermissionMode { .. } => Some("permission_mode"),
             FrontmatterError::Syntax { .. }
             | FrontmatterError::TooDeep { .. }
+            | FrontmatterError::Limit(_)
             | FrontmatterError::NotMapping { .. } => None,
         }
     }
@@ -384,6 +391,7 @@ impl FrontmatterError {
             FrontmatterError::TooDeep { .. } => {
                 format!("Invalid YAML frontmatter: nested or indented deeper than {MAX_INDENT_COLUMNS} columns")
             }
+            FrontmatterError::Limit(limit) => format!("Invalid YAML frontmatter: {}", limit.message_without_line()),
             other => other.to_string(),
         }
     }

@@ -10,6 +10,7 @@ pub(crate) mod scanner;
 pub(crate) mod script_directive;
 pub(crate) mod tag;
 pub(crate) mod template;
+pub(crate) mod yaml_limits;
 pub(crate) mod yaml_positions;
 
 /// Text made of tag-like fragments and random characters, for property tests of

@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::syntax::tag::{Tag, TagKind};
+use crate::text::duration::{DurationError, parse_duration};
 use crate::text::state_name;
 
 /// R4.1, verbatim, plus Baton's `join` (`docs/join.md`): the alternation order
@@ -51,7 +52,18 @@ pub(crate) enum TagParseError {
     InvalidAskAttribute { attribute: &'static str, problem: String },
     #[error("<join> `timeout` {problem}")]
     InvalidJoinTimeout { problem: String },
+    /// `timeout` is not a duration `parse_duration` reads, so the ask could never time out.
+    #[error("<ask> `timeout` `{value}` {problem}")]
+    InvalidAskTimeout { value: String, problem: &'static str },
+    #[error(
+        "<ask> `timeout_next` value `{next}` contains a path separator; expected a bare state name in the same workflow"
+    )]
+    AskTimeoutNextPathSeparator { next: String },
 }
+
+/// Why an `<ask>` `timeout` that is no duration was refused, with the forms it takes.
+const ASK_TIMEOUT_PROBLEM: &str =
+    "is not a duration; expected a number of seconds or a duration such as 90s, 30m, 24h or 7d";
 
 /// Every recognised, closed transition tag in `output`, in the order of their
 /// opening tags.
@@ -133,6 +145,7 @@ fn build_tag(kind: TagKind, content: &str, attributes: BTreeMap<String, String>)
         TagKind::Result => (String::new(), Some(content.to_owned())),
         TagKind::Ask => {
             let next = ask_next(&attributes)?;
+            validate_ask_timeout(&attributes)?;
             validate_ask_files(&attributes)?;
             (next, Some(content.to_owned()))
         }
@@ -160,10 +173,33 @@ fn content_target(kind: TagKind, content: &str) -> Result<String, TagParseError>
 /// refused where it is written, not when the join would time out.
 fn validate_join_timeout(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
     match attributes.get("timeout") {
-        Some(timeout) => crate::text::duration::parse_duration(timeout)
+        Some(timeout) => parse_duration(timeout)
             .map(drop)
             .map_err(|error| TagParseError::InvalidJoinTimeout { problem: error.to_string() }),
         None => Ok(()),
+    }
+}
+
+/// R3.28: an ask's `timeout` is a duration and its `timeout_next` a state name. raymond
+/// stores both unchecked; Baton enforces the timeout (A11), so a value it could never
+/// use is refused where it is written, like a join's (`docs/decisions.md`). An empty
+/// value is no value.
+pub(crate) fn validate_ask_timeout(attributes: &BTreeMap<String, String>) -> Result<(), TagParseError> {
+    if let Some(timeout) = attributes.get("timeout").filter(|timeout| !timeout.is_empty()) {
+        let problem = match parse_duration(timeout) {
+            Ok(_) => None,
+            Err(DurationError::Malformed { .. }) => Some(ASK_TIMEOUT_PROBLEM),
+            Err(DurationError::TooLong { .. }) => Some("is too long; expected at most 1 year (365d)"),
+        };
+        if let Some(problem) = problem {
+            return Err(TagParseError::InvalidAskTimeout { value: timeout.clone(), problem });
+        }
+    }
+    match attributes.get("timeout_next") {
+        Some(next) if state_name::has_path_separator(next) => {
+            Err(TagParseError::AskTimeoutNextPathSeparator { next: next.clone() })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -587,6 +623,26 @@ mod tests {
 
     fn ask_error(file_attributes: &str) -> String {
         error(&format!(r#"<ask next="N" {file_attributes}>Q?</ask>"#))
+    }
+
+    #[test]
+    fn r3_28_an_ask_timeout_is_a_duration_and_timeout_next_a_state_name() {
+        for timeout in ["90", "1.5", "90s", "30m", "24h", "7d", "1h30m", ""] {
+            assert_eq!(one(&format!(r#"<ask next="N" timeout="{timeout}">Q?</ask>"#)).target, "N", "{timeout}");
+        }
+        let expected = "expected a number of seconds or a duration such as 90s, 30m, 24h or 7d";
+        assert_eq!(ask_error(r#"timeout="banana""#), format!("<ask> `timeout` `banana` is not a duration; {expected}"));
+        assert_eq!(ask_error(r#"timeout="0""#), format!("<ask> `timeout` `0` is not a duration; {expected}"));
+        assert_eq!(ask_error(r#"timeout="-5m""#), format!("<ask> `timeout` `-5m` is not a duration; {expected}"));
+        assert_eq!(
+            ask_error(r#"timeout="400d""#),
+            "<ask> `timeout` `400d` is too long; expected at most 1 year (365d)"
+        );
+        assert_eq!(
+            ask_error(r#"timeout="1h" timeout_next="../LATE""#),
+            "<ask> `timeout_next` value `../LATE` contains a path separator; expected a bare state name in the same \
+             workflow"
+        );
     }
 
     #[test]

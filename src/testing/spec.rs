@@ -13,6 +13,7 @@ use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::ids::StateName;
+use crate::syntax::yaml_limits;
 use crate::syntax::yaml_positions::{KeyPositions, key_positions};
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
@@ -144,6 +145,8 @@ const KEY_DEPTH: usize = 4;
 impl TestSpec {
     /// Read a test of the workflow `scope` from `text`.
     pub(crate) fn parse(text: &str, scope: &Path) -> Result<TestSpec, SpecError> {
+        yaml_limits::check(text)
+            .map_err(|error| SpecError { line: error.line(), message: error.message_without_line() })?;
         let reader = Reader { positions: key_positions(text, KEY_DEPTH), scope };
         if let Some((path, _, second)) = reader.positions.duplicates.first() {
             return Err(SpecError {

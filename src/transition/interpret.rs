@@ -58,8 +58,15 @@ fn is_continuation(kind: TagKind) -> bool {
 }
 
 /// Resolve the state names a tag refers to: its target, `return` and `next` (R3.2).
-/// `timeout_next` is not resolved; cross-workflow targets are specifiers, not names.
+/// An ask's `timeout_next` must resolve too, or the ask could never time out as
+/// written; it is kept as written (R3.25 stores it raw) and resolved again when the
+/// ask times out. Cross-workflow targets are specifiers, not names.
 pub(crate) fn resolve_tag(scope_dir: &Path, tag: &Tag) -> Result<Tag, ResolveError> {
+    if tag.kind == TagKind::Ask
+        && let Some(next) = tag.attribute("timeout_next").filter(|next| !next.is_empty())
+    {
+        resolve_state(scope_dir, next)?;
+    }
     let mut resolved = tag.clone();
     let has_state_target = !matches!(tag.kind, TagKind::Result) && !tag.kind.is_cross_workflow();
     if has_state_target {

@@ -16,6 +16,7 @@ use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 use crate::syntax::frontmatter::split;
+use crate::syntax::yaml_limits;
 use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
 use crate::workflow::resolution::{entry_point, state_files};
@@ -50,6 +51,8 @@ pub(crate) fn directory_to_yaml(dir: &Path) -> Result<String, String> {
             (Some(md), true) => {
                 let (frontmatter, body) = split(&read(md)?);
                 if let Some(frontmatter) = frontmatter {
+                    // The frontmatter starts on the file's second line.
+                    yaml_limits::check(&frontmatter).map_err(|error| format!("{md}: {}", error.shifted(1)))?;
                     match YamlLoader::load_from_str(&frontmatter).map_err(|error| format!("{md}: {error}"))?.first() {
                         Some(Yaml::Hash(keys)) => fields.extend(keys.clone()),
                         Some(Yaml::Null) | None => {}
@@ -68,11 +71,13 @@ pub(crate) fn directory_to_yaml(dir: &Path) -> Result<String, String> {
         states.insert(Yaml::String(name.clone()), Yaml::Hash(fields));
     }
     let mut root = Hash::new();
-    if let Ok(manifest) = std::fs::read_to_string(dir.join(MANIFEST_FILE))
-        && let Ok(documents) = YamlLoader::load_from_str(&manifest)
-        && let Some(Yaml::Hash(keys)) = documents.into_iter().next()
-    {
-        root.extend(keys.into_iter().filter(|(key, _)| key.as_str() != Some("states")));
+    if let Ok(manifest) = std::fs::read_to_string(dir.join(MANIFEST_FILE)) {
+        yaml_limits::check(&manifest).map_err(|error| format!("{MANIFEST_FILE}: {error}"))?;
+        if let Ok(documents) = YamlLoader::load_from_str(&manifest)
+            && let Some(Yaml::Hash(keys)) = documents.into_iter().next()
+        {
+            root.extend(keys.into_iter().filter(|(key, _)| key.as_str() != Some("states")));
+        }
     }
     root.insert(Yaml::String("states".into()), Yaml::Hash(states));
     let text = emit(&Yaml::Hash(root))?;
@@ -92,6 +97,7 @@ pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, St
         files.push((name, text));
     }
     let text = std::fs::read_to_string(path).map_err(|error| error.to_string())?;
+    yaml_limits::check(&text).map_err(|error| format!("{}: {error}", path.display()))?;
     if let Ok(documents) = YamlLoader::load_from_str(&text)
         && let Some(Yaml::Hash(root)) = documents.into_iter().next()
     {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+use crate::syntax::yaml_limits;
 use crate::workflow::scope::{ManifestText, Scope};
 use crate::workflow::yaml_scope::non_negative_number;
 
@@ -85,6 +86,7 @@ impl Manifest {
     /// are optional (no `id`: no manifest).
     fn parse(path: &Path, text: &str, in_workflow: bool) -> Result<Option<Manifest>, ManifestError> {
         let invalid = |message: String| ManifestError { path: path.to_path_buf(), message };
+        yaml_limits::check(text).map_err(|error| invalid(error.to_string()))?;
         let documents = YamlLoader::load_from_str(text).map_err(|e| invalid(format!("invalid YAML: {e}")))?;
         let Some(Yaml::Hash(root)) = documents.into_iter().next() else {
             return Err(invalid("expected a mapping (`id: …`, `name: …`)".into()));

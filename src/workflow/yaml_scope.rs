@@ -21,6 +21,7 @@ use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
+use crate::syntax::yaml_limits;
 use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
@@ -101,6 +102,7 @@ impl YamlWorkflow {
     pub(crate) fn parse(path: &Path, text: &str) -> Result<YamlWorkflow, YamlError> {
         let invalid =
             |line: Option<usize>, message: String| YamlError::Invalid { path: path.to_path_buf(), line, message };
+        yaml_limits::check(text).map_err(|error| invalid(error.line(), error.message_without_line()))?;
         let positions = key_positions(text, KEY_DEPTH);
         let twice = positions.duplicates.iter().find(|(path, ..)| path.len() == 2 && path[0] == "states");
         if let Some((path, first, second)) = twice {

@@ -207,3 +207,120 @@ fn r3_24_an_ask_without_next_is_a_parse_error_that_fails_the_run() {
          needs a non-empty `next` attribute\ncontinue after fixing it with `baton resume test`"
     );
 }
+
+const NOT_A_DURATION: &str = "<ask> `timeout` `banana` is not a duration; expected a number of seconds or a duration such as 90s, 30m, 24h or 7d";
+
+/// Issue 19: `<ask timeout="banana">` passed lint and the run, and never timed out.
+/// Lint refuses it (`invalid-ask-timeout`), and a script that prints it fails its step.
+#[test]
+fn ask_timeout_banana_is_refused_by_lint_and_fails_a_script_step() {
+    let test = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="banana">Quick?</ask>"#))
+        .file("GOT.sh", &emit("<result>answered</result>"));
+    let linted = test.run_workflow(&["--on-ask", "pause"]);
+    linted.status(1);
+    assert_eq!(
+        linted.error_message(),
+        format!(
+            "error: workflow `wf` has a lint error that would fail the run; fix it, or run with --no-lint:\n  \
+             wf/START.sh:2:1: error[invalid-ask-timeout]: {NOT_A_DURATION}; a run stops if the agent emits this `<ask>`"
+        )
+    );
+    let run = linted.into_test().run_workflow(&["--on-ask", "pause", "--no-lint"]);
+    run.status(1);
+    run.stderr_contains(&format!(
+        "error: run test failed: agent main at START.sh: script `START.sh` printed an invalid transition tag: \
+         {NOT_A_DURATION}\n"
+    ));
+}
+
+/// The same ask from a prompt state is a parse error of its step, as an `<ask>`
+/// without `next` is (R3.24): the run stops, naming the value.
+#[test]
+fn ask_timeout_banana_from_a_prompt_state_is_an_error_of_its_step() {
+    let test =
+        Test::new().with_fake_claude().file("START.md", "[[START]]\n").file("GOT.sh", &emit("<result>x</result>"));
+    crate::markdown::fake(&test).rule(
+        "a",
+        "[[START]]",
+        crate::support::fake_claude::Reply::text(r#"<ask next="GOT" timeout="banana">Quick?</ask>"#),
+    );
+    let outcome = test.run_workflow(&["--on-ask", "pause"]);
+    outcome.status(1);
+    outcome.stderr_contains(&format!(
+        "error: run test failed: agent main at START.md: transition parse error: {NOT_A_DURATION}\n"
+    ));
+    assert_eq!(state(&outcome)["status"], "failed");
+}
+
+/// A `timeout_next` that names no state is refused when the ask is made, not when
+/// it times out: by lint (`missing-target`) and by the step.
+#[test]
+fn ask_timeout_next_that_names_no_state_fails_the_step_that_asks() {
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="1h" timeout_next="LAET">Quick?</ask>"#))
+        .file("GOT.sh", &emit("<result>answered</result>"))
+        .file("LATE.sh", &emit("<result>late</result>"))
+        .run_workflow(&["--on-ask", "pause", "--no-lint"]);
+    outcome.status(1);
+    outcome.stderr_contains(
+        "error: run test failed: agent main at START.sh: script `START.sh`: cannot resolve its transition target: \
+         state `LAET` not found in workflow `[ROOT]/wf` (looked for LAET.md, LAET.sh); did you mean `LATE.sh`?\n",
+    );
+}
+
+/// Issue 19: a resume that paused an agent whose ask timed out with an unusable
+/// `timeout_next` printed only "1 agent paused"; it now says which agent, where, and why.
+#[test]
+fn a_resume_that_pauses_on_an_unusable_timeout_next_says_why() {
+    let outcome = Test::new()
+        .file("START.sh", &emit(r#"<ask next="GOT" timeout="1s" timeout_next="LATE">Quick?</ask>"#))
+        .file("GOT.sh", &emit("<result>answered</result>"))
+        .file("LATE.sh", &emit("<result>late</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let ask_id = str_of(&ask_of(&outcome.stdout)["ask_id"]);
+    std::fs::remove_file(outcome.root().join("wf/LATE.sh")).expect("remove LATE.sh");
+    // The ask's deadline has to pass: there is no clock to move instead.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = outcome.rerun(["resume", RUN]);
+    late.status(3);
+    late.stderr_contains(&format!(
+        "[main] paused at START.sh (ask_timeout): {ask_id} timed out after 1s, and its timeout_next does not \
+         resolve: state `LATE` not found in workflow `[ROOT]/wf` (looked for LATE.md, LATE.sh)\n\
+         paused: run test: 1 agent paused; continue with `baton resume test`\n"
+    ));
+    assert_eq!(late.events_of(RUN, "AgentPaused").len(), 1, "the trace has the pause too");
+}
+
+/// The same when other asks still wait: the resume prints the next ask and exits 2
+/// without running anything, and says first why the timed-out agent paused.
+#[test]
+fn a_resume_that_pauses_on_an_unusable_timeout_next_says_why_while_other_asks_wait() {
+    let outcome = Test::new()
+        .file("START.sh", &emit("<fork next=\"WAIT\">A</fork>\n<fork>B</fork>"))
+        .file("A.sh", &emit(r#"<ask next="SAY" timeout="1s" timeout_next="LATE">A?</ask>"#))
+        .file("B.sh", &emit(r#"<ask next="SAY" timeout="1d">B?</ask>"#))
+        .file("SAY.sh", &emit("<result>heard</result>"))
+        .file("LATE.sh", &emit("<result>late</result>"))
+        .file("WAIT.sh", &emit("<result>parent</result>"))
+        .run_workflow(&["--on-ask", "pause"]);
+    outcome.status(2);
+    let timed = state(&outcome)["agents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|agent| agent["ask"]["prompt"] == "A?")
+        .expect("the agent asking A?");
+    let (agent_id, ask_id) = (str_of(&timed["id"]), str_of(&timed["ask"]["id"]));
+    std::fs::remove_file(outcome.root().join("wf/LATE.sh")).expect("remove LATE.sh");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = outcome.rerun(["resume", RUN]);
+    late.status(2);
+    assert_eq!(ask_of(&late.stdout)["prompt"], "B?");
+    late.stderr_contains(&format!(
+        "[{agent_id}] paused at A.sh (ask_timeout): {ask_id} timed out after 1s, and its timeout_next does not \
+         resolve: state `LATE` not found in workflow `[ROOT]/wf` (looked for LATE.md, LATE.sh)\n"
+    ));
+}

@@ -236,6 +236,38 @@ fn missing_ask_next() {
     );
 }
 
+/// An `ask` entry is the example the agent copies: its timeout is checked too.
+#[test]
+fn invalid_ask_timeout_in_a_policy_entry() {
+    golden(
+        &[
+            (
+                "START.md",
+                "---\nallowed_transitions:\n  - {tag: ask, next: DONE, timeout: soon}\n---\nAsk, then DONE.\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:3:28: error[invalid-ask-timeout]: `allowed_transitions` entry 1 (`tag: ask`): <ask> `timeout` `soon` is not a duration; expected a number of seconds or a duration such as 90s, 30m, 24h or 7d\nwf: 1 error\n",
+    );
+}
+
+/// Issue 19: `<ask timeout="banana">` passed lint and never timed out.
+#[test]
+fn invalid_ask_timeout() {
+    golden(
+        &[
+            (
+                "START.md",
+                "Ask <ask next=\"DONE\" timeout=\"banana\">Ready?</ask>\n<ask next=\"DONE\" timeout=\"1h\" timeout_next=\"../DONE\">Sure?</ask>\nOr <goto>DONE</goto>\n",
+            ),
+            DONE,
+        ],
+        1,
+        "wf/START.md:1:5: error[invalid-ask-timeout]: <ask> `timeout` `banana` is not a duration; expected a number of seconds or a duration such as 90s, 30m, 24h or 7d; a run stops if the agent emits this `<ask>`\nwf/START.md:2:1: error[invalid-ask-timeout]: <ask> `timeout_next` value `../DONE` contains a path separator; expected a bare state name in the same workflow; a run stops if the agent emits this `<ask>`\nwf: 2 errors\n",
+    );
+}
+
 #[test]
 fn unsupported_cd_attribute() {
     golden(

@@ -1,4 +1,4 @@
-//! `baton lint`: one test per check id (spec §15, and Baton's `invalid-tag` and
+//! `baton lint`: one test per check id (spec §15, and Baton's `invalid-tag`, `invalid-ask-timeout` and
 //! `unreadable-state`) with a minimal workflow and the exact output, the scope
 //! kinds, cross-workflow following, `--json` and `--level`.
 
