@@ -29,7 +29,7 @@ use crate::serve::feed::Feeds;
 use crate::serve::registry::Registry;
 use crate::serve::supervisor::Supervisor;
 use crate::serve::timeline::Timeline;
-use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+use crate::store::runs::{RunStore, StoreError};
 
 /// What every handler works on.
 pub(crate) struct App {
@@ -180,9 +180,7 @@ fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// A run id from a request: well formed (so it names a directory under
 /// `.baton/runs` and nothing else), and of an existing run.
 pub(crate) fn known_run(store: &RunStore, run_id: &str) -> Result<(), ApiError> {
-    if !is_valid_run_id(run_id) {
-        return Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")));
-    }
+    crate::ids::RunId::parse(run_id).map_err(|error| ApiError::bad_request(error.to_string()))?;
     if !store.exists(run_id) {
         return Err(ApiError::not_found(format!("no run `{run_id}`; GET /api/v1/runs lists them")));
     }

@@ -20,7 +20,6 @@ use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line,
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
-use crate::store::runs::is_valid_run_id;
 use crate::text::duration::parse_duration;
 use crate::workflow::target::clean_lexically;
 
@@ -149,13 +148,13 @@ fn launch_refused(error: LaunchError) -> ApiError {
 /// The id for a new run: the one asked for, if it is well formed and free, else a fresh one.
 fn new_run_id(app: &App, requested: Option<String>) -> Result<String, ApiError> {
     match requested {
-        Some(run_id) if !is_valid_run_id(&run_id) => {
-            Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")))
+        Some(run_id) => {
+            crate::ids::RunId::parse(&run_id).map_err(|error| ApiError::bad_request(error.to_string()))?;
+            if app.store.run_dir(&run_id).exists() {
+                return Err(ApiError::conflict(format!("run `{run_id}` exists already")));
+            }
+            Ok(run_id)
         }
-        Some(run_id) if app.store.run_dir(&run_id).exists() => {
-            Err(ApiError::conflict(format!("run `{run_id}` exists already")))
-        }
-        Some(run_id) => Ok(run_id),
         None => Ok(app.store.new_run_id()),
     }
 }

@@ -1,0 +1,205 @@
+//! Issue 19's daemon items: text a person types reaches the run unchanged
+//! whatever its first character or size, one daemon per project, every error as
+//! JSON, run ids checked once, unreadable runs shown and removable, event streams
+//! past their end, cancels that stay cancelled, and `cwd` checks (`docs/serve.md`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::conformance::common::emit;
+use crate::support::Test;
+use crate::support::serve::Daemon;
+
+/// The texts that once went astray: flags, a lone dash, and more than one
+/// argument may hold (128 KiB).
+fn hostile_texts() -> Vec<(&'static str, String)> {
+    let big: String = (0..200 * 1024).map(|index| char::from(b'a' + (index % 26) as u8)).collect();
+    vec![("dash-y", "-y".to_string()), ("flag", "--input".to_string()), ("dash", "-".to_string()), ("big", big)]
+}
+
+/// START copies its input to `got/<run>-start`, then NEXT copies its own to
+/// `got/<run>-next`: what reached each state, byte for byte.
+fn copying() -> (Test, PathBuf) {
+    let test = Test::new();
+    let got = test.root().join("got");
+    std::fs::create_dir_all(&got).expect("got dir");
+    let copy = |suffix: &str| {
+        format!(
+            "if [ -n \"${{BATON_INPUT_FILE:-}}\" ]; then cp \"$BATON_INPUT_FILE\" '{}/'\"$BATON_WORKFLOW_ID-{suffix}\"; fi\n",
+            got.display()
+        )
+    };
+    let test = test
+        .file("START.sh", &format!("{}echo '<goto>NEXT</goto>'\n", copy("start")))
+        .file("NEXT.sh", &format!("{}echo '<result>ok</result>'\n", copy("next")))
+        .write("asking/START.sh", &emit(r#"<ask next="GOT" timeout="1h">Ship it?</ask>"#))
+        .write("asking/GOT.sh", &format!("{}echo '<result>ok</result>'\n", copy("answer")));
+    (test, got)
+}
+
+fn got(dir: &std::path::Path, run_id: &str, suffix: &str) -> String {
+    std::fs::read_to_string(dir.join(format!("{run_id}-{suffix}")))
+        .unwrap_or_else(|error| panic!("{run_id}-{suffix}: {error}"))
+}
+
+#[test]
+fn daemon_passed_user_text_as_an_argument_now_any_input_answer_or_rerun_input_reaches_the_run_unchanged() {
+    let (test, dir) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    for (name, text) in hostile_texts() {
+        // Create.
+        let created = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "input": text, "run_id": name}));
+        assert_eq!(created.status, 201, "{name}: {}", created.body);
+        daemon.wait_for_status(name, "completed");
+        assert!(got(&dir, name, "start") == text, "{name}: the input changed on its way");
+        // Rerun from START's step with a new input for NEXT.
+        let from = daemon.get(&format!("/api/v1/runs/{name}/rerun-steps")).json()["steps"][0]["commit"]
+            .as_u64()
+            .expect("commit");
+        let again = format!("{name}-rerun");
+        let rerun =
+            daemon.post(&format!("/api/v1/runs/{name}/rerun"), &json!({"from": from, "input": text, "run_id": again}));
+        assert_eq!(rerun.status, 201, "{name}: {}", rerun.body);
+        daemon.wait_for_status(&again, "completed");
+        assert!(got(&dir, &again, "next") == text, "{name}: the rerun input changed on its way");
+        // An answer to a run no process drives: the daemon resumes it with the answer.
+        let asked = format!("{name}-ask");
+        let paused = test
+            .command(&[
+                "run".into(),
+                "asking".into(),
+                "--run-id".into(),
+                asked.clone(),
+                "--on-ask".into(),
+                "pause".into(),
+            ])
+            .output()
+            .expect("baton run");
+        assert_eq!(paused.status.code(), Some(2), "{}", String::from_utf8_lossy(&paused.stderr));
+        let ask_id = daemon.get(&format!("/api/v1/runs/{asked}/asks")).json()["asks"][0]["ask_id"]
+            .as_str()
+            .expect("ask id")
+            .to_string();
+        let answered = daemon.post(&format!("/api/v1/runs/{asked}/asks/{ask_id}"), &json!({"text": text}));
+        assert_eq!(answered.status, 202, "{name}: {}", answered.body);
+        assert_eq!(answered.json()["delivered"], "resumed");
+        daemon.wait_for_status(&asked, "completed");
+        assert!(got(&dir, &asked, "answer") == text, "{name}: the answer changed on its way");
+    }
+    let shown = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "input": "-y", "run_id": "shown"})).json();
+    assert_eq!(
+        shown["command"],
+        format!("baton run {} --run-id shown --input=-y", test.root().join("wf").display()),
+        "the echoed command works when typed"
+    );
+    daemon.wait_for_status("shown", "completed");
+    assert_eq!(
+        std::fs::read_dir(test.root().join(".baton/serve/inputs")).map(Iterator::count).unwrap_or(0),
+        0,
+        "the daemon's input files go once their child is done"
+    );
+}
+
+/// The commit of run `run_id`'s first step (what `rerun --from` takes).
+fn first_step_commit(test: &Test, run_id: &str) -> String {
+    let trace = std::fs::read_to_string(test.root().join(format!(".baton/runs/{run_id}/events.jsonl"))).expect("trace");
+    trace
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|event| event["type"] == "TransitionOccurred")
+        .and_then(|event| event["commit"].as_u64())
+        .expect("a step")
+        .to_string()
+}
+
+/// `baton COMMAND` with `input` written to its stdin; (exit code, stderr).
+fn baton_with_stdin(test: &Test, args: &[&str], input: &str) -> (i32, String) {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let mut child =
+        test.command(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("baton");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let text = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let output = child.wait_with_output().expect("baton output");
+    writer.join().expect("stdin writer");
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn cli_input_starting_with_a_dash_or_over_128_kib_reaches_the_run_through_input_equals_and_input_file() {
+    let (test, dir) = copying();
+    for (name, text) in hostile_texts() {
+        let file = test.root().join(format!("{name}.txt"));
+        std::fs::write(&file, &text).expect("input file");
+        let file = file.display().to_string();
+        // run: `--input=TEXT` (where an argument can hold it), `--input-file PATH`, `--input-file -`.
+        if text.len() < 100 * 1024 {
+            let equals = format!("{name}-equals");
+            let (code, stderr) =
+                baton_with_stdin(&test, &["run", "wf", "--run-id", &equals, &format!("--input={text}")], "");
+            assert_eq!(code, 0, "{stderr}");
+            assert!(got(&dir, &equals, "start") == text, "{name}");
+        }
+        let from_file = format!("{name}-file");
+        let (code, stderr) = baton_with_stdin(&test, &["run", "wf", "--run-id", &from_file, "--input-file", &file], "");
+        assert_eq!(code, 0, "{stderr}");
+        assert!(got(&dir, &from_file, "start") == text, "{name}");
+        let piped = format!("{name}-stdin");
+        let (code, stderr) = baton_with_stdin(&test, &["run", "wf", "--run-id", &piped, "--input-file", "-"], &text);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(got(&dir, &piped, "start") == text, "{name}");
+        // rerun --input-file.
+        let rerun = format!("{name}-rerun");
+        let from = first_step_commit(&test, &from_file);
+        let (code, stderr) = baton_with_stdin(
+            &test,
+            &["rerun", &from_file, "--from", &from, "--run-id", &rerun, "--input-file", &file],
+            "",
+        );
+        assert_eq!(code, 0, "{stderr}");
+        assert!(got(&dir, &rerun, "next") == text, "{name}");
+        // answer --input-file, and resume --input-file.
+        for (how, args) in [
+            ("answer", vec!["answer", "RUN", "--input-file", &file]),
+            ("resume", vec!["resume", "RUN", "--input-file", &file]),
+        ] {
+            let asked = format!("{name}-{how}");
+            let (code, stderr) =
+                baton_with_stdin(&test, &["run", "asking", "--run-id", &asked, "--on-ask", "pause"], "");
+            assert_eq!(code, 2, "{stderr}");
+            let args: Vec<&str> = args.iter().map(|arg| if *arg == "RUN" { asked.as_str() } else { arg }).collect();
+            let (code, stderr) = baton_with_stdin(&test, &args, "");
+            assert_eq!(code, 0, "{how}: {stderr}");
+            assert!(got(&dir, &asked, "answer") == text, "{name} {how}");
+        }
+    }
+    // `baton answer RUN -- -y`: after `--`, a leading dash is text.
+    let (code, stderr) = baton_with_stdin(&test, &["run", "asking", "--run-id", "dashed", "--on-ask", "pause"], "");
+    assert_eq!(code, 2, "{stderr}");
+    let (code, stderr) = baton_with_stdin(&test, &["answer", "dashed", "--", "-y"], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(got(&dir, "dashed", "answer"), "-y");
+}
+
+#[test]
+fn input_file_from_stdin_is_refused_where_on_ask_json_needs_stdin() {
+    let (test, _) = copying();
+    let (code, stderr) = baton_with_stdin(&test, &["run", "wf", "--input-file", "-", "--on-ask", "json"], "text");
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr.trim(),
+        "error: --input-file - reads stdin, which --on-ask json keeps for its control lines; write the input to a \
+         file and give its path"
+    );
+    let (code, stderr) = baton_with_stdin(&test, &["run", "wf", "--input-file", "/nonexistent/in.txt"], "");
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr.trim(),
+        "error: cannot read --input-file /nonexistent/in.txt: No such file or directory (os error 2)"
+    );
+}
