@@ -203,3 +203,51 @@ fn input_file_from_stdin_is_refused_where_on_ask_json_needs_stdin() {
         "error: cannot read --input-file /nonexistent/in.txt: No such file or directory (os error 2)"
     );
 }
+
+#[test]
+fn a_second_daemon_in_the_same_project_is_refused_and_the_first_keeps_its_address_and_answers() {
+    let (test, dir) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("asking", json!({"run_id": "held"}));
+    daemon.first_ask("held");
+    let second = test
+        .command(&["serve".into(), "--bind".into(), "127.0.0.1:0".into(), "--rotate-token".into()])
+        .output()
+        .expect("second baton serve");
+    assert_eq!(second.status.code(), Some(4), "the documented exit code");
+    let lock = std::fs::read_to_string(test.root().join(".baton/serve/daemon.lock")).expect("daemon.lock");
+    let pid = lock.lines().next().expect("pid").to_string();
+    let stderr = String::from_utf8_lossy(&second.stderr)
+        .replace(&pid, "[PID]")
+        .replace(&daemon.url, "[URL]")
+        .replace(&test.root().display().to_string(), "[ROOT]");
+    assert_eq!(
+        stderr.trim(),
+        "error: another baton serve (pid [PID], [URL]) already serves the runs in [ROOT]/.baton; use that one, or \
+         stop it first (`kill -TERM [PID]`)"
+    );
+    assert!(second.stdout.is_empty(), "no URL printed");
+    let address = std::fs::read_to_string(test.root().join(".baton/serve/address")).expect("address file intact");
+    assert_eq!(address.trim(), daemon.url);
+    assert_eq!(
+        std::fs::read_to_string(test.root().join(".baton/serve/token")).expect("token").trim(),
+        daemon.token,
+        "the second daemon did not rotate the first one's token"
+    );
+    let answered = test.command(&["answer".into(), "held".into(), "go".into()]).output().expect("baton answer");
+    assert_eq!(answered.status.code(), Some(0), "{}", String::from_utf8_lossy(&answered.stderr));
+    daemon.wait_for_status("held", "completed");
+    assert_eq!(got(&dir, "held", "answer"), "go");
+}
+
+#[test]
+fn a_daemon_killed_with_sigkill_leaves_nothing_that_blocks_the_next_one() {
+    let (test, _) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.kill();
+    assert!(test.root().join(".baton/serve/address").exists(), "a killed daemon leaves its address file behind");
+    let next = Daemon::start(&test, &[]);
+    assert_eq!(next.get("/api/v1/health").status, 200);
+    let address = std::fs::read_to_string(test.root().join(".baton/serve/address")).expect("address file");
+    assert_eq!(address.trim(), next.url);
+}

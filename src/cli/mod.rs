@@ -55,7 +55,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Err(CliError::Stdout { source }) if source.kind() == std::io::ErrorKind::BrokenPipe => exit_code::BROKEN_PIPE,
         Err(error) => {
             eprintln!("error: {error}");
-            exit_code::ERROR
+            match error {
+                CliError::Serve(crate::serve::ServeError::AlreadyServing { .. }) => exit_code::ALREADY_SERVING,
+                _ => exit_code::ERROR,
+            }
         }
     }
 }
