@@ -251,3 +251,95 @@ fn a_daemon_killed_with_sigkill_leaves_nothing_that_blocks_the_next_one() {
     let address = std::fs::read_to_string(test.root().join(".baton/serve/address")).expect("address file");
     assert_eq!(address.trim(), next.url);
 }
+
+#[test]
+fn errors_that_were_plain_text_or_an_empty_404_are_json_now() {
+    let (test, _) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "r", "input": "x"}));
+    daemon.wait_for_status("r", "completed");
+    let cases = [
+        ("/api/v1/runs/r/steps/main/-1", 400, "Invalid URL: Cannot parse value at index 2 with value `-1` to a `u64`"),
+        (
+            "/api/v1/runs/r/steps?after=-5",
+            400,
+            "Failed to deserialize query string: after: invalid digit found in string",
+        ),
+        (
+            "/api/v1/runs/r/events?after=-5",
+            400,
+            "Failed to deserialize query string: after: invalid digit found in string",
+        ),
+        ("/api/v1/nope", 404, "no such path `/api/v1/nope`: the API is under /api/v1 (docs/serve.md), the page at /"),
+    ];
+    for (path, status, message) in cases {
+        let reply = daemon.get(path);
+        assert_eq!((reply.status, reply.header("content-type")), (status, Some("application/json")), "{path}");
+        assert_eq!(reply.json(), json!({"error": message}), "{path}");
+    }
+    let page = daemon.get_with("/nope.html", &[]);
+    assert_eq!(page.status, 404);
+    assert_eq!(
+        page.json(),
+        json!({"error": "no such path `/nope.html`: the API is under /api/v1 (docs/serve.md), the page at /"})
+    );
+    let method = daemon.delete("/api/v1/runs");
+    assert_eq!(method.status, 405);
+    assert_eq!(method.json(), json!({"error": "this path does not take that method (docs/serve.md lists the calls)"}));
+    assert!(method.header("allow").is_some_and(|allow| allow.contains("GET")), "{:?}", method.headers);
+}
+
+#[test]
+fn a_300_character_run_id_gave_file_name_too_long_now_one_message_everywhere() {
+    let (test, _) = copying();
+    let long = "a".repeat(300);
+    let message = format!(
+        "invalid run id `{}…` (300 characters): use only letters, digits, `_` and `-`, at most 128 of them",
+        "a".repeat(40)
+    );
+    let daemon = Daemon::start(&test, &[]);
+    for reply in [
+        daemon.get(&format!("/api/v1/runs/{long}")),
+        daemon.delete(&format!("/api/v1/runs/{long}")),
+        daemon.post("/api/v1/runs", &json!({"workflow": "wf", "run_id": long})),
+    ] {
+        assert_eq!(reply.status, 400, "{}", reply.body);
+        assert_eq!(reply.json(), json!({"error": message}));
+    }
+    for args in [vec!["status", &long], vec!["run", "wf", "--run-id", &long], vec!["resume", &long]] {
+        let (code, stderr) = baton_with_stdin(&test, &args, "");
+        assert_eq!((code, stderr.trim()), (1, format!("error: {message}").as_str()), "{args:?}");
+    }
+}
+
+#[test]
+fn cwd_that_is_a_file_or_under_baton_was_misreported_or_accepted_now_refused_and_the_command_names_it() {
+    let (test, _) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    let file = test.root().join("wf/START.sh");
+    let reply = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "cwd": file}));
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.json(), json!({"error": format!("cwd `{}` is not a directory", file.display())}));
+    for inside in [".baton", ".baton/serve", ".baton/serve/logs"] {
+        let dir = test.root().join(inside);
+        let reply = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "cwd": dir}));
+        assert_eq!(reply.status, 403, "{inside}: {}", reply.body);
+        assert_eq!(
+            reply.json(),
+            json!({"error": format!(
+                "cwd `{}` is inside {}, which holds Baton's own files; pick a directory of the project",
+                dir.display(),
+                test.root().join(".baton").display()
+            )})
+        );
+    }
+    let dir = test.root().join("got");
+    let reply = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "cwd": dir, "run_id": "here", "input": "x"}));
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let real = dir.canonicalize().expect("canonical");
+    assert_eq!(
+        reply.json()["command"],
+        format!("cd {} && baton run {} --run-id here --input x", real.display(), test.root().join("wf").display())
+    );
+    daemon.wait_for_status("here", "completed");
+}

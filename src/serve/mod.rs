@@ -78,6 +78,8 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
     let guard = Arc::new(Guard { token: token.token.clone(), bound, allow_remote: arguments.allow_remote });
     let router = api::router(Arc::clone(&app))
         .merge(assets::router())
+        .fallback(api::no_such_path)
+        .layer(middleware::map_response(api::errors_as_json))
         .layer(middleware::map_response(|response| async { assets::secure(response) }))
         .layer(middleware::from_fn_with_state(guard, guard::guard));
 

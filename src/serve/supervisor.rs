@@ -47,6 +47,10 @@ pub(crate) struct ServedRun {
     pub(crate) run_id: String,
     pub(crate) workflow_id: Option<String>,
     pub(crate) created_at: String,
+    /// Stopped by a cancel (`POST …/cancel`): a person wants it stopped, so the next
+    /// daemon does not resume it; a resume (or an answer) clears this.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) cancelled: bool,
 }
 
 struct ChildHandle {
@@ -147,6 +151,23 @@ impl Supervisor {
         self.served_dir.join(format!("{run_id}.json"))
     }
 
+    fn read_record(&self, run_id: &str) -> Option<ServedRun> {
+        serde_json::from_slice(&std::fs::read(self.record(run_id)).ok()?).ok()
+    }
+
+    fn write_record(&self, record: &ServedRun) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+        std::fs::write(self.record(&record.run_id), text)
+    }
+
+    /// Remember that run `run_id` was cancelled, so that no later daemon resumes it
+    /// on its own (a run this daemon never started has no record and needs none).
+    pub(crate) fn mark_cancelled(&self, run_id: &str) {
+        if let Some(record) = self.read_record(run_id) {
+            let _ = self.write_record(&ServedRun { cancelled: true, ..record });
+        }
+    }
+
     fn log_path(&self, run_id: &str) -> PathBuf {
         self.logs_dir.join(format!("{run_id}.log"))
     }
@@ -163,12 +184,23 @@ impl Supervisor {
         if self.stopping.load(Ordering::SeqCst) {
             return Err(LaunchError::Stopping);
         }
-        let record =
-            ServedRun { run_id: run_id.to_string(), workflow_id, created_at: jiff::Timestamp::now().to_string() };
         let record_path = self.record(run_id);
-        if !record_path.exists() {
-            let text = serde_json::to_vec_pretty(&record).unwrap_or_default();
-            std::fs::write(&record_path, text).map_err(LaunchError::Spawn)?;
+        match self.read_record(run_id) {
+            // Driven again: no longer a cancelled run.
+            Some(record) if record.cancelled => {
+                self.write_record(&ServedRun { cancelled: false, ..record }).map_err(LaunchError::Spawn)?;
+            }
+            Some(_) => {}
+            None if record_path.exists() => {}
+            None => {
+                let record = ServedRun {
+                    run_id: run_id.to_string(),
+                    workflow_id,
+                    created_at: jiff::Timestamp::now().to_string(),
+                    cancelled: false,
+                };
+                self.write_record(&record).map_err(LaunchError::Spawn)?;
+            }
         }
         // The text a person typed goes to the child in a file, never as an argument:
         // an argument starting with `-` reads as a flag, and one over 128 KiB is
@@ -325,6 +357,10 @@ impl Supervisor {
         for record in records.filter_map(Result::ok) {
             let name = record.file_name().to_string_lossy().to_string();
             let Some(run_id) = name.strip_suffix(".json").map(str::to_string) else { continue };
+            // Cancelled runs stay stopped until someone resumes them.
+            if self.read_record(&run_id).is_some_and(|record| record.cancelled) {
+                continue;
+            }
             let Ok(run) = self.store.load(&run_id) else { continue };
             if !matches!(run.status, RunStatus::Running | RunStatus::Interrupted) {
                 continue;

@@ -136,6 +136,48 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// Every error answer as JSON, `{"error": …}`, whoever made it: axum's own
+/// rejections (a path segment or query that does not parse, a method a path does
+/// not take) are plain text or empty, and a client should not have to tell them
+/// from the daemon's own.
+pub(crate) async fn errors_as_json(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if !text.is_empty() {
+        text
+    } else if status == StatusCode::METHOD_NOT_ALLOWED {
+        "this path does not take that method (docs/serve.md lists the calls)".to_string()
+    } else {
+        status.canonical_reason().unwrap_or("error").to_string()
+    };
+    let mut answer = ApiError::new(status, message).into_response();
+    // Headers such as `Allow` or `WWW-Authenticate` stay.
+    for (name, value) in &parts.headers {
+        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
+}
+
+/// A path no route serves.
+pub(crate) async fn no_such_path(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!(
+        "no such path `{}`: the API is under /api/v1 (docs/serve.md), the page at /",
+        uri.path()
+    ))
+}
+
 /// A JSON request body; a body that is not one (bad JSON, an unknown field, a
 /// missing one) is answered as every error is, `{"error": …}`.
 pub(crate) struct Body<T>(pub(crate) T);

@@ -16,7 +16,9 @@ use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::group::signal_process;
 use crate::serve::api::{ApiError, App, Body, OptionalBody, Shared, known_run};
-use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record};
+use crate::serve::supervisor::{
+    LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record, shell_quote,
+};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
@@ -122,14 +124,28 @@ fn allowed_cwd(app: &App, cwd: &FilePath) -> Result<PathBuf, ApiError> {
     let real = clean
         .canonicalize()
         .map_err(|_| ApiError::bad_request(format!("cwd `{}` is not an existing directory", cwd.display())))?;
+    if !real.is_dir() {
+        return Err(ApiError::bad_request(format!("cwd `{}` is not a directory", cwd.display())));
+    }
     let inside = std::iter::once(&app.project)
         .chain(app.registry.roots())
         .filter_map(|allowed| allowed.canonicalize().ok())
         .any(|allowed| real.starts_with(allowed));
-    if !inside || !real.is_dir() {
+    if !inside {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             format!("cwd `{}` is outside the project and the roots this daemon serves", cwd.display()),
+        ));
+    }
+    // Baton's own files (runs, the daemon's token and inputs) are no place to work in.
+    if app.store.baton_dir().canonicalize().is_ok_and(|baton_dir| real.starts_with(baton_dir)) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "cwd `{}` is inside {}, which holds Baton's own files; pick a directory of the project",
+                cwd.display(),
+                app.store.baton_dir().display()
+            ),
         ));
     }
     Ok(real)
@@ -179,7 +195,11 @@ pub(super) async fn create(
     bounds(&mut args, request.budget, request.max_steps, request.time_limit.as_deref());
     args.extend(["--on-ask".to_string(), "json".to_string(), "-q".to_string()]);
     app.supervisor.launch(&run_id, Some(entry.id.clone()), &args, &cwd).await.map_err(launch_refused)?;
-    let command = command_line(&args);
+    // Where it runs is part of the command: `cd DIR && baton run …`.
+    let command = match &request.cwd {
+        Some(_) => format!("cd {} && {}", shell_quote(&cwd.display().to_string()), command_line(&args)),
+        None => command_line(&args),
+    };
     Ok((StatusCode::CREATED, Json(json!({"run_id": run_id, "command": command}))))
 }
 
@@ -245,6 +265,7 @@ pub(super) async fn cancel(
     let Some(pid) = RunLock::holder(&app.store.run_dir(&run_id)).and_then(|pid| pid.parse::<u32>().ok()) else {
         return Err(ApiError::conflict(format!("run `{run_id}` is not running: nothing to cancel")));
     };
+    app.supervisor.mark_cancelled(&run_id);
     if !signal_process(pid, libc::SIGINT) {
         return Err(ApiError::internal(format!("cannot signal the baton driving run `{run_id}` (pid {pid})")));
     }
