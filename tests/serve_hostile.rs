@@ -343,3 +343,52 @@ fn cwd_that_is_a_file_or_under_baton_was_misreported_or_accepted_now_refused_and
     );
     daemon.wait_for_status("here", "completed");
 }
+
+#[test]
+fn a_run_with_a_corrupt_state_json_gave_500_now_it_is_listed_unreadable_and_can_be_deleted() {
+    let (test, _) = copying();
+    for run_id in ["broken", "gone", "fine"] {
+        let (code, stderr) = baton_with_stdin(&test, &["run", "wf", "--run-id", run_id, "--input", "x"], "");
+        assert_eq!(code, 0, "{stderr}");
+    }
+    for run_id in ["broken", "gone"] {
+        std::fs::write(test.root().join(format!(".baton/runs/{run_id}/state.json")), "{garbage").expect("corrupt");
+    }
+    let reason = |run_id: &str| {
+        format!(
+            "{}/.baton/runs/{run_id}/state.json is not a valid run state file: key must be a string at line 1 column 2",
+            test.root().display()
+        )
+    };
+    let daemon = Daemon::start(&test, &[]);
+    let listed = daemon.get("/api/v1/runs");
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let runs = listed.json()["runs"].as_array().cloned().expect("runs");
+    let broken = runs.iter().find(|run| run["run_id"] == "broken").expect("listed");
+    assert_eq!(
+        (broken["status"].as_str(), broken["error"].as_str()),
+        (Some("unreadable"), Some(reason("broken").as_str()))
+    );
+    assert!(runs.iter().any(|run| run["run_id"] == "fine" && run["status"] == "completed"));
+    let message =
+        format!("the run cannot be read: {}; DELETE removes it (as `baton gc --unreadable` does)", reason("broken"));
+    for path in ["/api/v1/runs/broken", "/api/v1/runs/broken/report"] {
+        let reply = daemon.get(path);
+        assert_eq!(reply.status, 409, "{path}: {}", reply.body);
+        assert_eq!(reply.json(), json!({"error": message}));
+    }
+    assert_eq!(daemon.delete("/api/v1/runs/broken").status, 204);
+    assert!(!test.root().join(".baton/runs/broken").exists());
+    assert_eq!(daemon.stop(), 0);
+    // The CLI: `list` shows it, `status` says why, `gc --unreadable` removes it and only it.
+    let (code, _) = baton_with_stdin(&test, &["list"], "");
+    assert_eq!(code, 0);
+    let (code, stderr) = baton_with_stdin(&test, &["status", "gone"], "");
+    assert_eq!((code, stderr.trim()), (1, format!("error: {}", reason("gone")).as_str()));
+    let output = test.command(&["gc".into(), "--unreadable".into()]).output().expect("baton gc");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "deleted gone\n");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "deleted 1 of 1 unreadable runs\n");
+    assert!(!test.root().join(".baton/runs/gone").exists());
+    assert!(test.root().join(".baton/runs/fine").exists(), "a readable run is not touched");
+}

@@ -169,6 +169,10 @@ pub(crate) struct GcArguments {
     /// Keep the newest N finished runs, however old.
     #[arg(long, value_name = "N")]
     pub(crate) keep: Option<usize>,
+    /// Delete the runs whose files cannot be read (`unreadable` in `baton list`: a damaged
+    /// state file or journal), and only those, whatever their age.
+    #[arg(long, conflicts_with_all = ["older_than", "keep"])]
+    pub(crate) unreadable: bool,
     /// Say what would be deleted, and delete nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,

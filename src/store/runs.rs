@@ -47,6 +47,15 @@ pub(crate) enum StoreError {
     Journal(#[from] JournalError),
 }
 
+impl StoreError {
+    /// Whether the run's own files are damaged (a snapshot that is no JSON, a file
+    /// that cannot be read, a broken journal): such a run can be removed as
+    /// unreadable. A run in a newer format is not damaged; a newer Baton reads it.
+    pub(crate) fn is_damage(&self) -> bool {
+        matches!(self, StoreError::Read { .. } | StoreError::Corrupt { .. } | StoreError::Journal(_))
+    }
+}
+
 /// What `repair_journal` did: entries kept after the snapshot, the last commit
 /// the run now has, and where the journal was cut, if it was.
 #[derive(Debug)]

@@ -131,6 +131,11 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> ApiError {
         match error {
             StoreError::NotFound { .. } => ApiError::not_found(error.to_string()),
+            // The run's files, not the daemon, are at fault.
+            StoreError::TooNew { .. } => ApiError::conflict(error.to_string()),
+            damaged if damaged.is_damage() => ApiError::conflict(format!(
+                "the run cannot be read: {damaged}; DELETE removes it (as `baton gc --unreadable` does)"
+            )),
             other => ApiError::internal(other.to_string()),
         }
     }

@@ -22,6 +22,7 @@ use crate::serve::supervisor::{
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
+use crate::store::runs::StoreError;
 use crate::text::duration::parse_duration;
 use crate::workflow::target::clean_lexically;
 
@@ -47,6 +48,19 @@ pub(crate) fn summary(app: &App, run: &RunState) -> Value {
     })
 }
 
+/// The list entry of a run whose files cannot be read: `unreadable`, and why.
+fn unreadable_summary(app: &App, run_id: &str, error: &StoreError) -> Value {
+    json!({
+        "run_id": run_id,
+        "status": "unreadable",
+        "workflow": null,
+        "workflow_id": null,
+        "live": RunLock::holder(&app.store.run_dir(run_id)).is_some(),
+        "served": app.supervisor.served(run_id),
+        "error": error.to_string(),
+    })
+}
+
 #[derive(Deserialize)]
 pub(super) struct ListQuery {
     status: Option<String>,
@@ -67,9 +81,18 @@ pub(super) async fn list(State(app): State<Shared>, Query(query): Query<ListQuer
     };
     let runs = tokio::task::block_in_place(|| app.store.list_in_order());
     let mut listed = Vec::new();
-    // Newest first: the runs a person looks for are the recent ones.
-    for (_, loaded) in runs.into_iter().rev() {
-        let Ok(run) = loaded else { continue };
+    // Unreadable runs first, then the readable ones newest first: the runs a person
+    // looks for are the recent ones, and a damaged one needs attention.
+    for (run_id, loaded) in runs.into_iter().rev() {
+        let run = match loaded {
+            Ok(run) => run,
+            Err(error) => {
+                if status.is_none() && query.workflow.is_none() && query.since.is_none() {
+                    listed.push(unreadable_summary(&app, &run_id, &error));
+                }
+                continue;
+            }
+        };
         if status.is_some_and(|status| run.status != status) {
             continue;
         }
@@ -223,14 +246,20 @@ pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String
 
 pub(super) async fn delete(State(app): State<Shared>, Path(run_id): Path<String>) -> Result<StatusCode, ApiError> {
     known_run(&app.store, &run_id)?;
-    let run = app.store.load(&run_id)?;
-    if !matches!(run.status, RunStatus::Completed | RunStatus::Failed) {
+    // A run whose files are damaged can never go on: it may be deleted as it is.
+    let run = match app.store.load(&run_id) {
+        Err(error) if error.is_damage() => None,
+        loaded => Some(loaded?),
+    };
+    if let Some(run) = &run
+        && !matches!(run.status, RunStatus::Completed | RunStatus::Failed)
+    {
         return Err(ApiError::conflict(format!(
             "run `{run_id}` is {}: only a completed or failed run can be deleted",
             run.status
         )));
     }
-    match tokio::task::block_in_place(|| delete_run(&app.store, &run_id, &run)) {
+    match tokio::task::block_in_place(|| delete_run(&app.store, &run_id, run.as_ref())) {
         Ok(()) => {}
         Err(DeleteError::Driven) => return Err(ApiError::conflict(format!("a baton drives run `{run_id}` now"))),
         Err(error) => return Err(ApiError::internal(error.to_string())),
