@@ -96,11 +96,13 @@ fn daemon_passed_user_text_as_an_argument_now_any_input_answer_or_rerun_input_re
         "the echoed command works when typed"
     );
     daemon.wait_for_status("shown", "completed");
-    assert_eq!(
-        std::fs::read_dir(test.root().join(".baton/serve/inputs")).map(Iterator::count).unwrap_or(0),
-        0,
-        "the daemon's input files go once their child is done"
-    );
+    // The daemon removes a child's input file once that child has exited.
+    let inputs = test.root().join(".baton/serve/inputs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(&inputs).map(Iterator::count).unwrap_or(0) > 0 {
+        assert!(std::time::Instant::now() < deadline, "the daemon's input files stayed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// The commit of run `run_id`'s first step (what `rerun --from` takes).
@@ -391,4 +393,51 @@ fn a_run_with_a_corrupt_state_json_gave_500_now_it_is_listed_unreadable_and_can_
     assert_eq!(String::from_utf8_lossy(&output.stderr), "deleted 1 of 1 unreadable runs\n");
     assert!(!test.root().join(".baton/runs/gone").exists());
     assert!(test.root().join(".baton/runs/fine").exists(), "a readable run is not touched");
+}
+
+/// A raw connection to the daemon that sends `sent` and then reads until the
+/// daemon closes it; what it read (an error after 30 s means it never closed).
+fn raw_connection(daemon: &Daemon, sent: &[u8]) -> std::net::TcpStream {
+    let mut stream = std::net::TcpStream::connect(daemon.url.trim_start_matches("http://")).expect("connect");
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).expect("read timeout");
+    stream.write_all(sent).expect("send");
+    stream
+}
+
+#[test]
+fn half_open_sockets_were_held_for_ever_now_a_header_read_timeout_closes_them() {
+    let (test, _) = copying();
+    let test = test.env("BATON_SERVE_HEADER_TIMEOUT_MS", "200");
+    let daemon = Daemon::start(&test, &[]);
+    for sent in [&b""[..], b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"] {
+        let mut stream = raw_connection(&daemon, sent);
+        let mut read = Vec::new();
+        let closed = std::io::Read::read_to_end(&mut stream, &mut read);
+        assert!(closed.is_ok(), "the daemon closed the connection: {closed:?}");
+        let text = String::from_utf8_lossy(&read);
+        assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+    }
+    assert_eq!(daemon.get("/api/v1/health").status, 200, "a prompt client is served as before");
+}
+
+#[test]
+fn connections_had_no_cap_now_one_beyond_it_gets_503_in_json() {
+    let (test, _) = copying();
+    let test = test.env("BATON_SERVE_MAX_CONNECTIONS", "2");
+    let daemon = Daemon::start(&test, &[]);
+    let first = raw_connection(&daemon, b"");
+    let second = raw_connection(&daemon, b"");
+    let refused = daemon.get("/api/v1/health");
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(
+        refused.json(),
+        json!({"error": "this daemon serves at most 2 connections at once; try again when one has closed"})
+    );
+    drop(first);
+    drop(second);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while daemon.get("/api/v1/health").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "the slots never came back");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

@@ -13,6 +13,7 @@
 
 mod api;
 mod assets;
+mod connections;
 mod daemon_lock;
 mod error;
 mod feed;
@@ -108,11 +109,7 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
 
     tokio::spawn(api::watch_runs(Arc::clone(&app), stopping.clone()));
     tokio::spawn(signals.stop(shutdown.clone()));
-    let mut stopped = stopping.clone();
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        })
+    connections::serve(listener, router, connections::Limits::from_env(), stopping.clone())
         .await
         .map_err(|source| ServeError::Serve { source })?;
     let _ = std::fs::remove_file(&address_file);
