@@ -108,6 +108,7 @@ impl Supervisor {
         let served_dir = serve_dir.join("runs");
         let logs_dir = serve_dir.join("logs");
         let inputs_dir = serve_dir.join("inputs");
+        forget_old_inputs(&inputs_dir);
         for dir in [&served_dir, &logs_dir] {
             std::fs::create_dir_all(dir).map_err(|source| ServeError::Write { path: dir.clone(), source })?;
         }
@@ -445,6 +446,21 @@ pub(crate) fn bounds(args: &mut Vec<String>, budget: Option<f64>, max_steps: Opt
     }
     if let Some(limit) = time_limit {
         args.extend(["--time-limit".to_string(), limit.to_string()]);
+    }
+}
+
+/// Remove input files a killed daemon left: a child reads its input as it starts,
+/// so one written more than a minute ago is read or never will be.
+fn forget_old_inputs(inputs_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(inputs_dir) else { return };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > Duration::from_secs(60)));
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
