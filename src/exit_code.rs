@@ -9,6 +9,9 @@ pub(crate) const ERROR: i32 = 1;
 pub(crate) const ASKING: i32 = 2;
 /// Paused: every remaining agent is paused; `baton resume` continues.
 pub(crate) const PAUSED: i32 = 3;
+/// `baton serve`: another daemon serves this project already (its pid and address
+/// are in the message); nothing was changed.
+pub(crate) const ALREADY_SERVING: i32 = 4;
 /// stdout was closed by its reader (`baton list | head`): 128 + SIGPIPE, quietly.
 pub(crate) const BROKEN_PIPE: i32 = 141;
 // 130 and 143 (interrupted by SIGINT / SIGTERM) come from `ShutdownSignal::exit_code`.

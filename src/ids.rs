@@ -107,6 +107,41 @@ impl AsRef<std::path::Path> for StateName {
     }
 }
 
+/// The longest run id: a run id names a directory and files (`<id>.json`,
+/// `<id>.log`), so it stays well under the 255-byte name limit of file systems,
+/// with room for a `_1` suffix.
+pub(crate) const MAX_RUN_ID_LEN: usize = 128;
+
+/// Why a text cannot name a run: the one message the CLI and the daemon give.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid run id `{shown}`{length}: use only letters, digits, `_` and `-`, at most {MAX_RUN_ID_LEN} of them")]
+pub(crate) struct InvalidRunId {
+    shown: String,
+    length: String,
+}
+
+impl RunId {
+    /// A run id from a person, a request or a file name: 1 to [`MAX_RUN_ID_LEN`]
+    /// of `[A-Za-z0-9_-]` (R8.7), so it names one directory under `.baton/runs`
+    /// and nothing else (never `.`, `..` or a path).
+    pub(crate) fn parse(text: &str) -> Result<RunId, InvalidRunId> {
+        let well_formed = !text.is_empty()
+            && text.len() <= MAX_RUN_ID_LEN
+            && text.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-');
+        if well_formed {
+            return Ok(RunId(text.to_string()));
+        }
+        let characters = text.chars().count();
+        let (shown, length) = if characters > 64 {
+            let start: String = text.chars().take(40).collect();
+            (format!("{}…", start.escape_debug()), format!(" ({characters} characters)"))
+        } else {
+            (text.escape_debug().to_string(), String::new())
+        };
+        Err(InvalidRunId { shown, length })
+    }
+}
+
 impl AgentId {
     /// The first agent of every run.
     pub(crate) fn main() -> AgentId {
@@ -129,5 +164,25 @@ mod tests {
         assert_eq!(state, "REVIEW.md");
         let counters: std::collections::BTreeMap<AgentId, u64> = serde_json::from_str("{\"main\":2}").unwrap();
         assert_eq!(counters.get("main"), Some(&2));
+    }
+
+    #[test]
+    fn run_ids_are_checked_once_for_charset_and_length() {
+        assert!(RunId::parse("my-run_1").is_ok());
+        assert!(RunId::parse(&"a".repeat(MAX_RUN_ID_LEN)).is_ok());
+        for bad in ["", ".", "..", "../x", "a b", "a/b", "é"] {
+            assert!(RunId::parse(bad).is_err(), "{bad:?} was taken");
+        }
+        assert_eq!(
+            RunId::parse("../x").unwrap_err().to_string(),
+            "invalid run id `../x`: use only letters, digits, `_` and `-`, at most 128 of them"
+        );
+        assert_eq!(
+            RunId::parse(&"a".repeat(300)).unwrap_err().to_string(),
+            format!(
+                "invalid run id `{}…` (300 characters): use only letters, digits, `_` and `-`, at most 128 of them",
+                "a".repeat(40)
+            )
+        );
     }
 }

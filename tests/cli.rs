@@ -152,7 +152,10 @@ fn run_id_that_exists_is_refused() {
 fn invalid_run_id_is_refused() {
     let outcome = countdown().args(["run", "wf", "--run-id", "../x"]).run();
     outcome.status(1);
-    assert_eq!(outcome.error_message(), "error: invalid run id `../x`: use only letters, digits, `_` and `-`");
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid run id `../x`: use only letters, digits, `_` and `-`, at most 128 of them"
+    );
 }
 
 #[test]

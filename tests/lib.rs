@@ -30,6 +30,7 @@ mod schema;
 mod serve_api;
 mod serve_browser;
 mod serve_events;
+mod serve_hostile;
 mod serve_restart;
 mod shutdown;
 mod state_compat;

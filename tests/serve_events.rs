@@ -85,8 +85,30 @@ fn the_daemons_stream_tells_of_new_and_changed_runs_and_resumes() {
     let later = resumed.until(|event| event.data.contains("\"status\":\"completed\""));
     let first: u64 = later[0].id.as_deref().and_then(|id| id.parse().ok()).expect("id");
     assert_eq!(first, id + 1, "resumed right after the last id seen");
+    // An id an earlier daemon gave is older than any of this one's: reload.
     let mut stale = daemon.events("/api/v1/events", Some(1_000_000));
-    // An id from the future (a restarted daemon) starts from now, with no replay.
+    assert_eq!(stale.next_event().map(|event| event.event), Some("resync".to_string()));
+}
+
+/// `?after=` past the last id once replayed everything from event 1; now it waits
+/// for what comes after that id.
+#[test]
+fn sse_after_past_the_end_replayed_from_event_1_now_waits_for_later_events() {
+    let test = gated();
+    let daemon = Daemon::start(&test, &[]);
+    let mut now = daemon.events("/api/v1/events", None);
     daemon.post("/api/v1/workflows/rescan", &json!({}));
-    assert_eq!(stale.next_event().map(|event| event.event), Some("workflows".to_string()));
+    let last = now.next_event().and_then(|event| event.id?.parse::<u64>().ok()).expect("an id");
+    let mut ahead = daemon.events(&format!("/api/v1/events?after={}", last + 1), None);
+    daemon.post("/api/v1/workflows/rescan", &json!({}));
+    daemon.post("/api/v1/workflows/rescan", &json!({}));
+    assert_eq!(ahead.next_event().and_then(|event| event.id), Some((last + 2).to_string()));
+    // A run's stream: lines after the id given, none before.
+    daemon.start_run("wf", json!({"run_id": "ahead"}));
+    let mut follow = daemon.events("/api/v1/runs/ahead/events", None);
+    let before = follow.until(|event| event.event == "StateStarted" && event.data.contains("\"step\":3"));
+    let seen = before.last().map(seq).expect("a line");
+    let mut past = daemon.events(&format!("/api/v1/runs/ahead/events?after={}", seen + 2), None);
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    assert_eq!(past.next_event().map(|event| seq(&event)), Some(seen + 3));
 }

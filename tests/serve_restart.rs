@@ -100,3 +100,26 @@ fn a_run_whose_daemon_was_killed_goes_on_by_itself_and_the_next_daemon_follows_i
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     completes_once(&test, &daemon, "orphan");
 }
+
+/// A run cancelled through the API was resumed by the next daemon on its own; now it
+/// stays cancelled until someone resumes it.
+#[test]
+fn a_run_cancelled_through_the_api_was_resumed_at_the_next_start_now_it_stays_stopped() {
+    let test = logged_loop();
+    let daemon = daemon_at_step_4(&test, "stopped");
+    let cancelled = daemon.post("/api/v1/runs/stopped/cancel", &json!({}));
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    daemon.wait_for_status("stopped", "interrupted");
+    assert_eq!(daemon.stop(), 0);
+    let daemon = Daemon::start(&test, &[]);
+    let said = std::fs::read_to_string(test.root().join("serve.stderr")).expect("daemon stderr");
+    assert!(!said.contains("resuming"), "{said}");
+    let run = daemon.get("/api/v1/runs/stopped").json();
+    assert_eq!((run["run"]["status"].as_str(), run["live"].as_bool()), (Some("interrupted"), Some(false)));
+    // Resumed by a person: it goes on, and is no longer a cancelled run.
+    std::fs::write(test.root().join("go.flag"), "").expect("flag");
+    assert_eq!(daemon.post("/api/v1/runs/stopped/resume", &json!({})).status, 202);
+    completes_once(&test, &daemon, "stopped");
+    let record = std::fs::read_to_string(test.root().join(".baton/serve/runs/stopped.json")).expect("record");
+    assert!(!record.contains("cancelled"), "{record}");
+}

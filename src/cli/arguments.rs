@@ -169,6 +169,10 @@ pub(crate) struct GcArguments {
     /// Keep the newest N finished runs, however old.
     #[arg(long, value_name = "N")]
     pub(crate) keep: Option<usize>,
+    /// Delete the runs whose files cannot be read (`unreadable` in `baton list`: a damaged
+    /// state file or journal), and only those, whatever their age.
+    #[arg(long, conflicts_with_all = ["older_than", "keep"])]
+    pub(crate) unreadable: bool,
     /// Say what would be deleted, and delete nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -277,9 +281,13 @@ pub(crate) struct ExecutionArguments {
 pub(crate) struct RunArguments {
     /// A workflow directory, or a state file inside one.
     pub(crate) workflow: String,
-    /// Input for the first state (`{{input}}` / `$BATON_INPUT`).
+    /// Input for the first state (`{{input}}` / `$BATON_INPUT`); `--input=-x` for text that
+    /// starts with `-`.
     #[arg(long, value_name = "TEXT")]
     pub(crate) input: Option<String>,
+    /// Read the input from a file (`-`: stdin), for text of any size or first character.
+    #[arg(long, value_name = "PATH", conflicts_with = "input")]
+    pub(crate) input_file: Option<PathBuf>,
     /// Name the run instead of generating an id.
     #[arg(long, value_name = "ID", alias = "workflow-id")]
     pub(crate) run_id: Option<String>,
@@ -300,11 +308,15 @@ pub(crate) struct RunArguments {
 #[derive(Debug, Args)]
 pub(crate) struct ResumeArguments {
     pub(crate) run_id: String,
-    /// The answer for an agent waiting at an `<ask>` (the first one, unless --ask).
-    #[arg(long, value_name = "TEXT")]
+    /// The answer for an agent waiting at an `<ask>` (the first one, unless --ask);
+    /// `--input=-x` for text that starts with `-`.
+    #[arg(long, value_name = "TEXT", group = "answer")]
     pub(crate) input: Option<String>,
+    /// Read the answer from a file (`-`: stdin), for text of any size or first character.
+    #[arg(long, value_name = "PATH", group = "answer")]
+    pub(crate) input_file: Option<PathBuf>,
     /// Which ask --input answers (its id, from `baton status`).
-    #[arg(long, value_name = "ASK_ID", requires = "input")]
+    #[arg(long, value_name = "ASK_ID", requires = "answer")]
     pub(crate) ask: Option<String>,
     /// Raise (or set) the run's budget in US dollars.
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
@@ -323,9 +335,13 @@ pub(crate) struct RerunArguments {
     #[arg(long, value_name = "STEP")]
     pub(crate) from: u64,
     /// Input for the agent that took STEP, replacing what STEP passed on to its next state
-    /// (`{{input}}` / `$BATON_INPUT`); the answer, when STEP was an `<ask>`.
+    /// (`{{input}}` / `$BATON_INPUT`); the answer, when STEP was an `<ask>`. `--input=-x` for
+    /// text that starts with `-`.
     #[arg(long, value_name = "TEXT")]
     pub(crate) input: Option<String>,
+    /// Read that input from a file (`-`: stdin), for text of any size or first character.
+    #[arg(long, value_name = "PATH", conflicts_with = "input")]
+    pub(crate) input_file: Option<PathBuf>,
     /// Name the new run instead of generating an id.
     #[arg(long, value_name = "ID")]
     pub(crate) run_id: Option<String>,
@@ -339,8 +355,12 @@ pub(crate) struct RerunArguments {
 #[derive(Debug, Args)]
 pub(crate) struct AnswerArguments {
     pub(crate) run_id: String,
-    /// The answer.
-    pub(crate) text: String,
+    /// The answer (after `--` when it starts with `-`: `baton answer RUN -- -y`).
+    #[arg(required_unless_present = "input_file")]
+    pub(crate) text: Option<String>,
+    /// Read the answer from a file (`-`: stdin), for text of any size or first character.
+    #[arg(long, value_name = "PATH", conflicts_with = "text")]
+    pub(crate) input_file: Option<PathBuf>,
     /// Which ask to answer (its id); the first one waiting by default.
     #[arg(long, value_name = "ASK_ID")]
     pub(crate) ask: Option<String>,
@@ -353,7 +373,8 @@ impl AnswerArguments {
     pub(crate) fn into_resume(self) -> ResumeArguments {
         ResumeArguments {
             run_id: self.run_id,
-            input: Some(self.text),
+            input: self.text,
+            input_file: self.input_file,
             ask: self.ask,
             budget: None,
             execution: self.execution,

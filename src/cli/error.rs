@@ -17,6 +17,8 @@ pub(crate) enum CliError {
     Workflow(#[from] WorkflowTargetError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    InputFile(#[from] crate::cli::input_file::InputFileError),
     #[error("invalid value `{value}` for --{flag}: {expected}")]
     InvalidValue { flag: &'static str, value: String, expected: String },
     #[error("cannot open the trace in {path}: {source}")]

@@ -3,6 +3,8 @@
 //! deleted, with their task folders; a run that can still go on (running, paused, interrupted, asking)
 //! is never touched, and a run some baton drives right now is skipped: each
 //! deletion first takes the run's lock, so it cannot race a `resume`.
+//! `--unreadable` deletes the runs whose files are damaged instead (`unreadable`
+//! in `baton list`): they can never go on, and nothing else removes them.
 
 use std::io::Write;
 use std::time::Duration;
@@ -12,12 +14,15 @@ use super::arguments::GcArguments;
 use crate::model::run_state::{RunState, RunStatus};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
-use crate::store::runs::RunStore;
+use crate::store::runs::{RunStore, StoreError};
 use crate::text::duration::parse_duration;
 
 const DEFAULT_AGE: Duration = Duration::from_secs(30 * 86400);
 
 pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliError> {
+    if arguments.unreadable {
+        return gc_unreadable(store, arguments.dry_run);
+    }
     let older_than = match (&arguments.older_than, arguments.keep) {
         (Some(text), _) => Some(parse_duration(text).map_err(|error| CliError::InvalidValue {
             flag: "older-than",
@@ -61,7 +66,7 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
             }
             continue;
         }
-        match delete_run(store, id, run) {
+        match delete_run(store, id, Some(run)) {
             Ok(()) => {
                 removed += 1;
                 writeln!(stdout, "deleted {id}").map_err(|source| CliError::Stdout { source })?;
@@ -72,5 +77,34 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
     }
     let verb = if arguments.dry_run { "would delete" } else { "deleted" };
     eprintln!("{verb} {removed} of {} finished runs", finished.len());
+    Ok(0)
+}
+
+/// `baton gc --unreadable`: delete the runs whose files are damaged (never one in a
+/// newer Baton's format, nor one a baton drives).
+fn gc_unreadable(store: &RunStore, dry_run: bool) -> Result<i32, CliError> {
+    let damaged: Vec<String> =
+        store.list().into_iter().filter_map(|(id, run)| run.err().filter(StoreError::is_damage).map(|_| id)).collect();
+    let mut stdout = std::io::stdout().lock();
+    let mut removed = 0;
+    for id in &damaged {
+        if dry_run {
+            if RunLock::holder(&store.run_dir(id)).is_none() {
+                writeln!(stdout, "would delete {id}").map_err(|source| CliError::Stdout { source })?;
+                removed += 1;
+            }
+            continue;
+        }
+        match delete_run(store, id, None) {
+            Ok(()) => {
+                removed += 1;
+                writeln!(stdout, "deleted {id}").map_err(|source| CliError::Stdout { source })?;
+            }
+            Err(DeleteError::Driven) => eprintln!("skipped {id}: a baton is driving it"),
+            Err(error) => eprintln!("{error}"),
+        }
+    }
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    eprintln!("{verb} {removed} of {} unreadable runs", damaged.len());
     Ok(0)
 }

@@ -10,6 +10,7 @@ mod error;
 mod execute;
 mod gc_command;
 mod init_config_command;
+mod input_file;
 mod lint_command;
 mod list_command;
 mod logs_command;
@@ -54,7 +55,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Err(CliError::Stdout { source }) if source.kind() == std::io::ErrorKind::BrokenPipe => exit_code::BROKEN_PIPE,
         Err(error) => {
             eprintln!("error: {error}");
-            exit_code::ERROR
+            match error {
+                CliError::Serve(crate::serve::ServeError::AlreadyServing { .. }) => exit_code::ALREADY_SERVING,
+                _ => exit_code::ERROR,
+            }
         }
     }
 }
@@ -127,7 +131,8 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(false);
             init_config_command::init_config(&project()?.1)
         }
-        Command::Run(run) => {
+        Command::Run(mut run) => {
+            input_file::take_input_file(&mut run.input, run.input_file.as_deref(), run.execution.on_ask)?;
             let (cwd, store) = project()?;
             let config = Config::load(store.baton_dir())?;
             init_tracing(run.execution.verbose || config.verbose.unwrap_or(false));
@@ -136,7 +141,8 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
         }
         Command::Resume(resume) => resume_run(project()?.1, resume),
-        Command::Rerun(rerun) => {
+        Command::Rerun(mut rerun) => {
+            input_file::take_input_file(&mut rerun.input, rerun.input_file.as_deref(), rerun.execution.on_ask)?;
             let store = project()?.1;
             let config = Config::load(store.baton_dir())?;
             init_tracing(rerun.execution.verbose || config.verbose.unwrap_or(false));
@@ -161,7 +167,8 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
     }
 }
 
-fn resume_run(store: RunStore, resume: ResumeArguments) -> Result<i32, CliError> {
+fn resume_run(store: RunStore, mut resume: ResumeArguments) -> Result<i32, CliError> {
+    input_file::take_input_file(&mut resume.input, resume.input_file.as_deref(), resume.execution.on_ask)?;
     let config = Config::load(store.baton_dir())?;
     init_tracing(resume.execution.verbose || config.verbose.unwrap_or(false));
     config.warn_ignored();

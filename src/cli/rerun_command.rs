@@ -17,7 +17,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::run_state::RunState;
 use crate::process::watchdog::Watchdog;
 use crate::store::rerun::{History, StateAtCommit, copy_task_folders, new_run_state};
-use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+use crate::store::runs::{RunStore, StoreError};
 
 pub(crate) async fn rerun(
     store: RunStore,
@@ -32,9 +32,13 @@ pub(crate) async fn rerun(
         None => None,
     };
     let run_id = match arguments.run_id {
-        Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
-        Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
-        Some(id) => RunId::from(id),
+        Some(id) => {
+            let id = RunId::parse(&id).map_err(StoreError::from)?;
+            if store.exists(&id) {
+                return Err(StoreError::AlreadyExists { run_id: id.to_string() }.into());
+            }
+            id
+        }
         None => RunId::from(store.new_run_id()),
     };
     let mut state = new_run_state(at, run_id, store.baton_dir())?;

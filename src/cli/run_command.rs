@@ -12,7 +12,7 @@ use crate::lint::check::Severity;
 use crate::model::agent::Agent;
 use crate::model::run_state::{LaunchParams, NewRun, RunState};
 use crate::process::watchdog::Watchdog;
-use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+use crate::store::runs::{RunStore, StoreError};
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::ask_scan::find_ask;
 use crate::workflow::manifest::{InputMode, Manifest};
@@ -81,9 +81,13 @@ pub(crate) async fn run(
     launch_params.environment = manifest.map(|manifest| manifest.environment_now()).unwrap_or_default();
     let limits = limits(&arguments.execution, &launch_params, config)?;
     let run_id = match arguments.run_id {
-        Some(id) if !is_valid_run_id(&id) => return Err(StoreError::InvalidRunId { run_id: id }.into()),
-        Some(id) if store.exists(&id) => return Err(StoreError::AlreadyExists { run_id: id }.into()),
-        Some(id) => RunId::from(id),
+        Some(id) => {
+            let id = RunId::parse(&id).map_err(StoreError::from)?;
+            if store.exists(&id) {
+                return Err(StoreError::AlreadyExists { run_id: id.to_string() }.into());
+            }
+            id
+        }
         None => RunId::from(store.new_run_id()),
     };
     let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for(&AgentId::main(), 0);

@@ -1,4 +1,5 @@
-//! What stops `baton serve` from starting, each said precisely (exit code 1).
+//! What stops `baton serve` from starting, each said precisely (exit code 1; 4 when
+//! another daemon serves the project already, `exit_code::ALREADY_SERVING`).
 
 use std::io;
 use std::net::SocketAddr;
@@ -21,6 +22,12 @@ pub(crate) enum ServeError {
     Write { path: PathBuf, source: io::Error },
     #[error("cannot find the baton program to run workflows with: {source}")]
     CurrentExe { source: io::Error },
+    #[error(
+        "another baton serve (pid {pid}, {address}) already serves the runs in {}; use that one, or stop it first \
+         (`kill -TERM {pid}`)",
+        .baton_dir.display()
+    )]
+    AlreadyServing { pid: String, address: String, baton_dir: PathBuf },
     #[error("the server stopped: {source}")]
     Serve { source: io::Error },
 }

@@ -13,6 +13,8 @@
 
 mod api;
 mod assets;
+mod connections;
+mod daemon_lock;
 mod error;
 mod feed;
 mod guard;
@@ -34,6 +36,7 @@ pub(crate) use error::ServeError;
 
 use crate::exit_code;
 use crate::serve::api::App;
+use crate::serve::daemon_lock::DaemonLock;
 use crate::serve::guard::Guard;
 use crate::serve::registry::Registry;
 use crate::serve::supervisor::Supervisor;
@@ -60,6 +63,9 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
     // with its children unstopped.
     let signals = Signals::install();
     let serve_dir = store.baton_dir().join("serve");
+    // One daemon per project, before anything is touched: a second one must not
+    // rotate the token, resume the first one's runs or take its address file.
+    let mut daemon_lock = DaemonLock::acquire(&serve_dir)?;
     let token = Token::load_or_create(&serve_dir, arguments.rotate_token)?;
     let listener = tokio::net::TcpListener::bind(arguments.bind)
         .await
@@ -73,6 +79,8 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
     let guard = Arc::new(Guard { token: token.token.clone(), bound, allow_remote: arguments.allow_remote });
     let router = api::router(Arc::clone(&app))
         .merge(assets::router())
+        .fallback(api::no_such_path)
+        .layer(middleware::map_response(api::errors_as_json))
         .layer(middleware::map_response(|response| async { assets::secure(response) }))
         .layer(middleware::from_fn_with_state(guard, guard::guard));
 
@@ -88,6 +96,7 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
     let address_file = serve_dir.join(handoff::ADDRESS_FILE);
     std::fs::write(&address_file, format!("http://{bound}\n"))
         .map_err(|source| ServeError::Write { path: address_file.clone(), source })?;
+    daemon_lock.record(Some(&format!("http://{bound}")))?;
     let shown = if token.fresh || arguments.open { format!("{url}#token={}", token.token.as_str()) } else { url };
     {
         let mut stdout = std::io::stdout().lock();
@@ -100,16 +109,13 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
 
     tokio::spawn(api::watch_runs(Arc::clone(&app), stopping.clone()));
     tokio::spawn(signals.stop(shutdown.clone()));
-    let mut stopped = stopping.clone();
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        })
+    connections::serve(listener, router, connections::Limits::from_env(), stopping.clone())
         .await
         .map_err(|source| ServeError::Serve { source })?;
     let _ = std::fs::remove_file(&address_file);
     eprintln!("baton serve: stopping; {} runs drain and save", supervisor.live_count());
     supervisor.shutdown().await;
+    drop(daemon_lock);
     Ok(exit_code::COMPLETED)
 }
 

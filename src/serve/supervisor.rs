@@ -47,6 +47,10 @@ pub(crate) struct ServedRun {
     pub(crate) run_id: String,
     pub(crate) workflow_id: Option<String>,
     pub(crate) created_at: String,
+    /// Stopped by a cancel (`POST …/cancel`): a person wants it stopped, so the next
+    /// daemon does not resume it; a resume (or an answer) clears this.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) cancelled: bool,
 }
 
 struct ChildHandle {
@@ -89,6 +93,8 @@ pub(crate) struct Supervisor {
     store: RunStore,
     served_dir: PathBuf,
     logs_dir: PathBuf,
+    /// Input and answers on their way to a child (`--input-file`).
+    inputs_dir: PathBuf,
     children: Mutex<HashMap<String, Arc<ChildHandle>>>,
     stopping: AtomicBool,
     /// Run ids whose child started or ended.
@@ -101,6 +107,8 @@ impl Supervisor {
         let serve_dir = store.baton_dir().join("serve");
         let served_dir = serve_dir.join("runs");
         let logs_dir = serve_dir.join("logs");
+        let inputs_dir = serve_dir.join("inputs");
+        forget_old_inputs(&inputs_dir);
         for dir in [&served_dir, &logs_dir] {
             std::fs::create_dir_all(dir).map_err(|source| ServeError::Write { path: dir.clone(), source })?;
         }
@@ -110,6 +118,7 @@ impl Supervisor {
             store,
             served_dir,
             logs_dir,
+            inputs_dir,
             children: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
             changed,
@@ -143,6 +152,23 @@ impl Supervisor {
         self.served_dir.join(format!("{run_id}.json"))
     }
 
+    fn read_record(&self, run_id: &str) -> Option<ServedRun> {
+        serde_json::from_slice(&std::fs::read(self.record(run_id)).ok()?).ok()
+    }
+
+    fn write_record(&self, record: &ServedRun) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+        std::fs::write(self.record(&record.run_id), text)
+    }
+
+    /// Remember that run `run_id` was cancelled, so that no later daemon resumes it
+    /// on its own (a run this daemon never started has no record and needs none).
+    pub(crate) fn mark_cancelled(&self, run_id: &str) {
+        if let Some(record) = self.read_record(run_id) {
+            let _ = self.write_record(&ServedRun { cancelled: true, ..record });
+        }
+    }
+
     fn log_path(&self, run_id: &str) -> PathBuf {
         self.logs_dir.join(format!("{run_id}.log"))
     }
@@ -159,13 +185,62 @@ impl Supervisor {
         if self.stopping.load(Ordering::SeqCst) {
             return Err(LaunchError::Stopping);
         }
-        let record =
-            ServedRun { run_id: run_id.to_string(), workflow_id, created_at: jiff::Timestamp::now().to_string() };
         let record_path = self.record(run_id);
-        if !record_path.exists() {
-            let text = serde_json::to_vec_pretty(&record).unwrap_or_default();
-            std::fs::write(&record_path, text).map_err(LaunchError::Spawn)?;
+        match self.read_record(run_id) {
+            // Driven again: no longer a cancelled run.
+            Some(record) if record.cancelled => {
+                self.write_record(&ServedRun { cancelled: false, ..record }).map_err(LaunchError::Spawn)?;
+            }
+            Some(_) => {}
+            None if record_path.exists() => {}
+            None => {
+                let record = ServedRun {
+                    run_id: run_id.to_string(),
+                    workflow_id,
+                    created_at: jiff::Timestamp::now().to_string(),
+                    cancelled: false,
+                };
+                self.write_record(&record).map_err(LaunchError::Spawn)?;
+            }
         }
+        // The text a person typed goes to the child in a file, never as an argument:
+        // an argument starting with `-` reads as a flag, and one over 128 KiB is
+        // refused by the kernel ("Argument list too long").
+        let (args, input) = take_input(args);
+        let input_file = match input {
+            Some(text) => Some(self.write_input(run_id, &text).map_err(LaunchError::Spawn)?),
+            None => None,
+        };
+        let launched = self.launch_child(run_id, &args, input_file.clone(), cwd).await;
+        if launched.is_err()
+            && let Some(path) = &input_file
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        launched
+    }
+
+    /// Write `text` to a new file only this user can read, under `.baton/serve/inputs`.
+    fn write_input(&self, run_id: &str, text: &str) -> std::io::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::create_dir_all(&self.inputs_dir)?;
+        let nonce = jiff::Timestamp::now().as_nanosecond();
+        let path = self.inputs_dir.join(format!("{run_id}-{nonce}.txt"));
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
+        file.write_all(text.as_bytes())?;
+        Ok(path)
+    }
+
+    /// Spawn the child of [`launch`] (`--input-file input_file` added when given),
+    /// and wait until it took the run.
+    async fn launch_child(
+        &self,
+        run_id: &str,
+        args: &[String],
+        input_file: Option<PathBuf>,
+        cwd: &Path,
+    ) -> Result<(), LaunchError> {
         let log_path = self.log_path(run_id);
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(LaunchError::Spawn)?;
         let log_err = log.try_clone().map_err(LaunchError::Spawn)?;
@@ -175,6 +250,7 @@ impl Supervisor {
             .arg("--baton-dir")
             .arg(self.store.baton_dir())
             .args(args)
+            .args(input_file.iter().flat_map(|path| [std::ffi::OsStr::new("--input-file"), path.as_os_str()]))
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::from(log))
@@ -190,6 +266,10 @@ impl Supervisor {
                 Ok(status) => status.code().unwrap_or(-1),
                 Err(_) => -1,
             };
+            // The child read its input when it started; nothing else needs the file.
+            if let Some(path) = input_file {
+                let _ = std::fs::remove_file(path);
+            }
             let _ = exit_sender.send(Some(code));
             let _ = changed.send(waited_run);
         });
@@ -278,6 +358,10 @@ impl Supervisor {
         for record in records.filter_map(Result::ok) {
             let name = record.file_name().to_string_lossy().to_string();
             let Some(run_id) = name.strip_suffix(".json").map(str::to_string) else { continue };
+            // Cancelled runs stay stopped until someone resumes them.
+            if self.read_record(&run_id).is_some_and(|record| record.cancelled) {
+                continue;
+            }
             let Ok(run) = self.store.load(&run_id) else { continue };
             if !matches!(run.status, RunStatus::Running | RunStatus::Interrupted) {
                 continue;
@@ -365,6 +449,36 @@ pub(crate) fn bounds(args: &mut Vec<String>, budget: Option<f64>, max_steps: Opt
     }
 }
 
+/// Remove input files a killed daemon left: a child reads its input as it starts,
+/// so one written more than a minute ago is read or never will be.
+fn forget_old_inputs(inputs_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(inputs_dir) else { return };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|metadata| metadata.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > Duration::from_secs(60)));
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// `args` without its `--input TEXT`, and that text.
+fn take_input(args: &[String]) -> (Vec<String>, Option<String>) {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut input = None;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--input" {
+            input = words.next().cloned();
+        } else {
+            kept.push(word.clone());
+        }
+    }
+    (kept, input)
+}
+
 /// The command line a person would type for `args` (the daemon's own
 /// `--on-ask json -q` left out), quoted for a POSIX shell.
 pub(crate) fn command_line(args: &[String]) -> String {
@@ -380,6 +494,14 @@ pub(crate) fn command_line(args: &[String]) -> String {
             continue;
         }
         if arg == "-q" {
+            continue;
+        }
+        // A value that starts with `-` must be joined to its flag, or it reads as one.
+        if arg == "--input"
+            && let Some(text) = args.get(index + 1).filter(|text| text.starts_with('-'))
+        {
+            words.push(format!("--input={}", shell_quote(text)));
+            skip = true;
             continue;
         }
         words.push(shell_quote(arg));
@@ -420,6 +542,15 @@ mod tests {
                 .map(str::to_string)
                 .collect();
         assert_eq!(command_line(&args), "baton resume r1 --ask ask_main_1 --input 'it'\\''s fine'");
+    }
+
+    #[test]
+    fn input_that_starts_with_a_dash_is_joined_to_its_flag_and_taken_out_for_the_child() {
+        let args: Vec<String> = ["run", "wf", "--input", "-y", "-q"].into_iter().map(str::to_string).collect();
+        assert_eq!(command_line(&args), "baton run wf --input=-y");
+        let (kept, input) = take_input(&args);
+        assert_eq!(kept, ["run", "wf", "-q"]);
+        assert_eq!(input.as_deref(), Some("-y"));
     }
 
     #[test]

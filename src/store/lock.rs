@@ -31,11 +31,12 @@ pub(crate) struct RunLock {
     _file: File,
 }
 
-fn open(path: &Path) -> io::Result<File> {
+pub(crate) fn open(path: &Path) -> io::Result<File> {
     OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)
 }
 
-fn try_lock(file: &File) -> io::Result<bool> {
+/// Take an exclusive `flock` on `file` without waiting; whether it was free.
+pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
     // SAFETY: flock on a file descriptor we own; no memory is involved.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
         return Ok(true);

@@ -20,8 +20,9 @@ pub(crate) enum DeleteError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
-/// Delete run `id` (whose state is `run`); the caller decided it is finished.
-pub(crate) fn delete_run(store: &RunStore, id: &str, run: &RunState) -> Result<(), DeleteError> {
+/// Delete run `id` (whose state is `run`, `None` when it cannot be read); the
+/// caller decided it is finished, or beyond repair.
+pub(crate) fn delete_run(store: &RunStore, id: &str, run: Option<&RunState>) -> Result<(), DeleteError> {
     let run_dir = store.run_dir(id);
     let Ok(lock) = RunLock::acquire(&run_dir, id) else {
         return Err(DeleteError::Driven);
@@ -45,11 +46,14 @@ pub(crate) fn delete_run(store: &RunStore, id: &str, run: &RunState) -> Result<(
 /// `baton/<id>/…` branches, in every repository its workers forked from — the ones
 /// its state records, and the ones the worktrees left on disk belong to — then
 /// prune their worktree records (`docs/isolation.md`). What cannot be removed is
-/// reported, and the run is deleted anyway.
-fn remove_worktrees(baton_dir: &Path, id: &str, run: &RunState) {
+/// reported, and the run is deleted anyway. An unreadable run names none: what is
+/// on disk is all there is to go by.
+fn remove_worktrees(baton_dir: &Path, id: &str, run: Option<&RunState>) {
     let root = baton_dir.join("worktrees").join(id);
-    let recorded = run.agents.iter().filter_map(|agent| agent.worktree.as_ref());
-    let recorded = recorded.chain(run.terminated.iter().filter_map(|agent| agent.worktree.as_ref()));
+    let recorded = run.into_iter().flat_map(|run| {
+        let live = run.agents.iter().filter_map(|agent| agent.worktree.as_ref());
+        live.chain(run.terminated.iter().filter_map(|agent| agent.worktree.as_ref()))
+    });
     let mut repositories: BTreeSet<PathBuf> =
         recorded.filter_map(|worktree| git::common_dir(&worktree.repo).ok()).collect();
     let entries = std::fs::read_dir(&root).map(|entries| entries.flatten().map(|entry| entry.path()).collect());

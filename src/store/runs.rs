@@ -27,8 +27,8 @@ pub(crate) enum StoreError {
     NotFound { run_id: String, runs_dir: PathBuf, suggestion: String },
     #[error("run `{run_id}` already exists; use `baton resume {run_id}` to continue it")]
     AlreadyExists { run_id: String },
-    #[error("invalid run id `{run_id}`: use only letters, digits, `_` and `-`")]
-    InvalidRunId { run_id: String },
+    #[error(transparent)]
+    InvalidRunId(#[from] crate::ids::InvalidRunId),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
     #[error("{path} is not a valid run state file: {source}")]
@@ -45,6 +45,15 @@ pub(crate) enum StoreError {
     DiskFull { path: PathBuf, full: DiskFull },
     #[error(transparent)]
     Journal(#[from] JournalError),
+}
+
+impl StoreError {
+    /// Whether the run's own files are damaged (a snapshot that is no JSON, a file
+    /// that cannot be read, a broken journal): such a run can be removed as
+    /// unreadable. A run in a newer format is not damaged; a newer Baton reads it.
+    pub(crate) fn is_damage(&self) -> bool {
+        matches!(self, StoreError::Read { .. } | StoreError::Corrupt { .. } | StoreError::Journal(_))
+    }
 }
 
 /// What `repair_journal` did: entries kept after the snapshot, the last commit
@@ -92,11 +101,6 @@ pub(crate) fn discover_baton_dir(cwd: &Path) -> PathBuf {
     project_root.unwrap_or(cwd).join(".baton")
 }
 
-/// Whether `id` may name a run: `^[A-Za-z0-9_-]+$` (R8.7).
-pub(crate) fn is_valid_run_id(id: &str) -> bool {
-    !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct RunStore {
     baton_dir: PathBuf,
@@ -140,9 +144,7 @@ impl RunStore {
     /// it): the run's journal syncer does that beside its first step
     /// (`RunPersistence::sync_files`), and nothing about the run is reported before.
     pub(crate) fn create(&self, state: &RunState) -> Result<Vec<PathBuf>, StoreError> {
-        if !is_valid_run_id(&state.run_id) {
-            return Err(StoreError::InvalidRunId { run_id: state.run_id.to_string() });
-        }
+        crate::ids::RunId::parse(&state.run_id)?;
         if self.exists(&state.run_id) {
             return Err(StoreError::AlreadyExists { run_id: state.run_id.to_string() });
         }
@@ -185,9 +187,7 @@ impl RunStore {
 
     /// The directory of run `run_id`, which must exist (else a did-you-mean).
     pub(crate) fn existing_run_dir(&self, run_id: &str) -> Result<PathBuf, StoreError> {
-        if !is_valid_run_id(run_id) {
-            return Err(StoreError::InvalidRunId { run_id: run_id.to_string() });
-        }
+        crate::ids::RunId::parse(run_id)?;
         let run_dir = self.run_dir(run_id);
         if !run_dir.join(STATE_FILE).exists() {
             let known = self.run_ids();
@@ -373,10 +373,9 @@ mod tests {
 
     #[test]
     fn r8_7_run_id_validation() {
-        assert!(is_valid_run_id("my-run_1"));
-        assert!(!is_valid_run_id("../x"));
-        assert!(!is_valid_run_id(""));
-        assert!(!is_valid_run_id("a b"));
+        let store = RunStore::new(PathBuf::from("/nowhere/.baton"));
+        assert!(matches!(store.existing_run_dir("../x"), Err(StoreError::InvalidRunId(_))));
+        assert!(matches!(store.existing_run_dir(&"a".repeat(300)), Err(StoreError::InvalidRunId(_))));
     }
 
     #[test]

@@ -292,7 +292,9 @@ pub(super) async fn answer(
             text.push_str(&format!("- {} ({size} bytes)\n", path.display()));
         }
     }
-    let command = format!("baton answer {run_id} --ask {} {}", shell_quote(&ask_id), shell_quote(&text));
+    // After `--`, an answer that starts with `-` is not read as a flag.
+    let separator = if text.starts_with('-') { "-- " } else { "" };
+    let command = format!("baton answer {run_id} --ask {} {separator}{}", shell_quote(&ask_id), shell_quote(&text));
     if app.supervisor.drives(&run_id) {
         app.supervisor
             .send(&run_id, &json!({"answer": {"ask_id": ask_id, "text": text}}))

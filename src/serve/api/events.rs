@@ -171,7 +171,11 @@ pub(crate) struct DaemonEvents {
 impl DaemonEvents {
     pub(crate) fn new() -> Arc<DaemonEvents> {
         let (sender, _) = broadcast::channel(DAEMON_RECENT);
-        Arc::new(DaemonEvents { sender, recent: Mutex::new(Kept { last: 0, events: VecDeque::new() }) })
+        // Ids count on from the start time in microseconds, not from 1: an id a
+        // client kept from an earlier daemon is then always older than this one's
+        // (a `resync`), and an id past the end is one to wait for, never a restart.
+        let start = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(0);
+        Arc::new(DaemonEvents { sender, recent: Mutex::new(Kept { last: start, events: VecDeque::new() }) })
     }
 
     fn last_id(&self) -> u64 {
@@ -231,7 +235,8 @@ pub(super) async fn daemon_events(
         let last = events.last_id();
         (last, json!({"id": last}))
     };
-    let after = if after == 0 || after > last { last } else { after };
+    // No id: from now. An id past the last one: the events after it, when they come.
+    let after = if after == 0 { last } else { after };
     follow(live, opening, after, lagged, app.shutdown.subscribe())
 }
 

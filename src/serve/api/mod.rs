@@ -29,7 +29,7 @@ use crate::serve::feed::Feeds;
 use crate::serve::registry::Registry;
 use crate::serve::supervisor::Supervisor;
 use crate::serve::timeline::Timeline;
-use crate::store::runs::{RunStore, StoreError, is_valid_run_id};
+use crate::store::runs::{RunStore, StoreError};
 
 /// What every handler works on.
 pub(crate) struct App {
@@ -131,9 +131,56 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> ApiError {
         match error {
             StoreError::NotFound { .. } => ApiError::not_found(error.to_string()),
+            // The run's files, not the daemon, are at fault.
+            StoreError::TooNew { .. } => ApiError::conflict(error.to_string()),
+            damaged if damaged.is_damage() => ApiError::conflict(format!(
+                "the run cannot be read: {damaged}; DELETE removes it (as `baton gc --unreadable` does)"
+            )),
             other => ApiError::internal(other.to_string()),
         }
     }
+}
+
+/// Every error answer as JSON, `{"error": …}`, whoever made it: axum's own
+/// rejections (a path segment or query that does not parse, a method a path does
+/// not take) are plain text or empty, and a client should not have to tell them
+/// from the daemon's own.
+pub(crate) async fn errors_as_json(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if !text.is_empty() {
+        text
+    } else if status == StatusCode::METHOD_NOT_ALLOWED {
+        "this path does not take that method (docs/serve.md lists the calls)".to_string()
+    } else {
+        status.canonical_reason().unwrap_or("error").to_string()
+    };
+    let mut answer = ApiError::new(status, message).into_response();
+    // Headers such as `Allow` or `WWW-Authenticate` stay.
+    for (name, value) in &parts.headers {
+        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
+}
+
+/// A path no route serves.
+pub(crate) async fn no_such_path(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!(
+        "no such path `{}`: the API is under /api/v1 (docs/serve.md), the page at /",
+        uri.path()
+    ))
 }
 
 /// A JSON request body; a body that is not one (bad JSON, an unknown field, a
@@ -180,9 +227,7 @@ fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// A run id from a request: well formed (so it names a directory under
 /// `.baton/runs` and nothing else), and of an existing run.
 pub(crate) fn known_run(store: &RunStore, run_id: &str) -> Result<(), ApiError> {
-    if !is_valid_run_id(run_id) {
-        return Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")));
-    }
+    crate::ids::RunId::parse(run_id).map_err(|error| ApiError::bad_request(error.to_string()))?;
     if !store.exists(run_id) {
         return Err(ApiError::not_found(format!("no run `{run_id}`; GET /api/v1/runs lists them")));
     }

@@ -16,11 +16,13 @@ use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::process::group::signal_process;
 use crate::serve::api::{ApiError, App, Body, OptionalBody, Shared, known_run};
-use crate::serve::supervisor::{LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record};
+use crate::serve::supervisor::{
+    LaunchError, ResumeOptions, bounds, command_line, resume_args, served_record, shell_quote,
+};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::rerun::History;
-use crate::store::runs::is_valid_run_id;
+use crate::store::runs::StoreError;
 use crate::text::duration::parse_duration;
 use crate::workflow::target::clean_lexically;
 
@@ -46,6 +48,19 @@ pub(crate) fn summary(app: &App, run: &RunState) -> Value {
     })
 }
 
+/// The list entry of a run whose files cannot be read: `unreadable`, and why.
+fn unreadable_summary(app: &App, run_id: &str, error: &StoreError) -> Value {
+    json!({
+        "run_id": run_id,
+        "status": "unreadable",
+        "workflow": null,
+        "workflow_id": null,
+        "live": RunLock::holder(&app.store.run_dir(run_id)).is_some(),
+        "served": app.supervisor.served(run_id),
+        "error": error.to_string(),
+    })
+}
+
 #[derive(Deserialize)]
 pub(super) struct ListQuery {
     status: Option<String>,
@@ -66,9 +81,18 @@ pub(super) async fn list(State(app): State<Shared>, Query(query): Query<ListQuer
     };
     let runs = tokio::task::block_in_place(|| app.store.list_in_order());
     let mut listed = Vec::new();
-    // Newest first: the runs a person looks for are the recent ones.
-    for (_, loaded) in runs.into_iter().rev() {
-        let Ok(run) = loaded else { continue };
+    // Unreadable runs first, then the readable ones newest first: the runs a person
+    // looks for are the recent ones, and a damaged one needs attention.
+    for (run_id, loaded) in runs.into_iter().rev() {
+        let run = match loaded {
+            Ok(run) => run,
+            Err(error) => {
+                if status.is_none() && query.workflow.is_none() && query.since.is_none() {
+                    listed.push(unreadable_summary(&app, &run_id, &error));
+                }
+                continue;
+            }
+        };
         if status.is_some_and(|status| run.status != status) {
             continue;
         }
@@ -123,14 +147,28 @@ fn allowed_cwd(app: &App, cwd: &FilePath) -> Result<PathBuf, ApiError> {
     let real = clean
         .canonicalize()
         .map_err(|_| ApiError::bad_request(format!("cwd `{}` is not an existing directory", cwd.display())))?;
+    if !real.is_dir() {
+        return Err(ApiError::bad_request(format!("cwd `{}` is not a directory", cwd.display())));
+    }
     let inside = std::iter::once(&app.project)
         .chain(app.registry.roots())
         .filter_map(|allowed| allowed.canonicalize().ok())
         .any(|allowed| real.starts_with(allowed));
-    if !inside || !real.is_dir() {
+    if !inside {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             format!("cwd `{}` is outside the project and the roots this daemon serves", cwd.display()),
+        ));
+    }
+    // Baton's own files (runs, the daemon's token and inputs) are no place to work in.
+    if app.store.baton_dir().canonicalize().is_ok_and(|baton_dir| real.starts_with(baton_dir)) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "cwd `{}` is inside {}, which holds Baton's own files; pick a directory of the project",
+                cwd.display(),
+                app.store.baton_dir().display()
+            ),
         ));
     }
     Ok(real)
@@ -149,13 +187,13 @@ fn launch_refused(error: LaunchError) -> ApiError {
 /// The id for a new run: the one asked for, if it is well formed and free, else a fresh one.
 fn new_run_id(app: &App, requested: Option<String>) -> Result<String, ApiError> {
     match requested {
-        Some(run_id) if !is_valid_run_id(&run_id) => {
-            Err(ApiError::bad_request(format!("`{run_id}` is no run id (letters, digits, `_` and `-` only)")))
+        Some(run_id) => {
+            crate::ids::RunId::parse(&run_id).map_err(|error| ApiError::bad_request(error.to_string()))?;
+            if app.store.run_dir(&run_id).exists() {
+                return Err(ApiError::conflict(format!("run `{run_id}` exists already")));
+            }
+            Ok(run_id)
         }
-        Some(run_id) if app.store.run_dir(&run_id).exists() => {
-            Err(ApiError::conflict(format!("run `{run_id}` exists already")))
-        }
-        Some(run_id) => Ok(run_id),
         None => Ok(app.store.new_run_id()),
     }
 }
@@ -180,7 +218,11 @@ pub(super) async fn create(
     bounds(&mut args, request.budget, request.max_steps, request.time_limit.as_deref());
     args.extend(["--on-ask".to_string(), "json".to_string(), "-q".to_string()]);
     app.supervisor.launch(&run_id, Some(entry.id.clone()), &args, &cwd).await.map_err(launch_refused)?;
-    let command = command_line(&args);
+    // Where it runs is part of the command: `cd DIR && baton run …`.
+    let command = match &request.cwd {
+        Some(_) => format!("cd {} && {}", shell_quote(&cwd.display().to_string()), command_line(&args)),
+        None => command_line(&args),
+    };
     Ok((StatusCode::CREATED, Json(json!({"run_id": run_id, "command": command}))))
 }
 
@@ -204,14 +246,20 @@ pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String
 
 pub(super) async fn delete(State(app): State<Shared>, Path(run_id): Path<String>) -> Result<StatusCode, ApiError> {
     known_run(&app.store, &run_id)?;
-    let run = app.store.load(&run_id)?;
-    if !matches!(run.status, RunStatus::Completed | RunStatus::Failed) {
+    // A run whose files are damaged can never go on: it may be deleted as it is.
+    let run = match app.store.load(&run_id) {
+        Err(error) if error.is_damage() => None,
+        loaded => Some(loaded?),
+    };
+    if let Some(run) = &run
+        && !matches!(run.status, RunStatus::Completed | RunStatus::Failed)
+    {
         return Err(ApiError::conflict(format!(
             "run `{run_id}` is {}: only a completed or failed run can be deleted",
             run.status
         )));
     }
-    match tokio::task::block_in_place(|| delete_run(&app.store, &run_id, &run)) {
+    match tokio::task::block_in_place(|| delete_run(&app.store, &run_id, run.as_ref())) {
         Ok(()) => {}
         Err(DeleteError::Driven) => return Err(ApiError::conflict(format!("a baton drives run `{run_id}` now"))),
         Err(error) => return Err(ApiError::internal(error.to_string())),
@@ -246,6 +294,7 @@ pub(super) async fn cancel(
     let Some(pid) = RunLock::holder(&app.store.run_dir(&run_id)).and_then(|pid| pid.parse::<u32>().ok()) else {
         return Err(ApiError::conflict(format!("run `{run_id}` is not running: nothing to cancel")));
     };
+    app.supervisor.mark_cancelled(&run_id);
     if !signal_process(pid, libc::SIGINT) {
         return Err(ApiError::internal(format!("cannot signal the baton driving run `{run_id}` (pid {pid})")));
     }

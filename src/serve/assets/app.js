@@ -692,7 +692,8 @@
 
     row(run) {
       const link = h("a", { href: runHash(run.run_id), text: run.run_id });
-      const status = h("td", null, statusPill(run.status));
+      // An unreadable run says why on hover.
+      const status = h("td", run.status === "unreadable" ? { title: run.error || "" } : null, statusPill(run.status));
       if (run.live) status.append(h("span", { class: "live-dot", title: "a baton drives it now" }));
       const workflow = run.workflow_id || baseName(run.workflow);
       const row = h("tr", {
