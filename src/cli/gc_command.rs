@@ -13,12 +13,15 @@ use crate::model::run_state::{RunState, RunStatus};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::runs::RunStore;
-use crate::text::duration::parse_duration;
+use crate::text::count::count;
+use crate::text::duration::{is_zero_duration, parse_duration};
 
 const DEFAULT_AGE: Duration = Duration::from_secs(30 * 86400);
 
 pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliError> {
     let older_than = match (&arguments.older_than, arguments.keep) {
+        // Zero is an age like any other here: every finished run is older than that.
+        (Some(text), _) if is_zero_duration(text) => Some(Duration::ZERO),
         (Some(text), _) => Some(parse_duration(text).map_err(|error| CliError::InvalidValue {
             flag: "older-than",
             value: text.clone(),
@@ -71,6 +74,6 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
         }
     }
     let verb = if arguments.dry_run { "would delete" } else { "deleted" };
-    eprintln!("{verb} {removed} of {} finished runs", finished.len());
+    eprintln!("{verb} {removed} of {}", count(finished.len(), "finished run", "finished runs"));
     Ok(0)
 }

@@ -1,5 +1,6 @@
 //! Small text helpers shared by messages everywhere.
 
+pub(crate) mod count;
 pub(crate) mod duration;
 pub(crate) mod excerpt;
 
