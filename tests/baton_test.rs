@@ -293,3 +293,38 @@ fn repository_true_makes_the_working_directory_a_git_repository() {
     outcome.status(0);
     assert!(outcome.stdout.ends_with("2 passed, 0 failed\n"), "{}", outcome.stdout);
 }
+
+/// Issue 19 item 11: `baton test states/` said "no tests" instead of testing the
+/// workflows inside it.
+#[test]
+fn a_directory_of_workflows_tests_every_workflow_inside_it() {
+    let states = format!("{}/states", env!("CARGO_MANIFEST_DIR"));
+    let mut expected = Vec::new();
+    for workflow in std::fs::read_dir(&states).expect("states/") {
+        let tests = workflow.expect("entry").path().join("tests");
+        for test in std::fs::read_dir(&tests).into_iter().flatten() {
+            expected.push(test.expect("entry").path().display().to_string());
+        }
+    }
+    expected.sort();
+    assert!(expected.len() >= 20, "the samples have tests: {expected:?}");
+    let outcome = offline().args(["test", &format!("{states}/")]).run();
+    outcome.status(0);
+    let passed: Vec<String> = outcome
+        .stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("PASS "))
+        .filter_map(|line| line.split(": ").next())
+        .map(|shown| shown.replace("states//", "states/"))
+        .collect();
+    assert_eq!(passed, expected);
+    assert!(outcome.stdout.ends_with(&format!("{} passed, 0 failed\n", expected.len())), "{}", outcome.stdout);
+}
+
+#[test]
+fn a_directory_without_workflows_that_have_tests_says_so() {
+    offline().write("docs/README.md", "not a workflow\n").args(["test", "docs"]).run().status(1).stdout(
+        "FAIL docs: no tests: no workflow under it has any (a workflow `WF/` keeps them in `WF/tests/*.yaml`, a \
+             `FLOW.yaml` in `FLOW.tests/*.yaml`)\n0 passed, 1 failed\n",
+    );
+}

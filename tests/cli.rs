@@ -285,6 +285,43 @@ fn r8_1_baton_dir_is_found_at_the_git_root_from_a_subdirectory() {
     assert!(!outcome.root().join("deep/er/.baton").exists());
 }
 
+/// Issue 19 item 10: `git add -A` in a user's repository committed every run.
+#[test]
+fn baton_dir_is_ignored_by_git_in_the_users_repository() {
+    let test = countdown();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(test.root())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("run git");
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    std::fs::remove_dir(test.root().join(".git")).expect("remove the .git marker");
+    git(&["init", "--quiet"]);
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0);
+    assert_eq!(
+        std::fs::read_to_string(outcome.root().join(".baton/.gitignore")).expect(".gitignore"),
+        "# Written by Baton: runs, traces and worktrees are not for committing.\n*\n"
+    );
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git").args(args).current_dir(outcome.root()).output().expect("git");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "?? wf/START.sh\n?? wf/TICK.sh\n");
+}
+
+#[test]
+fn an_existing_gitignore_in_the_baton_dir_is_kept() {
+    let outcome = countdown().write(".baton/.gitignore", "runs/\n").run_workflow(&[]);
+    outcome.status(0);
+    assert_eq!(std::fs::read_to_string(outcome.root().join(".baton/.gitignore")).expect(".gitignore"), "runs/\n");
+}
+
 #[test]
 fn baton_dir_flag_overrides_discovery() {
     let outcome = countdown().run_workflow(&["--baton-dir", "elsewhere"]);
@@ -339,7 +376,7 @@ fn baton_new_writes_a_template_that_runs_and_never_overwrites() {
     created.status(0);
     assert_eq!(
         crate::support::normalize(&created.stdout, created.root()),
-        "Created [ROOT]/demo (loop template); run it with `baton run demo`\n"
+        "Created [ROOT]/demo (loop template); run it with `baton run demo`, test it with `baton test demo`\n"
     );
     let ran = created.rerun(["run", "demo", "--input", "2", "-q"]);
     ran.status(0).stdout("Liftoff!\n");
@@ -357,6 +394,38 @@ fn baton_new_writes_a_template_that_runs_and_never_overwrites() {
     let again = review.rerun(["new", "rl"]);
     again.status(1);
     assert_eq!(again.error_message(), "error: [ROOT]/rl already exists; pick another name");
+}
+
+/// The templates `baton new --help` lists.
+fn templates() -> Vec<String> {
+    let help = Test::new().args(["new", "--help"]).run();
+    help.status(0);
+    help.stdout
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("Possible values:"))
+        .skip(1)
+        .map_while(|line| line.trim_start().strip_prefix("- "))
+        .filter_map(|line| line.split(':').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Issue 19 item 11: `baton test` on a fresh template failed with "no tests".
+#[test]
+fn every_template_ships_a_test_that_passes() {
+    let templates = templates();
+    assert_eq!(templates, ["loop", "fanout", "review"]);
+    for template in templates {
+        let created = Test::new()
+            .env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+            .args(["new", "fresh", "--template", &template])
+            .run();
+        created.status(0);
+        let tested = created.rerun(["test", "fresh"]);
+        tested.status(0);
+        assert!(tested.stdout.starts_with("PASS fresh/tests/"), "{template}: {}", tested.stdout);
+        assert!(tested.stdout.ends_with("1 passed, 0 failed\n"), "{template}: {}", tested.stdout);
+    }
 }
 
 #[test]

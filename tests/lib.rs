@@ -21,6 +21,7 @@ mod logs;
 mod markdown;
 mod on_ask_json;
 mod raymond_cli;
+mod readme;
 mod regression;
 mod report;
 mod rerun;

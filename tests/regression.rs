@@ -529,3 +529,96 @@ fn a_run_in_memory_completes_without_syncing_its_journal() {
     let events = std::fs::read_to_string(root.path().join(".baton/runs/m/events.jsonl")).expect("trace");
     assert_eq!(events.matches("\"TransitionOccurred\"").count(), 2);
 }
+
+/// A two-step workflow for the message regressions below.
+fn two_steps() -> Test {
+    Test::new().file("START.sh", "echo '<goto>END</goto>'\n").file("END.sh", "echo '<result>done</result>'\n")
+}
+
+/// Issue 19: `gc --older-than 0s` said "expected a duration such as … 45s, found
+/// `0s`". An age of zero is every finished run.
+#[test]
+fn gc_older_than_0s_deletes_every_finished_run() {
+    let ran = two_steps().run_workflow(&["-q"]);
+    ran.status(0);
+    let gc = ran.rerun(["gc", "--older-than", "0s"]);
+    gc.status(0).stdout("deleted test\n");
+    assert_eq!(gc.error_message(), "deleted 1 of 1 finished run");
+    assert!(!gc.root().join(".baton/runs/test").exists());
+}
+
+/// Issue 19: `--baton-dir /etc/passwd list` printed "no runs", exit 0.
+#[test]
+fn a_baton_dir_that_is_a_file_is_an_error_naming_it() {
+    let outcome = Test::new().write("afile", "").args(["--baton-dir", "afile", "list"]).run();
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: baton directory [ROOT]/afile is not a directory; give --baton-dir (or BATON_DIR) a directory for \
+         Baton's runs"
+    );
+    let discovered = Test::new().write(".baton", "").args(["status", "x"]).run();
+    discovered.status(1);
+    assert_eq!(
+        discovered.error_message(),
+        "error: baton directory [ROOT]/.baton is not a directory; give --baton-dir (or BATON_DIR) a directory for \
+         Baton's runs"
+    );
+}
+
+/// Issue 19: `diagram` of an empty directory drew an empty chart, exit 0, where
+/// `lint` says the workflow has no entry point.
+#[test]
+fn diagram_of_a_workflow_without_an_entry_point_fails_as_lint_does() {
+    let outcome = Test::new().args(["diagram", "wf"]).run();
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: workflow `wf` has no entry point: expected a `1_START` or `START` state (1_START.md, 1_START.sh, \
+         START.md or START.sh)"
+    );
+    outcome.rerun(["lint", "wf"]).status(1);
+}
+
+/// Issue 19: `convert emptydir --output e.yaml` named `emptydir.yaml` in its error.
+#[test]
+fn convert_of_an_empty_directory_names_no_file_it_would_not_write() {
+    let outcome = Test::new().args(["convert", "wf", "--to", "yaml", "--output", "e.yaml"]).run();
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: cannot convert [ROOT]/wf: holds no state files (`.md`, `.sh`, `.ps1`, `.bat`); nothing to convert"
+    );
+    assert!(!outcome.root().join("e.yaml").exists());
+}
+
+/// Issue 19: "1 workflows"; a count and its noun agree everywhere.
+#[test]
+fn one_of_anything_is_singular() {
+    let outcome = two_steps()
+        .env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+        .write("wf/tests/one.yaml", "expect:\n  steps: 1\n  visits: {END: 2}\n")
+        .args(["test", "wf"])
+        .run();
+    outcome.status(1).stdout(
+        "FAIL wf/tests/one.yaml: expected 1 step, got 2; expected END.sh to be entered 2 times, got 1\n0 passed, 1 \
+         failed\n",
+    );
+}
+
+/// Issue 19: `logs --agent nosuch` printed a note and exited 0, while `logs --step
+/// 999` is an error (exit 1).
+#[test]
+fn logs_of_an_unknown_agent_is_an_error_like_an_unknown_step() {
+    let ran = two_steps().run_workflow(&["-q"]);
+    ran.status(0);
+    let outcome = ran.rerun(["logs", "test", "--agent", "mian"]);
+    outcome.status(1).stdout("");
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `test` has no agent `mian` (did you mean `main`?); its agents are: main"
+    );
+    let step = outcome.rerun(["logs", "test", "--step", "999"]);
+    step.status(1);
+    assert_eq!(step.error_message(), "error: run `test` has no step 999 of agent `main`: its steps are 1 to 2");
+}

@@ -390,7 +390,7 @@ fn a_run_with_a_corrupt_state_json_gave_500_now_it_is_listed_unreadable_and_can_
     let output = test.command(&["gc".into(), "--unreadable".into()]).output().expect("baton gc");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "deleted gone\n");
-    assert_eq!(String::from_utf8_lossy(&output.stderr), "deleted 1 of 1 unreadable runs\n");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "deleted 1 of 1 unreadable run\n");
     assert!(!test.root().join(".baton/runs/gone").exists());
     assert!(test.root().join(".baton/runs/fine").exists(), "a readable run is not touched");
 }

@@ -162,8 +162,8 @@ pub(crate) struct ListArguments {
 
 #[derive(Debug, Args)]
 pub(crate) struct GcArguments {
-    /// Delete finished runs last updated longer ago than this (`12h`, `30d`) [default: 30d
-    /// unless --keep is given].
+    /// Delete finished runs last updated longer ago than this (`12h`, `30d`; `0s`: all of
+    /// them) [default: 30d unless --keep is given].
     #[arg(long, value_name = "AGE")]
     pub(crate) older_than: Option<String>,
     /// Keep the newest N finished runs, however old.

@@ -9,7 +9,9 @@ use clap::ValueEnum;
 
 use crate::cli::CliError;
 use crate::exit_code;
+use crate::text::state_name;
 use crate::workflow::convert::{directory_to_yaml, yaml_to_directory};
+use crate::workflow::resolution::state_files;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Form {
@@ -31,6 +33,9 @@ pub(crate) fn convert(cwd: &Path, path: &str, to: Form, output: Option<&str>, fo
             if !source.is_dir() {
                 return Err(failed("is not a workflow directory (use --to dir for a YAML file)".into()));
             }
+            if !holds_states(&source) {
+                return Err(failed("holds no state files (`.md`, `.sh`, `.ps1`, `.bat`); nothing to convert".into()));
+            }
             let text = directory_to_yaml(&source).map_err(failed)?;
             std::fs::write(&target, text)
         }
@@ -44,6 +49,12 @@ pub(crate) fn convert(cwd: &Path, path: &str, to: Form, output: Option<&str>, fo
     writeln!(stdout, "Converted {} to {}", source.display(), target.display())
         .map_err(|source| CliError::Stdout { source })?;
     Ok(exit_code::COMPLETED)
+}
+
+/// Whether the directory `dir` has a state file to convert.
+fn holds_states(dir: &Path) -> bool {
+    state_files(dir)
+        .is_ok_and(|files| files.iter().any(|file| state_name::is_state_extension(state_name::extension(file))))
 }
 
 fn write_all(dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {

@@ -15,6 +15,7 @@ use crate::diagram::{self, dot, html, mermaid};
 use crate::exit_code;
 use crate::lint::source::LintedWorkflow;
 use crate::store::runs::RunStore;
+use crate::workflow::resolution::{Platform, entry_point_in_listing};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
@@ -36,6 +37,10 @@ pub(crate) fn diagram(
     let label = if label.is_empty() { argument } else { label };
     let scope = lint_scope(cwd, argument)?;
     let workflow = LintedWorkflow::open(&scope, label.to_string()).map_err(|error| CliError::Workflow(error.into()))?;
+    // A workflow no run can enter (no `START`, or two) is what lint calls an error:
+    // drawing it would show an empty or headless chart and say all is well.
+    entry_point_in_listing(&workflow.all_files, &workflow.label, Platform::CURRENT)
+        .map_err(|error| CliError::Workflow(error.into()))?;
     let overlay = run.map(|run_id| Overlay::load(store, run_id)).transpose()?;
     let mut drawn = diagram::build(&workflow);
     if let Some(overlay) = &overlay {

@@ -82,6 +82,12 @@ pub(crate) enum CliError {
     RerunInputTerminated { run_id: String, commit: u64, agent_id: String },
     #[error("run `{run_id}` has no step {step} of agent `{agent}`: {valid}")]
     NoSuchStep { run_id: String, agent: String, step: u64, valid: String },
+    #[error("run `{run_id}` has no agent `{agent}`{suggestion}; its agents are: {known}")]
+    NoSuchAgent { run_id: String, agent: String, suggestion: String, known: String },
+    #[error("baton directory {} is not a directory; give --baton-dir (or BATON_DIR) a directory for Baton's runs", .path.display())]
+    BatonDirNotADirectory { path: PathBuf },
+    #[error("cannot read baton directory {}: {source}", .path.display())]
+    BatonDirUnreadable { path: PathBuf, source: io::Error },
     #[error("cannot write to stdout: {source}")]
     Stdout { source: io::Error },
     #[error(transparent)]

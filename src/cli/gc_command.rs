@@ -15,7 +15,8 @@ use crate::model::run_state::{RunState, RunStatus};
 use crate::store::lock::RunLock;
 use crate::store::removal::{DeleteError, delete_run};
 use crate::store::runs::{RunStore, StoreError};
-use crate::text::duration::parse_duration;
+use crate::text::count::count;
+use crate::text::duration::{is_zero_duration, parse_duration};
 
 const DEFAULT_AGE: Duration = Duration::from_secs(30 * 86400);
 
@@ -24,6 +25,8 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
         return gc_unreadable(store, arguments.dry_run);
     }
     let older_than = match (&arguments.older_than, arguments.keep) {
+        // Zero is an age like any other here: every finished run is older than that.
+        (Some(text), _) if is_zero_duration(text) => Some(Duration::ZERO),
         (Some(text), _) => Some(parse_duration(text).map_err(|error| CliError::InvalidValue {
             flag: "older-than",
             value: text.clone(),
@@ -76,7 +79,7 @@ pub(crate) fn gc(store: &RunStore, arguments: &GcArguments) -> Result<i32, CliEr
         }
     }
     let verb = if arguments.dry_run { "would delete" } else { "deleted" };
-    eprintln!("{verb} {removed} of {} finished runs", finished.len());
+    eprintln!("{verb} {removed} of {}", count(finished.len(), "finished run", "finished runs"));
     Ok(0)
 }
 
@@ -105,6 +108,6 @@ fn gc_unreadable(store: &RunStore, dry_run: bool) -> Result<i32, CliError> {
         }
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
-    eprintln!("{verb} {removed} of {} unreadable runs", damaged.len());
+    eprintln!("{verb} {removed} of {}", count(damaged.len(), "unreadable run", "unreadable runs"));
     Ok(0)
 }

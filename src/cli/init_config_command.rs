@@ -27,7 +27,7 @@ pub(crate) fn init_config(store: &RunStore) -> Result<i32, CliError> {
     if path.exists() {
         return Err(CliError::ConfigExists { path });
     }
-    let created = std::fs::create_dir_all(store.baton_dir())
+    let created = crate::store::baton_dir::create_baton_dir(store.baton_dir())
         .and_then(|()| std::fs::OpenOptions::new().write(true).create_new(true).open(&path))
         .and_then(|mut file| file.write_all(TEMPLATE.as_bytes()));
     created.map_err(|source| CliError::ConfigWrite { path: path.clone(), source })?;

@@ -38,11 +38,18 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
     let mut tail = TraceTail::new(path.clone());
     let mut stdout = std::io::stdout().lock();
     let mut driverless_since: Option<Instant> = None;
+    let mut first_read = true;
     loop {
         // Asked before reading: once no baton drives the run, the read gets its last lines.
         let driven = arguments.follow && RunLock::holder(&run_dir).is_some();
         let lines = tail.read_new().map_err(|source| CliError::Trace { path: path.clone(), source })?;
         let text: String = lines.lines().filter(|line| !line.is_empty()).map(|line| view.line(line)).collect();
+        // An agent the whole trace does not know is a mistake, like an unknown step;
+        // only a live run followed may still fork it.
+        if first_read && !driven && path.exists() {
+            check_agent(run_id, arguments, &view)?;
+        }
+        first_read = false;
         stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())
@@ -71,6 +78,25 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
 /// line: `--no-debug`, or a disk that filled up).
 fn stopped(store: &RunStore, run_id: &str) -> bool {
     store.load(run_id).is_ok_and(|run| run.status != RunStatus::Running)
+}
+
+/// `--agent A` names an agent of the run (the trace's agents), else an error with a
+/// did-you-mean.
+fn check_agent(run_id: &str, arguments: &LogsArguments, view: &LogView) -> Result<(), CliError> {
+    let Some(agent) = &arguments.agent else { return Ok(()) };
+    let known = view.agents();
+    if known.is_empty() || known.contains(agent) {
+        return Ok(());
+    }
+    let suggestion = crate::text::suggestion::did_you_mean(agent, known.iter().map(String::as_str))
+        .map(|near| format!(" (did you mean `{near}`?)"))
+        .unwrap_or_default();
+    Err(CliError::NoSuchAgent {
+        run_id: run_id.to_string(),
+        agent: agent.clone(),
+        suggestion,
+        known: known.iter().map(String::as_str).collect::<Vec<_>>().join(", "),
+    })
 }
 
 /// What a reader should know about output that may look short.

@@ -68,6 +68,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
     let project = || -> Result<(PathBuf, RunStore), CliError> {
         let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
         let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
+        check_baton_dir(store.baton_dir())?;
         Ok((cwd, store))
     };
     match arguments.command {
@@ -181,6 +182,19 @@ fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {
         Some(dir) if dir.is_absolute() => dir.to_path_buf(),
         Some(dir) => cwd.join(dir),
         None => discover_baton_dir(cwd),
+    }
+}
+
+/// A `.baton` that is there must be a directory this user can read: a file named
+/// by --baton-dir would otherwise read as a project with no runs.
+fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
+    match std::fs::read_dir(baton_dir) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(CliError::BatonDirNotADirectory { path: baton_dir.to_path_buf() })
+        }
+        Err(source) => Err(CliError::BatonDirUnreadable { path: baton_dir.to_path_buf(), source }),
     }
 }
 

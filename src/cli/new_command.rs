@@ -1,6 +1,8 @@
 //! `baton new NAME [--template loop|fanout|review]`: a workflow to start from. The
 //! templates are the samples in `states/`, built into the binary, so what `new`
-//! writes is exactly what the samples' tests run.
+//! writes is exactly what the samples' tests run. Each ships one of its sample's
+//! tests in `tests/`, so `baton test NAME` passes on a fresh template and shows how
+//! a test is written.
 
 use std::io::Write;
 use std::path::Path;
@@ -29,11 +31,13 @@ impl Template {
                 ("START.sh", include_str!("../../states/countdown/START.sh")),
                 ("TICK.sh", include_str!("../../states/countdown/TICK.sh")),
                 ("LIFTOFF.sh", include_str!("../../states/countdown/LIFTOFF.sh")),
+                ("tests/liftoff.yaml", include_str!("../../states/countdown/tests/liftoff.yaml")),
             ],
             Template::Fanout => &[
                 ("START.sh", include_str!("../../states/fanout/START.sh")),
                 ("WORKER.sh", include_str!("../../states/fanout/WORKER.sh")),
                 ("GATHER.sh", include_str!("../../states/fanout/GATHER.sh")),
+                ("tests/words.yaml", include_str!("../../states/fanout/tests/words.yaml")),
             ],
             Template::Review => &[
                 ("START.md", include_str!("../../states/review-loop/START.md")),
@@ -41,6 +45,7 @@ impl Template {
                 ("TEST.sh", include_str!("../../states/review-loop/TEST.sh")),
                 ("REVIEW.md", include_str!("../../states/review-loop/REVIEW.md")),
                 ("DECIDE.sh", include_str!("../../states/review-loop/DECIDE.sh")),
+                ("tests/approved.yaml", include_str!("../../states/review-loop/tests/approved.yaml")),
             ],
         }
     }
@@ -53,14 +58,14 @@ pub(crate) fn new_workflow(cwd: &Path, name: &str, template: Template) -> Result
         return Err(CliError::WorkflowExists { path: directory });
     }
     let write_error = |source| CliError::NewWorkflow { path: directory.clone(), source };
-    std::fs::create_dir_all(&directory).map_err(write_error)?;
+    std::fs::create_dir_all(directory.join("tests")).map_err(write_error)?;
     for (file, contents) in template.files() {
         std::fs::write(directory.join(file), contents).map_err(write_error)?;
     }
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
-        "Created {} ({} template); run it with `baton run {name}`",
+        "Created {} ({} template); run it with `baton run {name}`, test it with `baton test {name}`",
         directory.display(),
         template_name(template)
     )

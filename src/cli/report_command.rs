@@ -10,6 +10,7 @@ use crate::inspect::report::{Report, ReportDocument, StepFigures, report};
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::RunState;
 use crate::store::runs::RunStore;
+use crate::text::count::count as counted;
 
 pub(crate) fn report_run(store: &RunStore, run_id: &str, as_json: bool) -> Result<i32, CliError> {
     let run = store.load(run_id)?;
@@ -34,14 +35,14 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
     let _ = writeln!(
         out,
         "{} in {}, {}; tokens {} in, {} out, {} cache read; {}, {}",
-        plural(totals.steps, "step", "steps"),
+        counted(totals.steps, "step", "steps"),
         duration(totals.wall_ms),
         dollars(totals.cost_usd),
         count(totals.tokens.input_tokens),
         count(totals.tokens.output_tokens),
         count(totals.tokens.cache_read_input_tokens),
-        plural(totals.retries, "retry", "retries"),
-        plural(totals.reminders, "reminder", "reminders")
+        counted(totals.retries, "retry", "retries"),
+        counted(totals.reminders, "reminder", "reminders")
     );
     if report.states.is_empty() {
         let _ = writeln!(out, "\nno steps recorded yet");
@@ -136,10 +137,6 @@ fn duration(ms: u64) -> String {
         60_000..3_600_000 => format!("{}m{:02}s", ms / 60_000, ms % 60_000 / 1000),
         _ => format!("{}h{:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
     }
-}
-
-fn plural(count: u64, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 fn dollars(usd: f64) -> String {

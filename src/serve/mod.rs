@@ -63,6 +63,8 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
     // with its children unstopped.
     let signals = Signals::install();
     let serve_dir = store.baton_dir().join("serve");
+    crate::store::baton_dir::create_baton_dir(store.baton_dir())
+        .map_err(|source| ServeError::Write { path: store.baton_dir().to_path_buf(), source })?;
     // One daemon per project, before anything is touched: a second one must not
     // rotate the token, resume the first one's runs or take its address file.
     let mut daemon_lock = DaemonLock::acquire(&serve_dir)?;
@@ -86,11 +88,18 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
 
     let url = format!("http://{bound}/");
     let where_roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
-    eprintln!("baton serve: {workflows} workflows under {}", where_roots.join(", "));
+    eprintln!(
+        "baton serve: {} under {}",
+        crate::text::count::count(workflows, "workflow", "workflows"),
+        where_roots.join(", ")
+    );
     eprintln!("baton serve: token in {} (mode 0600)", token.path.display());
     let recovering = supervisor.recover();
     if recovering > 0 {
-        eprintln!("baton serve: resuming {recovering} runs the last daemon left running");
+        eprintln!(
+            "baton serve: resuming {} the last daemon left running",
+            crate::text::count::count(recovering, "run", "runs")
+        );
     }
     // How `baton answer` finds this daemon; gone again when it stops.
     let address_file = serve_dir.join(handoff::ADDRESS_FILE);
@@ -113,7 +122,10 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
         .await
         .map_err(|source| ServeError::Serve { source })?;
     let _ = std::fs::remove_file(&address_file);
-    eprintln!("baton serve: stopping; {} runs drain and save", supervisor.live_count());
+    eprintln!(
+        "baton serve: stopping; {} drain and save",
+        crate::text::count::count(supervisor.live_count(), "run", "runs")
+    );
     supervisor.shutdown().await;
     drop(daemon_lock);
     Ok(exit_code::COMPLETED)

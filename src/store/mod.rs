@@ -2,6 +2,7 @@
 //! journal, compaction, the owner lock, the failpoints that test them, and the
 //! state at an earlier commit that `baton rerun` starts from.
 
+pub(crate) mod baton_dir;
 pub(crate) mod disk_full;
 pub(crate) mod failpoint;
 pub(crate) mod failure_note;

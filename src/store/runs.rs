@@ -115,6 +115,12 @@ impl RunStore {
         &self.baton_dir
     }
 
+    /// Create the `.baton` directory if it is not there, ignored by git (`baton_dir.rs`).
+    pub(crate) fn create_baton_dir(&self) -> Result<(), StoreError> {
+        crate::store::baton_dir::create_baton_dir(&self.baton_dir)
+            .map_err(|source| StoreError::Write { path: self.baton_dir.clone(), source })
+    }
+
     pub(crate) fn runs_dir(&self) -> PathBuf {
         self.baton_dir.join("runs")
     }
@@ -149,6 +155,7 @@ impl RunStore {
             return Err(StoreError::AlreadyExists { run_id: state.run_id.to_string() });
         }
         let run_dir = self.run_dir(&state.run_id);
+        self.create_baton_dir()?;
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
         self.save(state, false)?;
         Ok(vec![run_dir.join(STATE_FILE), run_dir, self.runs_dir()])

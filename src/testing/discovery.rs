@@ -4,11 +4,20 @@
 //! workflow `flow.yaml` in `flow.tests/*.yaml` beside it. Neither is a state: a
 //! workflow's states are the regular files directly in its directory (R1.6). With
 //! no argument, every workflow directly under `.` and `./states/` that has tests is
-//! tested.
+//! tested. A directory argument that is no workflow (no entry point, no `tests/`) is
+//! a directory *of* workflows: every workflow under it that has tests is tested, at
+//! any depth, so `baton test states/` means what it says. The walk skips what is
+//! never a workflow and may be huge (`.git`, `.baton`, `node_modules`, `target`,
+//! hidden directories) and does not follow symbolic links into directories, so a
+//! link cycle cannot trap it.
 
 use std::path::{Path, PathBuf};
 
+use crate::workflow::resolution::{ResolveError, entry_point};
 use crate::workflow::target::{clean_lexically, is_url};
+
+/// Directories a walk for workflows never enters.
+const SKIPPED_DIRECTORIES: [&str; 4] = [".baton", ".git", "node_modules", "target"];
 
 /// One test file, as shown in messages, and the workflow it tests.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +60,41 @@ pub(crate) fn discover(cwd: &Path) -> Vec<String> {
             if tests_dir(&path).is_some_and(|dir| !test_files_in(&dir).is_empty()) {
                 found.push(shown);
             }
+        }
+    }
+    found
+}
+
+/// Whether the directory `dir` is a workflow (an entry point, even a broken one, or
+/// tests of its own) rather than a directory of workflows.
+fn is_workflow_dir(dir: &Path) -> bool {
+    dir.join("tests").is_dir() || !matches!(entry_point(dir), Err(ResolveError::NoEntryPoint { .. }))
+}
+
+/// The workflows under the directory `dir` (shown as `shown`) that have tests, in
+/// path order: directories with `tests/*.yaml`, YAML and zip files with
+/// `NAME.tests/*.yaml` beside them.
+fn workflows_under(dir: &Path, shown: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut entries: Vec<(String, std::fs::FileType)> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            Some((entry.file_name().into_string().ok()?, entry.file_type().ok()?))
+        })
+        .collect();
+    entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+    let mut found = Vec::new();
+    for (name, file_type) in entries {
+        if name.starts_with('.') || SKIPPED_DIRECTORIES.contains(&name.as_str()) || name == "tests" {
+            continue;
+        }
+        let path = dir.join(&name);
+        let shown = shown.join(&name);
+        if tests_dir(&path).is_some_and(|tests| !test_files_in(&tests).is_empty()) {
+            found.push(shown.display().to_string());
+        }
+        if file_type.is_dir() && !name.ends_with(".tests") {
+            found.extend(workflows_under(&path, &shown));
         }
     }
     found
@@ -120,6 +164,17 @@ fn tests_of(argument: &str, cwd: &Path) -> Vec<Found> {
     if !path.exists() {
         return problem("no such workflow or test file".to_string());
     }
+    if path.is_dir() && !is_workflow_dir(&path) {
+        let workflows = workflows_under(&path, Path::new(argument));
+        if workflows.is_empty() {
+            return problem(
+                "no tests: no workflow under it has any (a workflow `WF/` keeps them in `WF/tests/*.yaml`, a \
+                 `FLOW.yaml` in `FLOW.tests/*.yaml`)"
+                    .to_string(),
+            );
+        }
+        return workflows.iter().flat_map(|workflow| tests_of(workflow, cwd)).collect();
+    }
     let Some(dir) = tests_dir(&path) else {
         return problem("not a workflow (a directory, a YAML or a zip file) or a test file".to_string());
     };
@@ -183,6 +238,39 @@ mod tests {
                 "states/bare: no tests (expected test files in states/bare/tests/*.yaml)",
                 "https://x.test/a.zip: a remote workflow needs the network, and `baton test` runs offline; download it \
                  and test the local copy"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_directory_of_workflows_is_searched_at_any_depth() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str| {
+            let path = root.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        };
+        write("flows/b/START.sh");
+        write("flows/b/tests/one.yaml");
+        write("flows/a.yaml");
+        write("flows/a.tests/one.yaml");
+        write("flows/deeper/still/c/START.md");
+        write("flows/deeper/still/c/tests/two.yml");
+        write("flows/untested/START.sh");
+        write("flows/node_modules/d/START.sh");
+        write("flows/node_modules/d/tests/no.yaml");
+        write("flows/.hidden/e/tests/no.yaml");
+        write("empty/README.md");
+        let arguments = ["flows/".to_string(), "empty".to_string(), "flows/untested".to_string()];
+        assert_eq!(
+            shown(&find_tests(&arguments, root.path())),
+            [
+                "flows/a.tests/one.yaml -> a.yaml",
+                "flows/b/tests/one.yaml -> b",
+                "flows/deeper/still/c/tests/two.yml -> c",
+                "empty: no tests: no workflow under it has any (a workflow `WF/` keeps them in `WF/tests/*.yaml`, a \
+                 `FLOW.yaml` in `FLOW.tests/*.yaml`)",
+                "flows/untested: no tests (expected test files in flows/untested/tests/*.yaml)",
             ]
         );
     }

@@ -38,6 +38,7 @@ use crate::store::persistence::RunPersistence;
 use crate::store::runs::RunStore;
 use crate::testing::scripted::{Miss, ScriptedBackend, ScriptedStubs};
 use crate::testing::spec::{Expectations, TestSpec};
+use crate::text::count::count;
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::manifest::Manifest;
 use crate::workflow::resolution::entry_point;
@@ -326,12 +327,12 @@ pub(crate) fn check(expect: &Expectations, observed: &Observed) -> Vec<String> {
     if let Some(steps) = expect.steps
         && steps != observed.steps
     {
-        failures.push(format!("expected {steps} steps, got {}", observed.steps));
+        failures.push(format!("expected {}, got {}", count(steps, "step", "steps"), observed.steps));
     }
-    for (state, count) in &expect.visits {
+    for (state, times) in &expect.visits {
         let seen = observed.visits.get(state).copied().unwrap_or(0);
-        if seen != *count {
-            failures.push(format!("expected {state} to be entered {count} time(s), got {seen}"));
+        if seen != *times {
+            failures.push(format!("expected {state} to be entered {}, got {seen}", count(*times, "time", "times")));
         }
     }
     if let Some(cost) = expect.cost_usd

@@ -24,6 +24,7 @@ use crate::process::script::ScriptRun;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::testing::spec::{Reply, Stubs, TestSpec};
+use crate::text::count::count;
 
 /// A turn or a script visit the test gave nothing for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,11 +50,6 @@ impl Counters {
 
 fn lock(counters: &Mutex<Counters>) -> std::sync::MutexGuard<'_, Counters> {
     counters.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// "1 reply", "2 replies".
-fn plural(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 /// The model of a test: replies from its `replies` and `agent_replies`.
@@ -103,7 +99,7 @@ impl ScriptedBackend {
         } else {
             format!("visit {visit}, reminder {}", request.reminder)
         };
-        let given = plural(replies.map_or(0, <[Reply]>::len), "reply", "replies");
+        let given = count(replies.map_or(0, <[Reply]>::len), "reply", "replies");
         let message = format!(
             "no scripted reply for {state}, {which} of agent {agent} (turn {turn} there; the test gives {given})"
         );
@@ -174,7 +170,7 @@ impl ScriptStubs for ScriptedStubs {
                 "no script stub for {}, visit {visit} of agent {} (the test gives {})",
                 agent.current_state,
                 agent.id,
-                plural(given, "stub", "stubs")
+                count(given, "stub", "stubs")
             );
             visits.misses.push(Miss { message: message.clone() });
             return Some(Err(message));

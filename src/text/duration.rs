@@ -29,6 +29,25 @@ pub(crate) enum SecondsError {
     TooLong,
 }
 
+/// Whether `text` is a duration of zero (`0`, `0s`, `00m`, `0h0m`): refused where a
+/// duration bounds something (a timeout of nothing), meaningful where it is an age
+/// (`gc --older-than 0s`: every finished run).
+pub(crate) fn is_zero_duration(text: &str) -> bool {
+    let found = text.trim();
+    if found.parse::<f64>().is_ok_and(|value| value == 0.0) {
+        return true;
+    }
+    let mut after_digit = false;
+    for character in found.chars() {
+        match character {
+            '0' => after_digit = true,
+            's' | 'm' | 'h' | 'd' if after_digit => after_digit = false,
+            _ => return false,
+        }
+    }
+    !found.is_empty() && !after_digit
+}
+
 /// Parse `text`, or say what was expected.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let found = text.trim();
@@ -115,6 +134,16 @@ pub(crate) fn format_duration(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_durations_are_told_apart_from_the_rest() {
+        for zero in ["0", "0s", " 00m ", "0h0m", "0.0"] {
+            assert!(is_zero_duration(zero), "{zero}");
+        }
+        for other in ["", "s", "1s", "0x", "10s", "0ss", "-1", "nan"] {
+            assert!(!is_zero_duration(other), "{other}");
+        }
+    }
 
     #[test]
     fn durations_people_write() {

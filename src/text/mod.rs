@@ -2,6 +2,7 @@
 //! state *names* (`state_name`) and did-you-mean (`suggestion`) that `syntax`,
 //! `workflow` and the layers above them must agree on.
 
+pub(crate) mod count;
 pub(crate) mod duration;
 pub(crate) mod excerpt;
 pub(crate) mod state_name;

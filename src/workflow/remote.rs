@@ -77,6 +77,7 @@ pub(crate) fn fetch(url: &str, registry: &Path) -> Result<PathBuf, RemoteError> 
         return Err(RemoteError::HashMismatch { url: url.to_string(), expected, actual });
     }
     let write_error = |source| RemoteError::Write { path: registry.to_path_buf(), source };
+    registry.parent().map_or(Ok(()), crate::store::baton_dir::create_baton_dir).map_err(write_error)?;
     std::fs::create_dir_all(registry).map_err(write_error)?;
     let mut temp = tempfile::NamedTempFile::new_in(registry).map_err(write_error)?;
     temp.write_all(&bytes).and_then(|()| temp.as_file().sync_all()).map_err(write_error)?;
