@@ -86,7 +86,7 @@ fn billion_laughs_under_serve_root_lists_the_workflow_as_broken() {
     let workflows = listed["workflows"].as_array().expect("a list of workflows");
     let bomb = workflows.iter().find(|workflow| workflow["id"] == "bomb").expect("bomb.yaml is listed");
     assert_eq!(bomb["lint"]["errors"], 1, "{bomb}");
-    let expected = format!("manifest `{}`: line 9: {ALIASES}", test.root().join("bomb.yaml").display());
+    let expected = format!("YAML workflow `{}`, line 9: {ALIASES}", test.root().join("bomb.yaml").display());
     assert_eq!(bomb["manifest_error"], Value::from(expected));
     let healthy = workflows.iter().find(|workflow| workflow["id"] == "wf").expect("wf is listed");
     assert_eq!(healthy["lint"]["errors"], 0, "{healthy}");

@@ -151,7 +151,7 @@ fn entry(path: &Path) -> Option<WorkflowEntry> {
     };
     let manifest = match Scope::open(path) {
         Ok(scope) => Manifest::of_scope(&scope),
-        Err(error) => Err(ManifestError { path: path.to_path_buf(), message: error.to_string() }),
+        Err(error) => Err(ManifestError::Workflow(error.to_string())),
     };
     let (manifest, manifest_error) = match manifest {
         Ok(manifest) => (manifest, None),

@@ -57,24 +57,27 @@ pub(crate) struct Manifest {
 
 /// Why a manifest cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("manifest `{}`: {message}", .path.display())]
-pub(crate) struct ManifestError {
-    pub(crate) path: PathBuf,
-    pub(crate) message: String,
+pub(crate) enum ManifestError {
+    /// The manifest itself is wrong.
+    #[error("manifest `{}`: {message}", .path.display())]
+    Invalid { path: PathBuf, message: String },
+    /// The workflow holding it cannot be opened; its own error names the file (and,
+    /// for a YAML workflow, the line), so it is not wrapped again.
+    #[error("{0}")]
+    Workflow(String),
 }
 
 impl Manifest {
     /// The manifest of the workflow `scope`, if it has one.
     pub(crate) fn of(scope: &Path) -> Result<Option<Manifest>, ManifestError> {
-        let workflow = Scope::open(scope)
-            .map_err(|error| ManifestError { path: scope.to_path_buf(), message: error.to_string() })?;
+        let workflow = Scope::open(scope).map_err(|error| ManifestError::Workflow(error.to_string()))?;
         Manifest::of_scope(&workflow)
     }
 
     /// The manifest of a workflow already opened, if it has one.
     pub(crate) fn of_scope(scope: &Scope) -> Result<Option<Manifest>, ManifestError> {
         match scope.manifest_text() {
-            Err((path, message)) => Err(ManifestError { path, message }),
+            Err((path, message)) => Err(ManifestError::Invalid { path, message }),
             Ok(None) => Ok(None),
             Ok(Some(ManifestText::Beside { path, text })) => Manifest::parse(&path, &text, false),
             // Manifest keys may sit beside `states` (R13.4).
@@ -85,7 +88,7 @@ impl Manifest {
     /// Read `text`; `in_workflow` for a YAML workflow's own file, whose manifest keys
     /// are optional (no `id`: no manifest).
     fn parse(path: &Path, text: &str, in_workflow: bool) -> Result<Option<Manifest>, ManifestError> {
-        let invalid = |message: String| ManifestError { path: path.to_path_buf(), message };
+        let invalid = |message: String| ManifestError::Invalid { path: path.to_path_buf(), message };
         yaml_limits::check(text).map_err(|error| invalid(error.to_string()))?;
         let documents = YamlLoader::load_from_str(text).map_err(|e| invalid(format!("invalid YAML: {e}")))?;
         let Some(Yaml::Hash(root)) = documents.into_iter().next() else {
