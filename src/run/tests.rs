@@ -463,13 +463,13 @@ async fn a_join_timeout_continues_with_what_has_arrived() {
     }));
     assert_eq!(run(&mut harness).await, RunOutcome::Completed);
     assert_eq!(*timed_out.lock().unwrap(), Some(true));
-    // When AGG started: after the timeout, and long before the slow worker ends. No
-    // tighter bound: the journal syncs on a real thread, and paused time jumps ahead
-    // while the runtime waits for it, further on a loaded machine (this test once
-    // failed under load with a bound of 61 s).
+    // AGG started after the timeout, and before the slow worker ended (its status
+    // below is still `running`). No upper bound on the time: the journal syncs on a
+    // real thread, and paused time may jump ahead while the runtime waits for it
+    // (this test once failed under load with a bound of 61 s).
     let (_, at) = ran_at(&harness, "AGG");
     let waited = at - started;
-    assert!(waited >= Duration::from_secs(60) && waited < Duration::from_secs(3_600), "{waited:?}");
+    assert!(waited >= Duration::from_secs(60), "{waited:?}");
     let agg = ran(&harness, "AGG");
     assert_eq!(
         statuses(&agg),
