@@ -103,3 +103,15 @@ fn billion_laughs_in_frontmatter_is_refused_by_convert() {
     assert_eq!(outcome.error_message(), format!("error: cannot convert [ROOT]/wf: START.md: line 7: {ALIASES}"));
     assert!(!outcome.root().join("wf.yaml").exists());
 }
+
+#[test]
+fn billion_laughs_in_a_workflow_manifest_is_refused_by_lint_as_by_run() {
+    let outcome = Test::new()
+        .file("START.sh", "echo '<result>ok</result>'\n")
+        .file("workflow.yaml", &format!("id: wf\n{}", laughs()))
+        .args(["lint", "wf"])
+        .run();
+    outcome
+        .status(1)
+        .stdout(&format!("wf/workflow.yaml: error[invalid-manifest]: manifest: line 7: {ALIASES}\nwf: 1 error\n"));
+}

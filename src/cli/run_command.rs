@@ -54,10 +54,12 @@ pub(crate) async fn run(
         }
         None => target::interpret(&arguments.workflow, &cwd)?,
     };
+    // The manifest's own error first: it is the workflow's one problem that needs no
+    // lint to word it (lint reports it too, as `invalid-manifest`).
+    let manifest = Manifest::of(&target.scope_dir)?;
     if !arguments.no_lint {
         refuse_lint_errors(&target, &arguments.workflow)?;
     }
-    let manifest = Manifest::of(&target.scope_dir)?;
     let workflow = arguments.workflow.clone();
     let cwd = match &manifest {
         Some(manifest) => check_manifest(manifest, &workflow, &target.scope_dir, &arguments, cwd)?,

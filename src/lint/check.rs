@@ -54,6 +54,7 @@ pub(crate) enum Check {
     UnsupportedCdAttribute,
     InvalidTag,
     UnreadableState,
+    InvalidManifest,
     ForkNextMismatch,
     UnusedAllowedTransition,
     UnreachableState,
@@ -66,7 +67,7 @@ pub(crate) enum Check {
 
 impl Check {
     #[cfg(test)]
-    pub(crate) const ALL: [Check; 26] = [
+    pub(crate) const ALL: [Check; 27] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
         Check::FrontmatterParseError,
@@ -85,6 +86,7 @@ impl Check {
         Check::UnsupportedCdAttribute,
         Check::InvalidTag,
         Check::UnreadableState,
+        Check::InvalidManifest,
         Check::ForkNextMismatch,
         Check::UnusedAllowedTransition,
         Check::UnreachableState,
@@ -115,6 +117,7 @@ impl Check {
             Check::UnsupportedCdAttribute => "unsupported-cd-attribute",
             Check::InvalidTag => "invalid-tag",
             Check::UnreadableState => "unreadable-state",
+            Check::InvalidManifest => "invalid-manifest",
             Check::ForkNextMismatch => "fork-next-mismatch",
             Check::UnusedAllowedTransition => "unused-allowed-transition",
             Check::UnreachableState => "unreachable-state",

@@ -108,6 +108,9 @@ fn lint_workflow(workflow: LintedWorkflow, is_root: bool, entered: &BTreeSet<Str
         };
         diagnostics.push(Diagnostic::new(check, &workflow.label, workflow.whole(), error.to_string()));
     }
+    if let Some((at, reason)) = workflow.manifest_problem() {
+        diagnostics.push(Diagnostic::new(Check::InvalidManifest, &workflow.label, at, format!("manifest: {reason}")));
+    }
     let mut states = Vec::new();
     for file in &workflow.listing {
         match workflow.read(file) {

@@ -8,6 +8,7 @@ use crate::lint::diagnostic::Location;
 use crate::syntax::frontmatter;
 use crate::syntax::yaml_positions::{Position, key_positions};
 use crate::text::state_name;
+use crate::workflow::manifest::{Manifest, ManifestError};
 use crate::workflow::resolution::{Platform, ResolveError};
 use crate::workflow::scope::{Scope, ScopeKind, TextError};
 
@@ -95,6 +96,23 @@ impl LintedWorkflow {
     }
 
     /// The workflow as a whole.
+    /// Why the workflow's manifest (`workflow.yaml`, or a YAML workflow's own keys)
+    /// would stop a run, if it would: where, and the reason (which names its line).
+    pub(crate) fn manifest_problem(&self) -> Option<(Location, String)> {
+        match Manifest::of_scope(&self.workflow).err()? {
+            ManifestError::Invalid { path, message } => {
+                let file = match path.file_name() {
+                    Some(name) if self.workflow.yaml().is_none() => {
+                        format!("{}/{}", self.label, name.to_string_lossy())
+                    }
+                    _ => self.label.clone(),
+                };
+                Some((Location::file(file), message))
+            }
+            ManifestError::Workflow(message) => Some((self.whole(), message)),
+        }
+    }
+
     pub(crate) fn whole(&self) -> Location {
         Location::file(self.label.clone())
     }

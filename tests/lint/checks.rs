@@ -414,3 +414,13 @@ fn unreadable_state() {
          byte at offset 3)\nwf: 1 error\n",
     );
 }
+
+#[test]
+fn invalid_manifest_lint_passed_a_workflow_yaml_the_run_refuses() {
+    golden(
+        &[("START.sh", "echo '<result>ok</result>'\n"), ("workflow.yaml", "id: wf\ninput: [not, a, mapping\n")],
+        1,
+        "wf/workflow.yaml: error[invalid-manifest]: manifest: invalid YAML: while parsing a flow sequence, expected ',' \
+         or ']' at byte 31 line 3 column 1\nwf: 1 error\n",
+    );
+}
