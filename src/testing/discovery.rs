@@ -210,14 +210,17 @@ mod tests {
             .collect()
     }
 
+    /// Writes `x` to `path` under `root`, with its folders.
+    fn write_file(root: &Path, path: &str) {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+    }
+
     #[test]
     fn tests_live_beside_their_workflow_and_are_found_without_arguments() {
         let root = tempfile::tempdir().unwrap();
-        let write = |path: &str| {
-            let path = root.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        };
+        let write = |path: &str| write_file(root.path(), path);
         write("wf/START.md");
         write("wf/tests/b.yaml");
         write("wf/tests/a.yml");
@@ -245,11 +248,7 @@ mod tests {
     #[test]
     fn a_directory_of_workflows_is_searched_at_any_depth() {
         let root = tempfile::tempdir().unwrap();
-        let write = |path: &str| {
-            let path = root.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        };
+        let write = |path: &str| write_file(root.path(), path);
         write("flows/b/START.sh");
         write("flows/b/tests/one.yaml");
         write("flows/a.yaml");
