@@ -398,7 +398,8 @@ fn a_run_is_cancelled_then_resumed_with_a_bound_then_finished() {
     assert_eq!(resumed.json()["command"], "baton resume c --max-steps 6");
     let paused = daemon.wait_for_status("c", "paused");
     assert_eq!(paused["run"]["steps_completed"], 6);
-    daemon.post("/api/v1/runs/c/resume", &json!({"max_steps": 100}));
+    let resumed = daemon.post("/api/v1/runs/c/resume", &json!({"max_steps": 100}));
+    assert_eq!(resumed.status, 202, "a paused run whose child has ended resumes: {}", resumed.body);
     let done = daemon.wait_for_status("c", "completed");
     assert_eq!(done["run"]["steps_completed"], 9);
     let effects = std::fs::read_to_string(test.root().join("effects.log")).expect("effects");

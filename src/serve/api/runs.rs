@@ -42,10 +42,18 @@ pub(crate) fn summary(app: &App, run: &RunState) -> Value {
         "duration_ms": run.elapsed_ms,
         "agents": run.agents.len() + run.terminated.len(),
         "asking": run.asking_agents().len(),
-        "live": holder.is_some(),
+        "live": live(app, &run_id, holder.as_deref()),
         "served": app.supervisor.served(&run_id),
         "error": run.error,
     })
+}
+
+/// Whether a baton drives the run: one holds its lock (`holder`), or this daemon's
+/// child for it has not ended yet. A child lets go of the lock a moment before it
+/// exits, and until then a resume is refused as `Busy`: a client that waits for
+/// `live: false` can resume at once.
+fn live(app: &App, run_id: &str, holder: Option<&str>) -> bool {
+    holder.is_some() || app.supervisor.drives(run_id)
 }
 
 /// The list entry of a run whose files cannot be read: `unreadable`, and why.
@@ -55,7 +63,7 @@ fn unreadable_summary(app: &App, run_id: &str, error: &StoreError) -> Value {
         "status": "unreadable",
         "workflow": null,
         "workflow_id": null,
-        "live": RunLock::holder(&app.store.run_dir(run_id)).is_some(),
+        "live": live(app, run_id, RunLock::holder(&app.store.run_dir(run_id)).as_deref()),
         "served": app.supervisor.served(run_id),
         "error": error.to_string(),
     })
@@ -236,7 +244,7 @@ pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String
     Ok(Json(json!({
         "run": run,
         "summary": summary(&app, &run),
-        "live": holder.is_some(),
+        "live": live(&app, &run_id, holder.as_deref()),
         "pid": holder.and_then(|pid| pid.parse::<u32>().ok()),
         "served": app.supervisor.served(&run_id),
         "driven_here": app.supervisor.drives(&run_id),
