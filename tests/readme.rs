@@ -26,7 +26,7 @@ fn first_block_commands() -> Vec<String> {
 
 #[test]
 fn readme_starts_with_exactly_two_commands_a_sample_run_and_the_tests() {
-    assert_eq!(first_block_commands(), ["cargo run -- run states/factorial", "scripts/test"]);
+    assert_eq!(first_block_commands(), ["cargo run -- run states/factorial", "tests/run"]);
 }
 
 /// Item 9 of issue 19: CI ran one command and the README showed another.

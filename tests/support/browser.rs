@@ -60,7 +60,7 @@ const BODY_TEXT_LIMIT: usize = 2000;
 const EVENT_BUFFER_LIMIT: usize = 1000;
 
 /// The Chromium to run: `$BATON_CHROMIUM`, else `chromium` on `PATH`, else
-/// `/usr/bin/chromium` (Debian's, which `scripts/test` installs). A test that needs
+/// `/usr/bin/chromium` (Debian's, which `tests/run` installs). A test that needs
 /// it fails without it rather than pass without checking anything.
 pub(crate) fn chromium_path() -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -75,7 +75,7 @@ pub(crate) fn chromium_path() -> PathBuf {
         }
     }
     panic!(
-        "browser tests need a headless Chromium: install it (`scripts/test` does: `apt-get install chromium`) \
+        "browser tests need a headless Chromium: install it (`tests/run` does: `apt-get install chromium`) \
          or set BATON_CHROMIUM to its path"
     );
 }

@@ -3,7 +3,7 @@
 //! [`FakeAnthropic`](super::fake_anthropic::FakeAnthropic) server instead of
 //! any real host.
 //!
-//! The CLI is cached in `<target dir>/claude-code/` (`scripts/test` installs the
+//! The CLI is cached in `<target dir>/claude-code/` (`tests/run` installs the
 //! same pinned version there before `cargo test`, reading the version from
 //! [`CLAUDE_CODE_VERSION`]). `BATON_TEST_CLAUDE_BIN` overrides it. Parallel
 //! tests and test binaries share one installation: a `OnceLock` per process
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-/// The Claude Code version every end-to-end test runs (also read by `scripts/test`).
+/// The Claude Code version every end-to-end test runs (also read by `tests/run`).
 pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.330";
 
 /// Overrides the installed CLI with this executable.
