@@ -622,3 +622,16 @@ fn logs_of_an_unknown_agent_is_an_error_like_an_unknown_step() {
     step.status(1);
     assert_eq!(step.error_message(), "error: run `test` has no step 999 of agent `main`: its steps are 1 to 2");
 }
+
+/// Issue 19: `--input-file /dev/zero` read until memory ran out; what `--input-file`
+/// reads is now capped at 32 MiB, with the file named.
+#[test]
+fn input_file_of_unbounded_size_is_refused_at_32_mib() {
+    let outcome = loop_of(1).run_workflow(&["--input-file", "/dev/zero"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: --input-file /dev/zero is larger than 33554432 bytes (32 MiB), the most baton reads as input"
+    );
+    assert!(!outcome.root().join(".baton/runs").exists(), "no run was created");
+}

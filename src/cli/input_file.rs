@@ -10,10 +10,20 @@ use std::path::{Path, PathBuf};
 
 use crate::model::on_ask::OnAsk;
 
+/// The most `--input-file` reads: 32 MiB, more than any request body `baton serve`
+/// takes, so the daemon never hands a child an input it refuses. Without a cap
+/// `--input-file /dev/zero` (or a runaway pipe on `-`) read until memory ran out.
+pub(crate) const MAX_INPUT_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum InputFileError {
     #[error("cannot read --input-file {}: {source}", .path.display())]
     Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "--input-file {} is larger than {MAX_INPUT_FILE_BYTES} bytes (32 MiB), the most baton reads as input",
+        .path.display()
+    )]
+    TooLarge { path: PathBuf },
     #[error("--input-file {} is not UTF-8 text (byte {at} is not)", .path.display())]
     NotText { path: PathBuf, at: usize },
     #[error(
@@ -34,19 +44,29 @@ pub(crate) fn take_input_file(
         if on_ask == Some(OnAsk::Json) {
             return Err(InputFileError::StdinTaken);
         }
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?;
-        bytes
+        read_capped(std::io::stdin().lock(), path)?
     } else {
-        std::fs::read(path).map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?
+        let file =
+            std::fs::File::open(path).map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?;
+        read_capped(file, path)?
     };
     let text = String::from_utf8(bytes)
         .map_err(|error| InputFileError::NotText { path: path.to_path_buf(), at: error.utf8_error().valid_up_to() })?;
     *input = Some(text);
     Ok(())
+}
+
+/// Read at most [`MAX_INPUT_FILE_BYTES`]; one byte more is an error.
+fn read_capped(reader: impl Read, path: &Path) -> Result<Vec<u8>, InputFileError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(InputFileError::TooLarge { path: path.to_path_buf() });
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
