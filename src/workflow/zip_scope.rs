@@ -192,6 +192,12 @@ impl ZipWorkflow {
             if entry.enclosed_name().is_none() || name.starts_with('/') || name.contains('\\') {
                 return Err(layout(format!("entry `{name}` points outside the archive; it is refused")));
             }
+            if name.chars().any(char::is_control) {
+                // Printed as it is, a name could move the cursor or recolour the
+                // terminal of whoever lists the workflow.
+                let shown = name.escape_debug();
+                return Err(layout(format!("entry `{shown}` has a control character in its name; it is refused")));
+            }
             if entry.is_dir() {
                 continue;
             }

@@ -176,3 +176,21 @@ fn zip_entries_with_duplicate_names_are_refused() {
     outcome.status(1);
     assert_eq!(outcome.error_message(), "error: zip workflow `[ROOT]/dup.zip`: entry `START.sh` appears twice");
 }
+
+/// Issue 19: an entry named with an escape sequence (`a\x1b[31mb.sh`) was listed as
+/// a state and printed raw by lint and run, so an archive could recolour or
+/// rewrite the terminal of whoever looked at it. Such a name is now refused, shown
+/// escaped.
+#[test]
+fn zip_entry_name_with_a_control_character_is_refused_and_shown_escaped() {
+    let bytes = archive(&[("START.sh", "echo '<result>ran</result>'\n"), ("a\u{1b}[31mb.sh", "echo hi\n")]);
+    let expected = "error: zip workflow `[ROOT]/esc.zip`: entry `a\\u{1b}[31mb.sh` has a control character in its \
+                    name; it is refused";
+    let outcome = with_zip(Test::new(), "esc.zip", &bytes).args(["run", "esc.zip", "--run-id", RUN]).run();
+    outcome.status(1);
+    assert_eq!(outcome.error_message(), expected);
+    let outcome = with_zip(Test::new(), "esc.zip", &bytes).args(["lint", "esc.zip"]).run();
+    outcome.status(1);
+    assert!(!outcome.stderr_normalized().contains('\u{1b}'), "{}", outcome.stderr_normalized());
+    outcome.stderr_contains("entry `a\\u{1b}[31mb.sh` has a control character in its name; it is refused");
+}
