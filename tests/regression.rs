@@ -635,3 +635,26 @@ fn input_file_of_unbounded_size_is_refused_at_32_mib() {
     );
     assert!(!outcome.root().join(".baton/runs").exists(), "no run was created");
 }
+
+/// Issue 19: a YAML state named with 300 characters made a per-step file name over
+/// 255 bytes, and the whole trace stopped (`cannot write …: File name too long`).
+/// The state's part of those names is now cut to 100 bytes.
+#[test]
+fn a_state_name_longer_than_a_file_name_keeps_the_trace_going() {
+    let long = "S".repeat(300);
+    let outcome = Test::new()
+        .write(
+            "w.yaml",
+            &format!(
+                "states:\n  START:\n    sh: \"echo '<goto>{long}</goto>'\"\n  {long}:\n    sh: \"echo \
+                 '<result>done</result>'\"\n"
+            ),
+        )
+        .args(["run", "w.yaml", "--run-id", "long", "-q"])
+        .run();
+    outcome.status(0).stdout("done\n");
+    assert_eq!(outcome.stderr_normalized(), "done: run long completed: 2 steps, $0.0000, N ms\n");
+    let stdout_file = outcome.run_dir("long").join(format!("main_{}_002.stdout.txt", "S".repeat(100)));
+    assert_eq!(std::fs::read_to_string(&stdout_file).expect("the step's stdout file"), "<result>done</result>\n");
+    assert_eq!(outcome.events_of("long", "ScriptOutput").len(), 2);
+}

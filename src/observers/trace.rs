@@ -31,6 +31,9 @@ use crate::text::state_name::display_stem;
 /// The trace of events in a run directory (`docs/trace-format.md`).
 pub(crate) const TRACE_FILE: &str = "events.jsonl";
 
+/// The most bytes of a state's name in a per-step file's name.
+const MAX_STEM_BYTES: usize = 100;
+
 /// The version of the `events.jsonl` line format.
 pub(crate) const TRACE_VERSION: u32 = 1;
 
@@ -205,8 +208,13 @@ impl DebugObserver {
         bus.on_all(Arc::new(move |event: &Event| self.record(event)));
     }
 
+    /// The state's part is cut to [`MAX_STEM_BYTES`]: a YAML state name has no
+    /// length limit, and a file name over 255 bytes stopped the whole trace. The
+    /// agent and step keep each name unique.
     fn step_file(&self, agent_id: &str, state: &str, step: u64, suffix: &str) -> PathBuf {
-        self.run_dir.join(format!("{agent_id}_{}_{step:03}.{suffix}", display_stem(state)))
+        let stem = display_stem(state);
+        let stem = &stem[..crate::text::char_floor(stem, MAX_STEM_BYTES)];
+        self.run_dir.join(format!("{agent_id}_{stem}_{step:03}.{suffix}"))
     }
 
     /// Write `event`; after a failure, report it once and write no more.
