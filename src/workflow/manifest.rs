@@ -134,6 +134,9 @@ impl Manifest {
             if let Some(description) = input.get(&Yaml::String("description".into())) {
                 manifest.input_description = Some(text_of("input.description", description)?);
             }
+        } else if key("input").is_some_and(|value| !value.is_null()) {
+            // `input: required` read as no `input` at all: a run went ahead without one.
+            return Err(invalid("`input` must be a mapping (`input: {mode: required}`)".into()));
         }
         if let Some(value) = key("default_budget") {
             match non_negative_number(value) {

@@ -424,3 +424,25 @@ fn invalid_manifest_lint_passed_a_workflow_yaml_the_run_refuses() {
          or ']' at byte 31 line 3 column 1\nwf: 1 error\n",
     );
 }
+
+/// Issue 19: `input: required` (a string where a mapping belongs) was read as no
+/// `input` at all, so lint passed and a run went ahead without the input the
+/// author asked for. It is now an invalid manifest, for lint and run alike.
+#[test]
+fn invalid_manifest_input_that_is_not_a_mapping_is_refused() {
+    golden(
+        &[("START.sh", "echo '<result>ok</result>'\n"), ("workflow.yaml", "id: wf\ninput: required\n")],
+        1,
+        "wf/workflow.yaml: error[invalid-manifest]: manifest: `input` must be a mapping (`input: {mode: required}`)\nwf: \
+         1 error\n",
+    );
+    let outcome = crate::support::Test::new()
+        .file("START.sh", "echo '<result>ok</result>'\n")
+        .file("workflow.yaml", "id: wf\ninput: required\n")
+        .run_workflow(&[]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: manifest `[ROOT]/wf/workflow.yaml`: `input` must be a mapping (`input: {mode: required}`)"
+    );
+}
