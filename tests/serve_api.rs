@@ -172,7 +172,7 @@ fn a_run_goes_from_start_to_steps_report_rerun_and_delete() {
     assert_eq!(reply.status, 201, "{}", reply.body);
     assert_eq!(
         reply.json()["command"],
-        "baton run ".to_string() + &test.root().join("wf").display().to_string() + " --run-id first --input 2"
+        "baton run ".to_string() + &test.root().join("wf").display().to_string() + " --run-id=first --input 2"
     );
     let done = daemon.wait_for_status("first", "completed");
     assert_eq!(done["run"]["steps_completed"], 4);
@@ -221,7 +221,7 @@ fn a_run_goes_from_start_to_steps_report_rerun_and_delete() {
     let from = steps["steps"][0]["commit"].as_u64().expect("commit");
     let rerun = daemon.post("/api/v1/runs/first/rerun", &json!({"from": from, "input": "1", "run_id": "again"}));
     assert_eq!(rerun.status, 201, "{}", rerun.body);
-    assert_eq!(rerun.json()["command"], format!("baton rerun first --from {from} --run-id again --input 1"));
+    assert_eq!(rerun.json()["command"], format!("baton rerun first --from {from} --run-id=again --input 1"));
     let again = daemon.wait_for_status("again", "completed");
     assert_eq!(again["run"]["steps_completed"], 3, "the taken-over step and two new ticks");
     let order: Vec<String> = daemon.get("/api/v1/runs").json()["runs"]

@@ -92,7 +92,7 @@ fn daemon_passed_user_text_as_an_argument_now_any_input_answer_or_rerun_input_re
     let shown = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "input": "-y", "run_id": "shown"})).json();
     assert_eq!(
         shown["command"],
-        format!("baton run {} --run-id shown --input=-y", test.root().join("wf").display()),
+        format!("baton run {} --run-id=shown --input=-y", test.root().join("wf").display()),
         "the echoed command works when typed"
     );
     daemon.wait_for_status("shown", "completed");
@@ -341,7 +341,7 @@ fn cwd_that_is_a_file_or_under_baton_was_misreported_or_accepted_now_refused_and
     let real = dir.canonicalize().expect("canonical");
     assert_eq!(
         reply.json()["command"],
-        format!("cd {} && baton run {} --run-id here --input x", real.display(), test.root().join("wf").display())
+        format!("cd {} && baton run {} --run-id=here --input x", real.display(), test.root().join("wf").display())
     );
     daemon.wait_for_status("here", "completed");
 }
@@ -440,4 +440,39 @@ fn connections_had_no_cap_now_one_beyond_it_gets_503_in_json() {
         assert!(std::time::Instant::now() < deadline, "the slots never came back");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Issue 19: a run id may start with `-` (R8.7: `[A-Za-z0-9_-]+`), but the daemon
+/// passed `--run-id -x` to its child, which refused it (`{"error":"unexpected
+/// argument '-x' found"}`), and `resume -x` / `rerun -x` read the id as a flag. The
+/// daemon now passes `--run-id=-x`, and resume and rerun take an id starting with `-`.
+#[test]
+fn run_ids_starting_with_a_dash_are_created_rerun_and_resumed_through_the_daemon() {
+    let (test, dir) = copying();
+    let daemon = Daemon::start(&test, &[]);
+    let created = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "input": "in", "run_id": "-x"}));
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        created.json()["command"],
+        format!("baton run {} --run-id=-x --input in", test.root().join("wf").display())
+    );
+    daemon.wait_for_status("-x", "completed");
+    let from = first_step_commit(&test, "-x");
+    let rerun = daemon.post(
+        "/api/v1/runs/-x/rerun",
+        &json!({"from": from.parse::<u64>().expect("commit"), "input": "again", "run_id": "-y"}),
+    );
+    assert_eq!(rerun.status, 201, "{}", rerun.body);
+    daemon.wait_for_status("-y", "completed");
+    assert_eq!(got(&dir, "-y", "next"), "again");
+    let paused = test
+        .command(&["run".into(), "asking".into(), "--run-id=-a".into(), "--on-ask".into(), "pause".into()])
+        .output()
+        .expect("baton run");
+    assert_eq!(paused.status.code(), Some(2), "{}", String::from_utf8_lossy(&paused.stderr));
+    let ask_id = daemon.get("/api/v1/runs/-a/asks").json()["asks"][0]["ask_id"].as_str().expect("ask id").to_string();
+    let answered = daemon.post(&format!("/api/v1/runs/-a/asks/{ask_id}"), &json!({"text": "yes"}));
+    assert_eq!(answered.status, 202, "{}", answered.body);
+    daemon.wait_for_status("-a", "completed");
+    assert_eq!(got(&dir, "-a", "answer"), "yes");
 }

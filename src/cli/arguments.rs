@@ -307,6 +307,8 @@ pub(crate) struct RunArguments {
 
 #[derive(Debug, Args)]
 pub(crate) struct ResumeArguments {
+    /// A run id may start with `-` (`--run-id=-x`); `baton serve` resumes it as given.
+    #[arg(allow_hyphen_values = true)]
     pub(crate) run_id: String,
     /// The answer for an agent waiting at an `<ask>` (the first one, unless --ask);
     /// `--input=-x` for text that starts with `-`.
@@ -328,7 +330,7 @@ pub(crate) struct ResumeArguments {
 #[derive(Debug, Args)]
 pub(crate) struct RerunArguments {
     /// The run to start from (`baton list` shows them); it is only read.
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", allow_hyphen_values = true)]
     pub(crate) run: String,
     /// The step to continue after: its journal commit, the `commit` of its `TransitionOccurred`
     /// event (`baton status RUN --steps` lists the steps a rerun can start from).

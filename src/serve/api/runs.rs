@@ -219,7 +219,8 @@ pub(super) async fn create(
         None => app.project.clone(),
     };
     let run_id = new_run_id(&app, request.run_id)?;
-    let mut args = vec!["run".to_string(), entry.path.display().to_string(), "--run-id".to_string(), run_id.clone()];
+    // `--run-id=ID`: a run id may start with `-`, which would read as a flag.
+    let mut args = vec!["run".to_string(), entry.path.display().to_string(), format!("--run-id={run_id}")];
     if let Some(input) = &request.input {
         args.extend(["--input".to_string(), input.clone()]);
     }
@@ -383,8 +384,7 @@ pub(super) async fn rerun(
         run_id.clone(),
         "--from".to_string(),
         request.from.to_string(),
-        "--run-id".to_string(),
-        new_id.clone(),
+        format!("--run-id={new_id}"),
     ];
     if let Some(input) = &request.input {
         args.extend(["--input".to_string(), input.clone()]);
