@@ -475,4 +475,8 @@ fn run_ids_starting_with_a_dash_are_created_rerun_and_resumed_through_the_daemon
     assert_eq!(answered.status, 202, "{}", answered.body);
     daemon.wait_for_status("-a", "completed");
     assert_eq!(got(&dir, "-a", "answer"), "yes");
+    // The CLI's own hint (`baton status -x shows its result`) works as typed.
+    let status = test.command(&["status".into(), "-a".into()]).output().expect("baton status");
+    assert_eq!(status.status.code(), Some(0), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(String::from_utf8_lossy(&status.stdout).starts_with("run -a: completed\n"));
 }

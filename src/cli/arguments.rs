@@ -195,6 +195,7 @@ agents when stdout is a terminal (not with NO_COLOR). Reading a run never change
 #[derive(Debug, Args)]
 pub(crate) struct LogsArguments {
     /// The run to show (`baton list` shows them).
+    #[arg(allow_hyphen_values = true)]
     pub(crate) run_id: String,
     /// Keep showing new lines while another `baton` drives the run; stop when the run
     /// completes, fails, pauses, asks or is interrupted, or when no baton drives it any more.
@@ -386,6 +387,7 @@ impl AnswerArguments {
 
 #[derive(Debug, Args)]
 pub(crate) struct StatusArguments {
+    #[arg(allow_hyphen_values = true)]
     pub(crate) run_id: String,
     /// Print the run's whole state (snapshot plus journal) as JSON.
     #[arg(long)]
@@ -398,6 +400,7 @@ pub(crate) struct StatusArguments {
 #[derive(Debug, Args)]
 pub(crate) struct RepairArguments {
     /// The run whose journal to repair (`baton list` shows them).
+    #[arg(allow_hyphen_values = true)]
     pub(crate) run_id: String,
 }
 
