@@ -658,3 +658,20 @@ fn a_state_name_longer_than_a_file_name_keeps_the_trace_going() {
     assert_eq!(std::fs::read_to_string(&stdout_file).expect("the step's stdout file"), "<result>done</result>\n");
     assert_eq!(outcome.events_of("long", "ScriptOutput").len(), 2);
 }
+
+/// Issue 19: a `.baton` that is a symbolic link to nowhere read as a project with no
+/// runs for `list`, and `run` failed with `cannot write [ROOT]/.baton: File exists`.
+/// Both now name the link and its missing target.
+#[test]
+fn a_baton_dir_that_is_a_dangling_symlink_is_an_error_naming_its_target() {
+    let test = loop_of(1);
+    std::os::unix::fs::symlink(test.root().join("gone"), test.root().join(".baton")).expect("symlink");
+    let expected = "error: baton directory [ROOT]/.baton is a symbolic link to [ROOT]/gone, which does not exist; \
+                    create that directory, or give --baton-dir (or BATON_DIR) a directory for Baton's runs";
+    let listed = test.args(["list"]).run();
+    listed.status(1).stdout("");
+    assert_eq!(listed.error_message(), expected);
+    let ran = listed.rerun(["run", "wf", "-q"]);
+    ran.status(1);
+    assert_eq!(ran.error_message(), expected);
+}

@@ -86,6 +86,12 @@ pub(crate) enum CliError {
     NoSuchAgent { run_id: String, agent: String, suggestion: String, known: String },
     #[error("baton directory {} is not a directory; give --baton-dir (or BATON_DIR) a directory for Baton's runs", .path.display())]
     BatonDirNotADirectory { path: PathBuf },
+    #[error(
+        "baton directory {} is a symbolic link to {}, which does not exist; create that directory, or give \
+         --baton-dir (or BATON_DIR) a directory for Baton's runs",
+        .path.display(), .target.display()
+    )]
+    BatonDirDanglingLink { path: PathBuf, target: PathBuf },
     #[error("cannot read baton directory {}: {source}", .path.display())]
     BatonDirUnreadable { path: PathBuf, source: io::Error },
     #[error("cannot write to stdout: {source}")]

@@ -190,7 +190,11 @@ fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {
 fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
     match std::fs::read_dir(baton_dir) {
         Ok(_) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        // A dangling symbolic link: creating the directory failed with "File exists".
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(baton_dir) {
+            Ok(target) => Err(CliError::BatonDirDanglingLink { path: baton_dir.to_path_buf(), target }),
+            Err(_) => Ok(()),
+        },
         Err(error) if error.kind() == std::io::ErrorKind::NotADirectory => {
             Err(CliError::BatonDirNotADirectory { path: baton_dir.to_path_buf() })
         }
