@@ -675,3 +675,22 @@ fn a_baton_dir_that_is_a_dangling_symlink_is_an_error_naming_its_target() {
     ran.status(1);
     assert_eq!(ran.error_message(), expected);
 }
+
+/// Issue 19: a YAML state named by a list, a mapping, `true` or `1.5` was reported
+/// in the parser's debug form (`state name Array([String("a")]) is not text`).
+#[test]
+fn a_yaml_state_name_that_is_not_text_is_named_by_its_kind() {
+    let cases = [
+        ("? [a]\n  : {sh: x}", "a list"),
+        ("true: {sh: x}", "`true` (quote it to use it as a name)"),
+        ("1.5: {sh: x}", "`1.5` (quote it to use it as a name)"),
+    ];
+    for (state, found) in cases {
+        let outcome = Test::new().write("w.yaml", &format!("states:\n  {state}\n")).args(["run", "w.yaml"]).run();
+        outcome.status(1);
+        assert_eq!(
+            outcome.error_message(),
+            format!("error: YAML workflow `[ROOT]/w.yaml`, line 1: a state name must be text; found {found}")
+        );
+    }
+}

@@ -136,7 +136,20 @@ impl YamlWorkflow {
             let name = match key {
                 Yaml::String(name) => name.clone(),
                 Yaml::Integer(number) => number.to_string(),
-                other => return Err(invalid(line_of(&["states"]), format!("state name {other:?} is not text"))),
+                other => {
+                    // Named by kind: the parser's own debug form (`Array([String("a")])`)
+                    // means nothing to an author.
+                    let found = match other {
+                        Yaml::Array(_) => "a list".to_string(),
+                        Yaml::Hash(_) => "a mapping".to_string(),
+                        Yaml::Boolean(value) => format!("`{value}` (quote it to use it as a name)"),
+                        Yaml::Real(value) => format!("`{value}` (quote it to use it as a name)"),
+                        Yaml::Null => "nothing (null)".to_string(),
+                        _ => "something else".to_string(),
+                    };
+                    let message = format!("a state name must be text; found {found}");
+                    return Err(invalid(line_of(&["states"]), message));
+                }
             };
             let line = line_of(&["states", &name]).or_else(|| line_of(&["states"]));
             let shown = name.escape_debug();
