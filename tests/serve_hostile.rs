@@ -479,4 +479,10 @@ fn run_ids_starting_with_a_dash_are_created_rerun_and_resumed_through_the_daemon
     let status = test.command(&["status".into(), "-a".into()]).output().expect("baton status");
     assert_eq!(status.status.code(), Some(0), "{}", String::from_utf8_lossy(&status.stderr));
     assert!(String::from_utf8_lossy(&status.stdout).starts_with("run -a: completed\n"));
+    let answer = test.command(&["answer".into(), "-a".into(), "yes".into()]).output().expect("baton answer");
+    assert_eq!(answer.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&answer.stderr).trim_end(),
+        "error: run `-a` has already completed; `baton status -a` shows its result"
+    );
 }

@@ -357,6 +357,7 @@ pub(crate) struct RerunArguments {
 
 #[derive(Debug, Args)]
 pub(crate) struct AnswerArguments {
+    #[arg(allow_hyphen_values = true)]
     pub(crate) run_id: String,
     /// The answer (after `--` when it starts with `-`: `baton answer RUN -- -y`).
     #[arg(required_unless_present = "input_file")]
