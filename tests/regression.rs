@@ -694,3 +694,25 @@ fn a_yaml_state_name_that_is_not_text_is_named_by_its_kind() {
         );
     }
 }
+
+/// Issue 19: a YAML workflow or a `workflow.yaml` that links to `/dev/zero` was read
+/// until memory ran out; the 1 MiB limit was checked only after the whole file was
+/// in memory. Reading now stops one byte past the limit.
+#[test]
+fn a_yaml_workflow_or_manifest_of_unbounded_size_is_refused_at_1_mib() {
+    let test = loop_of(1);
+    std::os::unix::fs::symlink("/dev/zero", test.root().join("zero.yaml")).expect("symlink");
+    std::os::unix::fs::symlink("/dev/zero", test.root().join("wf/workflow.yaml")).expect("symlink");
+    let yaml = test.args(["run", "zero.yaml"]).run();
+    yaml.status(1);
+    assert_eq!(
+        yaml.error_message(),
+        "error: cannot read YAML workflow `[ROOT]/zero.yaml`: the YAML is longer than the limit of 1048576 bytes (1 MiB)"
+    );
+    let manifest = yaml.rerun(["run", "wf"]);
+    manifest.status(1);
+    assert_eq!(
+        manifest.error_message(),
+        "error: manifest `[ROOT]/wf/workflow.yaml`: the YAML is longer than the limit of 1048576 bytes (1 MiB)"
+    );
+}

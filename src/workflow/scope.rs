@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::syntax::yaml_limits::{MAX_YAML_BYTES, YamlLimitError};
 use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
 use crate::workflow::yaml_scope::{VirtualFile, YamlError, YamlWorkflow};
@@ -125,7 +126,7 @@ impl Scope {
         let contents = match ScopeKind::of(path) {
             ScopeKind::Directory => Contents::Directory,
             ScopeKind::Yaml => {
-                let text = std::fs::read_to_string(path)
+                let text = read_yaml_text(path)
                     .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
                 Contents::Yaml { workflow: YamlWorkflow::parse(path, &text)?, text }
             }
@@ -237,7 +238,7 @@ impl Scope {
         match &self.contents {
             Contents::Directory => {
                 let path = self.path.join(MANIFEST_FILE);
-                match std::fs::read_to_string(&path) {
+                match read_yaml_text(&path) {
                     Ok(text) => Ok(Some(ManifestText::Beside { path, text })),
                     Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
                     Err(error) => Err((path, error.to_string())),
@@ -258,6 +259,28 @@ impl Scope {
 }
 
 /// The names of the regular files (or symlinks to them) directly in `dir`.
+/// The text of the YAML file at `path`, read no further than one byte past the
+/// size `yaml_limits` takes: `x.yaml` or a `workflow.yaml` that is (or links to)
+/// `/dev/zero` was read until memory ran out, before the limit was checked.
+pub(crate) fn read_yaml_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_YAML_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_YAML_BYTES {
+        // A regular file's size is known; a device or a pipe has none.
+        let message = match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_file() => {
+                let bytes = usize::try_from(metadata.len()).unwrap_or(usize::MAX).max(bytes.len());
+                YamlLimitError::Large { bytes }.to_string()
+            }
+            _ => format!("the YAML is longer than the limit of {MAX_YAML_BYTES} bytes (1 MiB)"),
+        };
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+}
+
 fn list_directory(dir: &Path) -> Result<Vec<String>, std::io::Error> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir)? {

@@ -93,7 +93,7 @@ fn state_keys() -> impl Iterator<Item = &'static str> {
 impl YamlWorkflow {
     /// Read and validate the workflow at `path`.
     pub(crate) fn load(path: &Path) -> Result<YamlWorkflow, YamlError> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::workflow::scope::read_yaml_text(path)
             .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
         YamlWorkflow::parse(path, &text)
     }
