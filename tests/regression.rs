@@ -716,3 +716,21 @@ fn a_yaml_workflow_or_manifest_of_unbounded_size_is_refused_at_1_mib() {
         "error: manifest `[ROOT]/wf/workflow.yaml`: the YAML is longer than the limit of 1048576 bytes (1 MiB)"
     );
 }
+
+/// Issue 19 (found after merging): `baton gc --unreadable` on a run directory that is
+/// a symbolic link took the run's lock inside the link's target, writing a `lock` file
+/// outside `.baton`. Only the link is removed now; its target is left as it was.
+#[test]
+fn gc_of_a_symlinked_run_dir_wrote_its_lock_in_the_links_target() {
+    let test = loop_of(1);
+    let elsewhere = test.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("target");
+    std::fs::write(elsewhere.join("state.json"), "{ not json").expect("state");
+    std::fs::create_dir_all(test.root().join(".baton/runs")).expect("runs");
+    std::os::unix::fs::symlink(&elsewhere, test.root().join(".baton/runs/linked")).expect("symlink");
+    let outcome = test.args(["gc", "--unreadable"]).run();
+    outcome.status(0).stdout("deleted linked\n");
+    assert!(!outcome.root().join(".baton/runs/linked").exists(), "the link is gone");
+    let left: Vec<_> = std::fs::read_dir(&elsewhere).expect("read").flatten().map(|entry| entry.file_name()).collect();
+    assert_eq!(left, ["state.json"], "the target is untouched: no lock file, nothing removed");
+}

@@ -24,6 +24,11 @@ pub(crate) enum DeleteError {
 /// caller decided it is finished, or beyond repair.
 pub(crate) fn delete_run(store: &RunStore, id: &str, run: Option<&RunState>) -> Result<(), DeleteError> {
     let run_dir = store.run_dir(id);
+    // A run directory that is a symbolic link is not a run Baton made: only the link
+    // goes, and nothing (not even the run's lock) is written where it points.
+    if std::fs::symlink_metadata(&run_dir).is_ok_and(|metadata| metadata.file_type().is_symlink()) {
+        return std::fs::remove_file(&run_dir).map_err(|source| DeleteError::Io { path: run_dir.clone(), source });
+    }
     let Ok(lock) = RunLock::acquire(&run_dir, id) else {
         return Err(DeleteError::Driven);
     };
