@@ -14,6 +14,7 @@
 //! nothing above them, and `observers` only read `events`.
 
 mod backend;
+mod bounded_read;
 mod cli;
 mod diagram;
 mod events;

@@ -8,6 +8,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::bounded_read::read_at_most;
 use crate::model::on_ask::OnAsk;
 
 /// The most `--input-file` reads: 32 MiB, more than any request body `baton serve`
@@ -58,15 +59,9 @@ pub(crate) fn take_input_file(
 
 /// Read at most [`MAX_INPUT_FILE_BYTES`]; one byte more is an error.
 fn read_capped(reader: impl Read, path: &Path) -> Result<Vec<u8>, InputFileError> {
-    let mut bytes = Vec::new();
-    reader
-        .take(MAX_INPUT_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?;
-    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
-        return Err(InputFileError::TooLarge { path: path.to_path_buf() });
-    }
-    Ok(bytes)
+    read_at_most(reader, MAX_INPUT_FILE_BYTES)
+        .map_err(|source| InputFileError::Read { path: path.to_path_buf(), source })?
+        .ok_or_else(|| InputFileError::TooLarge { path: path.to_path_buf() })
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::bounded_read::read_at_most;
 use crate::syntax::yaml_limits::{MAX_YAML_BYTES, YamlLimitError};
 use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
@@ -258,29 +259,26 @@ impl Scope {
     }
 }
 
-/// The names of the regular files (or symlinks to them) directly in `dir`.
 /// The text of the YAML file at `path`, read no further than one byte past the
 /// size `yaml_limits` takes: `x.yaml` or a `workflow.yaml` that is (or links to)
 /// `/dev/zero` was read until memory ran out, before the limit was checked.
 pub(crate) fn read_yaml_text(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(MAX_YAML_BYTES as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_YAML_BYTES {
+    let Some(bytes) = read_at_most(std::fs::File::open(path)?, MAX_YAML_BYTES as u64)? else {
         // A regular file's size is known; a device or a pipe has none.
         let message = match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_file() => {
-                let bytes = usize::try_from(metadata.len()).unwrap_or(usize::MAX).max(bytes.len());
+                let bytes = usize::try_from(metadata.len()).unwrap_or(usize::MAX).max(MAX_YAML_BYTES + 1);
                 YamlLimitError::Large { bytes }.to_string()
             }
             _ => format!("the YAML is longer than the limit of {MAX_YAML_BYTES} bytes (1 MiB)"),
         };
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
-    }
+    };
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }
 
+/// The names of the regular files (or symlinks to them) directly in `dir`.
 fn list_directory(dir: &Path) -> Result<Vec<String>, std::io::Error> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir)? {

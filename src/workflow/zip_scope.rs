@@ -17,11 +17,13 @@
 //! changed file is opened, and its pinned hash checked, again.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
+
+use crate::bounded_read::read_at_most;
 
 const MIB: u64 = 1024 * 1024;
 /// The largest uncompressed entry: far more than any state file needs.
@@ -157,13 +159,10 @@ impl ZipWorkflow {
         if len > MAX_ARCHIVE_BYTES {
             return Err(too_large(len));
         }
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_ARCHIVE_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(read_error)?;
-        if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
-            return Err(too_large(bytes.len() as u64));
-        }
+        let bytes = std::fs::File::open(path)
+            .and_then(|file| read_at_most(file, MAX_ARCHIVE_BYTES))
+            .map_err(read_error)?
+            .ok_or_else(|| too_large(MAX_ARCHIVE_BYTES + 1))?;
         if let Some(expected) = pinned_hash(path)? {
             let actual = sha256_hex(&bytes);
             if actual != expected {
@@ -245,12 +244,10 @@ impl ZipWorkflow {
             reason: format!("entry `{entry_name}` is unreadable ({error})"),
         };
         let mut entry = archive.by_index(index).map_err(|error| unreadable(&error))?;
-        let mut contents = Vec::new();
-        (&mut entry).take(MAX_ENTRY_BYTES + 1).read_to_end(&mut contents).map_err(|error| unreadable(&error))?;
-        let size = contents.len() as u64;
-        if size > MAX_ENTRY_BYTES {
+        let Some(contents) = read_at_most(&mut entry, MAX_ENTRY_BYTES).map_err(|error| unreadable(&error))? else {
             return Err(ZipError::EntryTooLarge { path: self.path.clone(), entry: entry_name });
-        }
+        };
+        let size = contents.len() as u64;
         if total.saturating_add(size) > MAX_TOTAL_BYTES {
             return Err(ZipError::TotalTooLarge { path: self.path.clone() });
         }
@@ -355,7 +352,7 @@ fn strip_layout<T>(entries: Vec<(String, T)>) -> Result<Vec<(String, T)>, String
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::io::Write;
+    use std::io::{Read, Write};
 
     use super::*;
 
