@@ -10,7 +10,7 @@ use crate::syntax::yaml_positions::{Position, key_positions};
 use crate::text::state_name;
 use crate::workflow::manifest::{Manifest, ManifestError};
 use crate::workflow::resolution::{Platform, ResolveError};
-use crate::workflow::scope::{Scope, ScopeKind, TextError};
+use crate::workflow::scope::{Scope, ScopeKind};
 
 /// How deep frontmatter keys are looked up: `allowed_transitions.N.target`.
 const FRONTMATTER_DEPTH: usize = 3;
@@ -73,11 +73,8 @@ impl LintedWorkflow {
 
     /// The text of state file `file`, or why it cannot be read.
     pub(crate) fn read(&self, file: &str) -> Result<StateText, String> {
-        let raw = self.workflow.text(file).map_err(|error| match error {
-            // The archive's sentence names it and the entry.
-            TextError::Archive(error) => error.to_string(),
-            other => other.to_string(),
-        })?;
+        // An archive's error is its own sentence, naming the archive and the entry.
+        let raw = self.workflow.text(file).map_err(|error| error.to_string())?;
         let text = raw.replace("\r\n", "\n");
         if state_name::is_script(file) {
             return Ok(StateText { file: file.to_string(), text, body_start: 0, frontmatter: None });
@@ -95,24 +92,19 @@ impl LintedWorkflow {
         }
     }
 
-    /// The workflow as a whole.
     /// Why the workflow's manifest (`workflow.yaml`, or a YAML workflow's own keys)
     /// would stop a run, if it would: where, and the reason (which names its line).
     pub(crate) fn manifest_problem(&self) -> Option<(Location, String)> {
         match Manifest::of_scope(&self.workflow).err()? {
             ManifestError::Invalid { path, message } => {
-                let file = match path.file_name() {
-                    Some(name) if self.workflow.yaml().is_none() => {
-                        format!("{}/{}", self.label, name.to_string_lossy())
-                    }
-                    _ => self.label.clone(),
-                };
-                Some((Location::file(file), message))
+                let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+                Some((Location::file(self.file_of(&name)), message))
             }
             ManifestError::Workflow(message) => Some((self.whole(), message)),
         }
     }
 
+    /// The workflow as a whole.
     pub(crate) fn whole(&self) -> Location {
         Location::file(self.label.clone())
     }
