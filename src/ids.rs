@@ -10,6 +10,8 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::excerpt::Excerpt;
+
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -132,13 +134,9 @@ impl RunId {
             return Ok(RunId(text.to_string()));
         }
         let characters = text.chars().count();
-        let (shown, length) = if characters > 64 {
-            let start: String = text.chars().take(40).collect();
-            (format!("{}…", start.escape_debug()), format!(" ({characters} characters)"))
-        } else {
-            (text.escape_debug().to_string(), String::new())
-        };
-        Err(InvalidRunId { shown, length })
+        let (max_chars, length) =
+            if characters > 64 { (40, format!(" ({characters} characters)")) } else { (characters, String::new()) };
+        Err(InvalidRunId { shown: Excerpt { text, max_chars }.to_string(), length })
     }
 }
 
