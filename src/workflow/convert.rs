@@ -87,7 +87,9 @@ pub(crate) fn directory_to_yaml(dir: &Path) -> Result<String, String> {
 
 /// The files of the YAML workflow `path` as a directory: (file name, contents).
 pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let workflow = YamlWorkflow::load(path).map_err(|error| error.to_string())?;
+    // Read once: the states, then the manifest keys beside them (the text is within
+    // the YAML limits, which loading checked).
+    let (workflow, text) = YamlWorkflow::load(path).map_err(|error| error.to_string())?;
     let mut files = Vec::new();
     for name in workflow.listing() {
         let text = match workflow.file(&name) {
@@ -96,8 +98,6 @@ pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, St
         };
         files.push((name, text));
     }
-    let text = std::fs::read_to_string(path).map_err(|error| error.to_string())?;
-    yaml_limits::check(&text).map_err(|error| format!("{}: {error}", path.display()))?;
     if let Ok(documents) = YamlLoader::load_from_str(&text)
         && let Some(Yaml::Hash(root)) = documents.into_iter().next()
     {

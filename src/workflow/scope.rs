@@ -127,9 +127,8 @@ impl Scope {
         let contents = match ScopeKind::of(path) {
             ScopeKind::Directory => Contents::Directory,
             ScopeKind::Yaml => {
-                let text = read_yaml_text(path)
-                    .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
-                Contents::Yaml { workflow: YamlWorkflow::parse(path, &text)?, text }
+                let (workflow, text) = YamlWorkflow::load(path)?;
+                Contents::Yaml { workflow, text }
             }
             ScopeKind::Zip => Contents::Zip(ZipWorkflow::open(path)?),
         };

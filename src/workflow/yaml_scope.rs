@@ -92,10 +92,10 @@ fn state_keys() -> impl Iterator<Item = &'static str> {
 
 impl YamlWorkflow {
     /// Read and validate the workflow at `path`.
-    pub(crate) fn load(path: &Path) -> Result<YamlWorkflow, YamlError> {
+    pub(crate) fn load(path: &Path) -> Result<(YamlWorkflow, String), YamlError> {
         let text = crate::workflow::scope::read_yaml_text(path)
             .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
-        YamlWorkflow::parse(path, &text)
+        Ok((YamlWorkflow::parse(path, &text)?, text))
     }
 
     /// Validate `text`, the contents of `path`.
