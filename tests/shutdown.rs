@@ -84,6 +84,27 @@ fn a7_sigint_with_no_grace_kills_the_step_saves_and_exits_130() {
     outcome.rerun(["resume", "sig"]).status(0).stdout("resumed\n");
 }
 
+/// Regression: the daemon's cancel signals the process that holds a run's lock,
+/// and `baton run` took the lock before it installed its SIGINT handler, so a
+/// cancel right after the start killed it outright and left the run "running"
+/// for ever. Found as the flaky `two_resumes_at_once_start_one_child…` in CI.
+#[test]
+fn sigint_as_soon_as_the_run_lock_is_taken_interrupts_the_run() {
+    let test = Test::new().file("START.sh", BLOCKING_STATE);
+    let child = test.spawn(&["run", "wf", "--run-id", "early", "--grace", "0"]);
+    let lock = test.root().join(".baton/runs/early/lock");
+    let pid = child.id().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&lock).unwrap_or_default() != pid {
+        assert!(Instant::now() < deadline, "baton never took the run's lock");
+        std::thread::yield_now();
+    }
+    signal(&child, libc::SIGINT);
+    assert_eq!(exit_code(child), Some(130), "killed by the default SIGINT instead of stopping cleanly");
+    let outcome = test.args(["status", "early"]).run();
+    assert!(outcome.stdout.starts_with("run early: interrupted\n"), "{}", outcome.stdout);
+}
+
 #[test]
 fn sigterm_exits_143() {
     let test = Test::new().file("START.sh", BLOCKING_STATE);

@@ -207,6 +207,10 @@ pub(crate) async fn execute(
 ) -> Result<i32, CliError> {
     let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced } = run;
     let run_dir = store.run_dir(&state.run_id);
+    // The handlers go in before the lock is taken: whoever finds this process
+    // as the lock's holder (the daemon's cancel) may signal it at once, and the
+    // default SIGINT would kill it with the run still marked running.
+    let signals = shutdown_signals();
     let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
     let bus = Arc::new(EventBus::new());
@@ -292,7 +296,7 @@ pub(crate) async fn execute(
     let retry = retry_policy(options.attempts);
     let mut workflow =
         WorkflowLoop::new(state, persistence, context, Executors::standard(backend), retry, limits, stop_sender);
-    let outcome = workflow.run(shutdown_signals()).await;
+    let outcome = workflow.run(signals).await;
     watchdog.disarm();
     // The input files are rewritten before every step that needs one.
     let _ = std::fs::remove_dir_all(&inputs_dir);
