@@ -184,3 +184,80 @@ mod tests {
         );
     }
 }
+
+/// The agent CLI a prompt state runs on (`backend:` in `workflow.yaml`, in a state's
+/// frontmatter, `--backend`, config). A name, not the backend itself: what each one
+/// does lives under `backend/<name>/`, and this is what the run's state, the trace
+/// and every message record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum BackendName {
+    #[default]
+    Claude,
+    Pi,
+    Codex,
+}
+
+/// A backend name Baton does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown backend `{found}`: expected one of claude, pi, codex{}",
+    .suggestion.map_or_else(String::new, |known| format!("; did you mean `{known}`?"))
+)]
+pub(crate) struct UnknownBackend {
+    /// As written, cut to a readable length.
+    pub(crate) found: String,
+    pub(crate) suggestion: Option<&'static str>,
+}
+
+impl BackendName {
+    pub(crate) const ALL: [BackendName; 3] = [BackendName::Claude, BackendName::Pi, BackendName::Codex];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            BackendName::Claude => "claude",
+            BackendName::Pi => "pi",
+            BackendName::Codex => "codex",
+        }
+    }
+
+    /// `claude`, `pi` or `codex`, in any letter case and with blanks around it;
+    /// `claude-code` is Claude too.
+    pub(crate) fn parse(text: &str) -> Result<BackendName, UnknownBackend> {
+        let wanted = text.trim().to_ascii_lowercase();
+        match wanted.as_str() {
+            "claude" | "claude-code" | "claude_code" => Ok(BackendName::Claude),
+            "pi" => Ok(BackendName::Pi),
+            "codex" => Ok(BackendName::Codex),
+            _ => Err(UnknownBackend {
+                found: Excerpt { text: text.trim(), max_chars: 40 }.to_string(),
+                suggestion: crate::text::suggestion::did_you_mean(&wanted, BackendName::ALL.map(BackendName::as_str)),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for BackendName {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod backend_name_tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_in_any_case_and_typos_get_a_hint() {
+        assert_eq!(BackendName::parse(" Codex "), Ok(BackendName::Codex));
+        assert_eq!(BackendName::parse("claude-code"), Ok(BackendName::Claude));
+        assert_eq!(
+            BackendName::parse("codx").unwrap_err().to_string(),
+            "unknown backend `codx`: expected one of claude, pi, codex; did you mean `codex`?"
+        );
+        assert_eq!(
+            BackendName::parse("gemini").unwrap_err().to_string(),
+            "unknown backend `gemini`: expected one of claude, pi, codex"
+        );
+    }
+}

@@ -1,12 +1,22 @@
 //! The seam between the markdown executor and the model behind it.
 //!
 //! The executor renders a prompt, picks the session to continue, and interprets the
-//! text that comes back; a [`Backend`] turns one prompt into one model turn. Claude
-//! Code is the backend of `baton run` (`claude::claude_backend`); `baton test`
+//! text that comes back; a [`Backend`] turns one prompt into one model turn. Each
+//! agent CLI is one folder here — `claude/` (Claude Code), `pi/`, `codex/` — and
+//! nothing outside its folder knows its flags, stream format, models or prices:
+//! the rest of Baton asks its [`profile::Profile`] and hands it a state's options
+//! as data ([`options::OptionValues`]) it reads itself. A run holds one backend
+//! per name ([`Backends`]); each state runs on the one it chooses. `baton test`
 //! answers from a test's scripted replies behind the same trait
-//! (`testing::scripted`); other CLIs and trace replay would plug in there too.
+//! (`testing::scripted`) for every name.
 
+pub(crate) mod binary;
 pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod jsonl_process;
+pub(crate) mod options;
+pub(crate) mod pi;
+pub(crate) mod profile;
 mod session_mode;
 
 pub(crate) use session_mode::SessionMode;
@@ -20,14 +30,17 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::ids::{AgentId, SessionId, StateName};
+use crate::backend::options::OptionValues;
+use crate::ids::{AgentId, BackendName, SessionId, StateName};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
-use crate::syntax::claude_options::ClaudeOptions;
 
 /// One model turn to run.
 #[derive(Clone, Debug)]
 pub(crate) struct BackendRequest {
+    /// The backend the state runs on: the scripted backend of `baton test` stands
+    /// in for every one, and checks its replies were written for this one.
+    pub(crate) backend: BackendName,
     /// The agent taking the turn and its state: Claude needs neither, the scripted
     /// backend of `baton test` answers by them.
     pub(crate) agent_id: AgentId,
@@ -36,6 +49,9 @@ pub(crate) struct BackendRequest {
     pub(crate) reminder: u32,
     pub(crate) prompt: String,
     pub(crate) cwd: PathBuf,
+    /// The workflow's directory: relative paths in options start there.
+    pub(crate) workflow_dir: PathBuf,
+    /// Empty: the CLI's own default (the backend's profile has no default model).
     pub(crate) model: String,
     pub(crate) effort: Option<String>,
     pub(crate) session: SessionMode,
@@ -48,8 +64,9 @@ pub(crate) struct BackendRequest {
     /// Variables for the backend's process besides the inherited ones (a manifest's
     /// `environment`).
     pub(crate) env: BTreeMap<String, String>,
-    /// The state's Claude Code options, with every path made absolute.
-    pub(crate) claude: ClaudeOptions,
+    /// The state's options (its own keys over its manifest's `backend.options`),
+    /// as written; the backend reads those it takes (`docs/backends.md`).
+    pub(crate) options: OptionValues,
 }
 
 /// Something that happened during the turn, as it happens.
@@ -100,6 +117,10 @@ pub(crate) enum BackendError {
     /// The idle timeout fired (retryable, reason `timeout`).
     #[error("{0}")]
     Timeout(String),
+    /// The state asks what the backend cannot do (an invalid option, a file it
+    /// names missing): every attempt would fail alike, so the agent pauses.
+    #[error("{0}")]
+    Refused(String),
     /// The backend cannot run at all (e.g. the CLI is not installed): fatal.
     #[error("{0}")]
     NotAvailable(String),
@@ -118,4 +139,36 @@ pub(crate) trait Backend: Send + Sync {
         watchdog: Option<&'a Watchdog>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a>;
+}
+
+/// The backends of one run, one per name. A run builds each once (`cli::execute`);
+/// `baton test` puts its scripted backend behind every name.
+#[derive(Clone)]
+pub(crate) struct Backends {
+    claude: std::sync::Arc<dyn Backend>,
+    pi: std::sync::Arc<dyn Backend>,
+    codex: std::sync::Arc<dyn Backend>,
+}
+
+impl Backends {
+    pub(crate) fn new(
+        claude: std::sync::Arc<dyn Backend>,
+        pi: std::sync::Arc<dyn Backend>,
+        codex: std::sync::Arc<dyn Backend>,
+    ) -> Backends {
+        Backends { claude, pi, codex }
+    }
+
+    /// One backend behind every name.
+    pub(crate) fn every_name(backend: std::sync::Arc<dyn Backend>) -> Backends {
+        Backends { claude: backend.clone(), pi: backend.clone(), codex: backend }
+    }
+
+    pub(crate) fn get(&self, name: BackendName) -> &dyn Backend {
+        match name {
+            BackendName::Claude => self.claude.as_ref(),
+            BackendName::Pi => self.pi.as_ref(),
+            BackendName::Codex => self.codex.as_ref(),
+        }
+    }
 }

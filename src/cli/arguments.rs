@@ -248,10 +248,16 @@ pub(crate) struct ExecutionArguments {
     /// Seconds running steps get to finish after Ctrl-C or a bound, before they are terminated.
     #[arg(long, value_name = "SECS", default_value_t = 30.0, allow_negative_numbers = true)]
     pub(crate) grace: f64,
-    /// Claude model for prompt states without a `model` in their frontmatter: opus, sonnet or haiku.
+    /// The agent CLI of prompt states whose frontmatter and workflow name none:
+    /// claude (the default), pi or codex.
+    #[arg(long, value_name = "BACKEND")]
+    pub(crate) backend: Option<String>,
+    /// Model for prompt states on the run's backend without a `model` in their
+    /// frontmatter (Claude: opus, sonnet or haiku).
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
-    /// Claude effort for prompt states without an `effort`: low, medium, high, xhigh or max.
+    /// Effort for prompt states on the run's backend without an `effort` (Claude:
+    /// low, medium, high, xhigh or max).
     #[arg(long, value_name = "EFFORT")]
     pub(crate) effort: Option<String>,
     /// Let Claude act without asking (default true); `=false` uses `--permission-mode acceptEdits`.
@@ -260,6 +266,12 @@ pub(crate) struct ExecutionArguments {
     /// The Claude Code CLI to run (else BATON_CLAUDE_BIN, config claude_bin, then `claude` on PATH).
     #[arg(long, value_name = "PATH")]
     pub(crate) claude_bin: Option<PathBuf>,
+    /// The pi CLI to run (else BATON_PI_BIN, config pi_bin, then `pi` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) pi_bin: Option<PathBuf>,
+    /// The Codex CLI to run (else BATON_CODEX_BIN, config codex_bin, then `codex` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) codex_bin: Option<PathBuf>,
     /// On a usage limit, pause and exit (code 3) instead of waiting for the reset.
     #[arg(long)]
     pub(crate) no_wait: bool,

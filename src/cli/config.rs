@@ -21,12 +21,17 @@ pub(crate) const CONFIG_FILE: &str = "config.toml";
 /// The models and efforts Baton accepts on its command line and in config (R5.22).
 pub(crate) const MODELS: [&str; 3] = ["opus", "sonnet", "haiku"];
 pub(crate) use crate::backend::claude::vocabulary::EFFORTS;
+use crate::backend::profile::profile;
+use crate::ids::BackendName;
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 13] = [
+    "backend",
     "model",
     "effort",
     "dangerously_skip_permissions",
     "claude_bin",
+    "pi_bin",
+    "codex_bin",
     "budget",
     "timeout",
     "no_wait",
@@ -38,10 +43,14 @@ const KEYS: [&str; 10] = [
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Config {
+    /// The run's backend when `--backend` says none.
+    pub(crate) backend: Option<String>,
     pub(crate) model: Option<String>,
     pub(crate) effort: Option<String>,
     pub(crate) dangerously_skip_permissions: Option<bool>,
     pub(crate) claude_bin: Option<PathBuf>,
+    pub(crate) pi_bin: Option<PathBuf>,
+    pub(crate) codex_bin: Option<PathBuf>,
     pub(crate) budget: Option<f64>,
     pub(crate) timeout: Option<f64>,
     pub(crate) no_wait: Option<bool>,
@@ -141,6 +150,33 @@ pub(crate) fn check_choice(
     }
 }
 
+/// `model` (trimmed, lowercased) if backend `backend` takes it. Claude's run-wide
+/// model is one of its aliases (R5.21); another backend's is checked against
+/// its vocabulary.
+pub(crate) fn check_model(backend: BackendName, model: &str) -> Result<String, String> {
+    if backend == BackendName::Claude {
+        return check_choice("model", model, &MODELS)
+            .map_err(|_| format!("invalid model `{model}`: expected one of {}", MODELS.join(", ")));
+    }
+    let normalised = model.trim().to_lowercase();
+    match profile(backend).model_problem(&normalised) {
+        None => Ok(normalised),
+        Some(problem) => Err(problem),
+    }
+}
+
+/// `effort` (trimmed, lowercased) if backend `backend` takes it.
+pub(crate) fn check_effort(backend: BackendName, effort: &str) -> Result<String, String> {
+    let normalised = effort.trim().to_lowercase();
+    match profile(backend).effort_problem(&normalised) {
+        None => Ok(normalised),
+        Some(_) if backend == BackendName::Claude => {
+            Err(format!("invalid effort `{effort}`: expected one of {}", EFFORTS.join(", ")))
+        }
+        Some(problem) => Err(problem),
+    }
+}
+
 impl Config {
     /// Say which read settings are ignored (once tracing is set up).
     pub(crate) fn warn_ignored(&self) {
@@ -189,11 +225,17 @@ impl Config {
             Some(table) => table.under(config),
             None => config,
         };
+        let backend = match &config.backend {
+            Some(name) => {
+                BackendName::parse(name).map_err(|error| ConfigProblem::Syntax(format!("`backend`: {error}")))?
+            }
+            None => BackendName::Claude,
+        };
         if let Some(model) = &config.model {
-            check_choice("model", model, &MODELS)?;
+            check_model(backend, model).map_err(ConfigProblem::Syntax)?;
         }
         if let Some(effort) = &config.effort {
-            check_choice("effort", effort, &EFFORTS)?;
+            check_effort(backend, effort).map_err(ConfigProblem::Syntax)?;
         }
         if let Some(budget) = config.budget.filter(|budget| !budget.is_finite() || *budget < 0.0) {
             return Err(ConfigProblem::Budget(budget));
@@ -229,8 +271,9 @@ mod tests {
     fn unknown_key_suggests_the_closest() {
         assert_eq!(
             Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
-            "unknown key `modle`; did you mean `model`? (valid keys: model, effort, dangerously_skip_permissions, \
-             claude_bin, budget, timeout, no_wait, no_debug, verbose, name)"
+            "unknown key `modle`; did you mean `model`? (valid keys: backend, model, effort, \
+             dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, verbose, \
+             name)"
         );
     }
 

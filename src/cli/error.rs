@@ -41,11 +41,6 @@ pub(crate) enum CliError {
     Manifest(#[from] crate::workflow::manifest::ManifestError),
     #[error(transparent)]
     Remote(#[from] crate::workflow::remote::RemoteError),
-    #[error(
-        "workflow `{workflow}` runs on the `{backend}` backend (its manifest says so), which Baton does not have; \
-         Baton runs prompts with Claude Code only"
-    )]
-    UnknownBackend { workflow: String, backend: String },
     #[error("workflow `{workflow}` needs an input{}: give it with --input TEXT", .label.as_ref().map_or_else(String::new, |label| format!(" ({label})")))]
     InputRequired { workflow: String, label: Option<String> },
     #[error("workflow `{workflow}` takes no input (its manifest says `input: {{mode: none}}`); drop --input")]

@@ -12,8 +12,13 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
-use crate::backend::claude::backend::{ClaudeBackend, ClaudeBinarySources};
-use crate::cli::config::{Config, EFFORTS, MODELS, check_choice};
+use crate::backend::Backends;
+use crate::backend::binary::BinarySources;
+use crate::backend::claude::backend::ClaudeBackend;
+use crate::backend::codex::backend::CodexBackend;
+use crate::backend::pi::backend::PiBackend;
+use crate::backend::profile::profile;
+use crate::cli::config::{Config, check_effort, check_model};
 use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::metrics::RunMetrics;
@@ -21,7 +26,7 @@ use crate::executor::context::{StateTimeout, TimeoutSource};
 use crate::executor::script::input_files_dir;
 use crate::executor::{ExecutionContext, Executors};
 use crate::exit_code;
-use crate::ids::RunId;
+use crate::ids::{BackendName, RunId};
 use crate::model::agent::AgentStatus;
 use crate::model::on_ask::OnAsk;
 use crate::model::run_state::{LaunchParams, RunState};
@@ -79,18 +84,23 @@ pub(crate) fn timeout_of(
 
 /// Fold the flags into the run's launch parameters: a flag overrides what the run
 /// was started with, so `resume --max-steps 500` raises the bound (A10, R8.12).
-pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+pub(crate) fn apply_launch_options(
+    options: &ExecutionArguments,
+    params: &mut LaunchParams,
+    config: &Config,
+) -> Result<(), CliError> {
+    if let Some(name) = &options.backend {
+        params.backend = Some(BackendName::parse(name).map_err(|error| invalid("backend", name, error.to_string()))?);
+    }
+    let backend = run_backend(params, config);
     if let Some(model) = &options.model {
-        params.model = Some(
-            check_choice("model", model, &MODELS)
-                .map_err(|_| invalid("model", model, format!("expected one of {}", MODELS.join(", "))))?,
-        );
+        let reason = |problem: String| problem.rsplit_once(": ").map_or(problem.clone(), |(_, why)| why.to_string());
+        params.model = Some(check_model(backend, model).map_err(|problem| invalid("model", model, reason(problem)))?);
     }
     if let Some(effort) = &options.effort {
-        params.effort = Some(
-            check_choice("effort", effort, &EFFORTS)
-                .map_err(|_| invalid("effort", effort, format!("expected one of {}", EFFORTS.join(", "))))?,
-        );
+        let reason = |problem: String| problem.rsplit_once(": ").map_or(problem.clone(), |(_, why)| why.to_string());
+        params.effort =
+            Some(check_effort(backend, effort).map_err(|problem| invalid("effort", effort, reason(problem)))?);
     }
     if let Some(skip) = options.dangerously_skip_permissions {
         params.dangerously_skip_permissions = Some(skip);
@@ -114,6 +124,15 @@ pub(crate) fn apply_launch_options(options: &ExecutionArguments, params: &mut La
     Ok(())
 }
 
+/// The run's backend: `--backend` when the run was launched or resumed with one,
+/// else config's, else Claude.
+pub(crate) fn run_backend(params: &LaunchParams, config: &Config) -> BackendName {
+    params
+        .backend
+        .or_else(|| config.backend.as_deref().and_then(|name| BackendName::parse(name).ok()))
+        .unwrap_or_default()
+}
+
 /// Seconds from an environment variable (operations and tests tune waits with them).
 fn seconds_from_env(name: &str) -> Option<Duration> {
     seconds(std::env::var(name).ok()?.parse::<f64>().ok()?).ok()
@@ -135,7 +154,7 @@ pub(crate) fn continue_with_options(
     if let Some(seconds) = options.timeout {
         state.launch_params.timeout_seconds = Some(seconds);
     }
-    apply_launch_options(options, &mut state.launch_params)?;
+    apply_launch_options(options, &mut state.launch_params, config)?;
     let limits = limits(options, &state.launch_params, config)?;
     Ok((timeout, limits))
 }
@@ -249,19 +268,33 @@ pub(crate) async fn execute(
         stop,
         watchdog: Some(Arc::clone(&watchdog)),
         budget_usd: state.budget_usd,
+        default_backend: run_backend(&state.launch_params, config),
         default_model: state.launch_params.model.clone().or_else(|| config.model.clone()),
         default_effort: state.launch_params.effort.clone().or_else(|| config.effort.clone()),
         borrowed_sessions: state.borrowed_sessions.clone(),
     });
-    let claude_binary = ClaudeBinarySources {
-        flag: options.claude_bin.clone(),
-        environment: std::env::var_os("BATON_CLAUDE_BIN").map(Into::into),
-        config: config.claude_bin.clone(),
-    }
-    .resolve();
     let skip_permissions =
         state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
-    let backend = Arc::new(ClaudeBackend::new(claude_binary, skip_permissions));
+    let binary = |name: BackendName, flag: &Option<PathBuf>, config: &Option<PathBuf>| {
+        let variable = format!("BATON_{}_BIN", profile(name).program.to_ascii_uppercase());
+        BinarySources {
+            flag: flag.clone(),
+            environment: std::env::var_os(variable).map(Into::into),
+            config: config.clone(),
+        }
+        .resolve(profile(name))
+    };
+    let backends = Backends::new(
+        Arc::new(ClaudeBackend::new(
+            binary(BackendName::Claude, &options.claude_bin, &config.claude_bin),
+            skip_permissions,
+        )),
+        Arc::new(PiBackend::new(binary(BackendName::Pi, &options.pi_bin, &config.pi_bin), skip_permissions)),
+        Arc::new(CodexBackend::new(
+            binary(BackendName::Codex, &options.codex_bin, &config.codex_bin),
+            skip_permissions,
+        )),
+    );
     if let Some(name) = options.name.as_ref().or(config.name.as_ref()) {
         set_terminal_title(name, &state.run_id);
     }
@@ -295,7 +328,7 @@ pub(crate) async fn execute(
     }
     let retry = retry_policy(options.attempts);
     let mut workflow =
-        WorkflowLoop::new(state, persistence, context, Executors::standard(backend), retry, limits, stop_sender);
+        WorkflowLoop::new(state, persistence, context, Executors::standard(backends), retry, limits, stop_sender);
     let outcome = workflow.run(signals).await;
     watchdog.disarm();
     // The input files are rewritten before every step that needs one.

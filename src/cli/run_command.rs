@@ -79,7 +79,7 @@ pub(crate) async fn run(
     let budget_usd = check_budget(arguments.budget)?.or(default_budget).or(config.budget).unwrap_or(0.0);
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
-    apply_launch_options(&arguments.execution, &mut launch_params)?;
+    apply_launch_options(&arguments.execution, &mut launch_params, config)?;
     launch_params.environment = manifest.map(|manifest| manifest.environment_now()).unwrap_or_default();
     let limits = limits(&arguments.execution, &launch_params, config)?;
     let run_id = match arguments.run_id {
@@ -123,9 +123,6 @@ fn check_manifest(
     cwd: PathBuf,
 ) -> Result<PathBuf, CliError> {
     let workflow = workflow.to_string();
-    if let Some(backend) = manifest.backend.as_ref().filter(|backend| !backend.eq_ignore_ascii_case("claude")) {
-        return Err(CliError::UnknownBackend { workflow, backend: backend.clone() });
-    }
     match (manifest.input_mode, &arguments.input) {
         (InputMode::Required, None) => {
             return Err(CliError::InputRequired { workflow, label: manifest.input_label.clone() });

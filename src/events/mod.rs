@@ -174,9 +174,17 @@ pub(crate) enum Event {
         workers: Vec<JoinedWorker>,
         timed_out: bool,
     },
+    /// A model turn starts (the name is the trace's, from when Claude was the
+    /// only backend; `backend` says which CLI runs it).
     ClaudeInvocationStarted {
         agent_id: AgentId,
         state: StateName,
+        /// Absent in traces written before backends were chosen: Claude.
+        #[serde(default)]
+        backend: crate::ids::BackendName,
+        /// The model asked for; empty when the CLI chooses its own.
+        #[serde(default)]
+        model: String,
         session_id: Option<SessionId>,
         is_fork: bool,
         is_reminder: bool,

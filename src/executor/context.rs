@@ -82,7 +82,11 @@ pub(crate) struct ExecutionContext {
     pub(crate) watchdog: Option<Arc<Watchdog>>,
     /// 0 = unlimited (R9.1).
     pub(crate) budget_usd: f64,
-    /// `--model`/`--effort` or config; a state's frontmatter overrides them (R5.21–R5.22).
+    /// `--backend` or config, else Claude: the backend of prompt states whose
+    /// frontmatter and manifest choose none.
+    pub(crate) default_backend: crate::ids::BackendName,
+    /// `--model`/`--effort` or config, for states on `default_backend`; a state's
+    /// frontmatter overrides them (R5.21–R5.22).
     pub(crate) default_model: Option<String>,
     pub(crate) default_effort: Option<String>,
     /// Sessions that belong to the run this one reruns (`RunState::borrowed_sessions`):

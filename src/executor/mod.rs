@@ -47,6 +47,8 @@ pub(crate) struct ExecutionResult {
     pub(crate) session_id: Option<SessionId>,
     /// With a new session id: the `uuid` of its last assistant message, if known.
     pub(crate) session_message: Option<String>,
+    /// With a new session id: the backend whose conversation it is.
+    pub(crate) session_backend: Option<crate::ids::BackendName>,
     pub(crate) cost_usd: f64,
 }
 
@@ -108,11 +110,11 @@ pub(crate) struct Executors {
 }
 
 impl Executors {
-    /// Scripts run with bash; prompts go to `backend`.
-    pub(crate) fn standard(backend: Arc<dyn crate::backend::Backend>) -> Executors {
+    /// Scripts run with bash; prompts go to the backend each state runs on.
+    pub(crate) fn standard(backends: crate::backend::Backends) -> Executors {
         Executors {
             script: Arc::new(script::ScriptExecutor::default()),
-            markdown: Arc::new(markdown::MarkdownExecutor::new(backend)),
+            markdown: Arc::new(markdown::MarkdownExecutor::new(backends)),
         }
     }
 

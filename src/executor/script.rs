@@ -469,7 +469,7 @@ fn finish_script_state(
         session_id: agent.session_id.clone(),
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    Ok(ExecutionResult { transition, session_id: None, session_message: None, cost_usd: 0.0 })
+    Ok(ExecutionResult { transition, session_id: None, session_message: None, session_backend: None, cost_usd: 0.0 })
 }
 
 fn emit_output(

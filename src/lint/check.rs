@@ -40,6 +40,8 @@ pub(crate) enum Check {
     AmbiguousEntryPoint,
     FrontmatterParseError,
     InvalidModel,
+    UnknownBackend,
+    BackendOptionIgnored,
     InvalidEffort,
     MissingTarget,
     MissingReturn,
@@ -67,11 +69,13 @@ pub(crate) enum Check {
 
 impl Check {
     #[cfg(test)]
-    pub(crate) const ALL: [Check; 27] = [
+    pub(crate) const ALL: [Check; 29] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
         Check::FrontmatterParseError,
         Check::InvalidModel,
+        Check::UnknownBackend,
+        Check::BackendOptionIgnored,
         Check::InvalidEffort,
         Check::MissingTarget,
         Check::MissingReturn,
@@ -103,6 +107,8 @@ impl Check {
             Check::AmbiguousEntryPoint => "ambiguous-entry-point",
             Check::FrontmatterParseError => "frontmatter-parse-error",
             Check::InvalidModel => "invalid-model",
+            Check::UnknownBackend => "unknown-backend",
+            Check::BackendOptionIgnored => "backend-option-ignored",
             Check::InvalidEffort => "invalid-effort",
             Check::MissingTarget => "missing-target",
             Check::MissingReturn => "missing-return",
@@ -136,7 +142,8 @@ impl Check {
             | Check::UnreachableState
             | Check::DeadEndState
             | Check::CallWithoutResultPath
-            | Check::UnknownField => Severity::Warning,
+            | Check::UnknownField
+            | Check::BackendOptionIgnored => Severity::Warning,
             Check::ImplicitTransition | Check::ScriptStateNoStaticAnalysis => Severity::Info,
             _ => Severity::Error,
         }

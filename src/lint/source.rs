@@ -92,6 +92,19 @@ impl LintedWorkflow {
         }
     }
 
+    /// The backend `frontmatter`'s state runs on and its options, as a run on
+    /// Claude would choose them (lint knows no `--backend`).
+    pub(crate) fn backend_of(
+        &self,
+        frontmatter: &frontmatter::StateFrontmatter,
+    ) -> Result<(crate::ids::BackendName, crate::backend::options::OptionValues), String> {
+        crate::workflow::manifest::BackendChoice::for_state(
+            frontmatter,
+            &self.workflow,
+            crate::ids::BackendName::Claude,
+        )
+    }
+
     /// Why the workflow's manifest (`workflow.yaml`, or a YAML workflow's own keys)
     /// would stop a run, if it would: where, and the reason (which names its line).
     pub(crate) fn manifest_problem(&self) -> Option<(Location, String)> {

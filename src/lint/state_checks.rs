@@ -3,12 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use crate::backend::claude::vocabulary::{EFFORTS, MODEL_ALIASES, is_model};
+use crate::backend::claude::vocabulary::{MODEL_ALIASES, is_model};
+use crate::backend::profile::{all_option_keys, profile};
+use crate::ids::BackendName;
 use crate::lint::check::Check;
 use crate::lint::diagnostic::{Diagnostic, Location};
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Dynamic, StateAnalysis, Transition};
-use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
 use crate::syntax::scanner::{TagParseError, validate_ask_timeout};
 use crate::syntax::tag::TagKind;
 use crate::text::state_name;
@@ -16,11 +17,23 @@ use crate::text::suggestion::did_you_mean;
 use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
 use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_specifier};
 
-/// The frontmatter keys Baton reads (R5.2), besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
-const FRONTMATTER_KEYS: [&str; 5] = ["allowed_transitions", "model", "effort", "force_implicit", "isolation"];
-/// The keys a YAML workflow's state may have (R13.6), besides the Claude options.
-const YAML_STATE_KEYS: [&str; 10] =
-    ["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "isolation", "timeout"];
+/// The frontmatter keys Baton reads (R5.2), besides the backends' options ([`all_option_keys`]).
+const FRONTMATTER_KEYS: [&str; 6] =
+    ["allowed_transitions", "model", "effort", "force_implicit", "isolation", "backend"];
+/// The keys a YAML workflow's state may have (R13.6), besides the backends' options.
+const YAML_STATE_KEYS: [&str; 11] = [
+    "prompt",
+    "sh",
+    "ps1",
+    "bat",
+    "allowed_transitions",
+    "model",
+    "effort",
+    "force_implicit",
+    "isolation",
+    "timeout",
+    "backend",
+];
 
 /// Tags that take `task` (R3.x): new or inherit, and `reset` only `new`.
 const TASK_TAGS: [TagKind; 4] = [TagKind::Reset, TagKind::Fork, TagKind::ResetWorkflow, TagKind::ForkWorkflow];
@@ -100,20 +113,70 @@ impl<'a> StateChecker<'a> {
             };
             self.report(Check::FrontmatterParseError, at, error.message_without_position());
         }
-        self.unknown_fields();
-        let Some(frontmatter) = &state.frontmatter else { return };
+        let Some(frontmatter) = &state.frontmatter else {
+            self.unknown_fields(&[]);
+            return;
+        };
+        let (name, options) = match self.workflow.backend_of(frontmatter) {
+            Ok(chosen) => chosen,
+            Err(problem) => {
+                let at = self.at_key(&["backend"]);
+                let found = frontmatter.backend.clone().unwrap_or_default();
+                self.push(self.diagnostic(Check::UnknownBackend, at, problem).found(&found));
+                (BackendName::Claude, frontmatter.options.clone())
+            }
+        };
+        let backend = profile(name);
+        let sorted = backend.sort_options(&options);
+        self.unknown_fields(&sorted.unknown);
+        for (key, why) in &sorted.ignored {
+            let at = self.at_key(&[key]);
+            let message = format!("`{key}` is {why}");
+            self.push(self.diagnostic(Check::BackendOptionIgnored, at, message).found(key));
+        }
+        if let Err(error) = (backend.check_options)(&options) {
+            let at = self.at_key(&[error.key()]);
+            self.report(Check::FrontmatterParseError, at, format!("Invalid YAML frontmatter: {error}"));
+        }
+        if name != BackendName::Claude {
+            if let Some(model) = frontmatter.model.as_deref()
+                && let Some(message) = backend.model_problem(model)
+            {
+                let at = self.at_key(&["model"]);
+                self.push(self.diagnostic(Check::InvalidModel, at, message).found(model));
+            }
+            if let Some(effort) = frontmatter.effort.as_deref()
+                && let Some(message) = backend.effort_problem(effort)
+            {
+                let suggestion = did_you_mean(effort, backend.efforts.iter().copied()).map(str::to_string);
+                let message = format!("{message}{}", hint(suggestion.as_deref()));
+                let at = self.at_key(&["effort"]);
+                self.push(self.diagnostic(Check::InvalidEffort, at, message).found(effort).suggestion(suggestion));
+            }
+            self.frontmatter_policy(frontmatter);
+            return;
+        }
         if let Some(model) = frontmatter.model.as_deref().filter(|model| !is_model(model)) {
             let suggestion = did_you_mean(model, MODEL_ALIASES).map(str::to_string);
+            let owner = backend
+                .owner_of(model)
+                .filter(|_| suggestion.is_none())
+                .map(|owner| format!("; it is a {} model: `backend: {owner}`?", profile(owner).cli))
+                .unwrap_or_default();
             let message = format!(
                 "model `{model}` is not a Claude Code model (an alias such as opus, sonnet or haiku, or a full name \
-                 such as `claude-sonnet-4-5`){}",
-                hint(suggestion.as_deref())
+                 such as `claude-sonnet-4-5`){}{owner}",
+                hint(suggestion.as_deref()),
             );
             let at = self.at_key(&["model"]);
             self.push(self.diagnostic(Check::InvalidModel, at, message).found(model).suggestion(suggestion));
         }
         // Claude Code takes a comma-separated list of fallback models.
-        let fallbacks = frontmatter.claude.fallback_model.as_deref().unwrap_or_default().split(',').map(str::trim);
+        let fallback = crate::backend::claude::options::ClaudeOptions::from_values(&options)
+            .ok()
+            .and_then(|options| options.fallback_model)
+            .unwrap_or_default();
+        let fallbacks = fallback.split(',').map(str::trim);
         for model in fallbacks.filter(|model| !model.is_empty() && !is_model(model)) {
             let suggestion = did_you_mean(model, MODEL_ALIASES).map(str::to_string);
             let message = format!(
@@ -124,16 +187,22 @@ impl<'a> StateChecker<'a> {
             let at = self.at_key(&["fallback_model"]);
             self.push(self.diagnostic(Check::InvalidModel, at, message).found(model).suggestion(suggestion));
         }
-        if let Some(effort) = frontmatter.effort.as_deref().filter(|effort| !EFFORTS.contains(effort)) {
-            let suggestion = did_you_mean(effort, EFFORTS).map(str::to_string);
+        let efforts = backend.efforts;
+        if let Some(effort) = frontmatter.effort.as_deref().filter(|effort| !efforts.contains(effort)) {
+            let suggestion = did_you_mean(effort, efforts.iter().copied()).map(str::to_string);
             let message = format!(
                 "effort `{effort}` is not a Claude Code effort level ({}){}",
-                EFFORTS.join(", "),
+                efforts.join(", "),
                 hint(suggestion.as_deref())
             );
             let at = self.at_key(&["effort"]);
             self.push(self.diagnostic(Check::InvalidEffort, at, message).found(effort).suggestion(suggestion));
         }
+        self.frontmatter_policy(frontmatter);
+    }
+
+    /// `force_implicit` and `allowed_transitions`.
+    fn frontmatter_policy(&mut self, frontmatter: &crate::syntax::frontmatter::StateFrontmatter) {
         let policy = frontmatter.policy.as_ref();
         if frontmatter.force_implicit && !policy.is_some_and(|policy| policy.can_use_implicit()) {
             let entries = policy.map_or(0, |policy| policy.entries.len());
@@ -181,7 +250,7 @@ impl<'a> StateChecker<'a> {
                 self.unused_entries(policy);
             }
         }
-        for (index, tag) in &state.unknown_policy_tags {
+        for (index, tag) in &self.state.unknown_policy_tags {
             let names = TagKind::ALL.map(TagKind::name);
             let suggestion = did_you_mean(tag, names).map(str::to_string);
             let message = format!(
@@ -194,17 +263,15 @@ impl<'a> StateChecker<'a> {
         }
     }
 
-    fn unknown_fields(&mut self) {
-        let state: &'a StateAnalysis = self.state;
+    /// The keys no backend knows: `unknown` of a prompt's frontmatter, or a YAML
+    /// workflow's own finding for its state.
+    fn unknown_fields(&mut self, unknown: &[String]) {
         let (fields, known): (Vec<(String, Location)>, &[&str]) = match self.workflow.unknown_state_keys(self.file()) {
             Some(keys) => (keys, &YAML_STATE_KEYS),
-            None => {
-                let unknown = state.frontmatter.as_ref().map_or(&[][..], |frontmatter| &frontmatter.unknown_fields);
-                (unknown.iter().map(|field| (field.clone(), self.at_key(&[field]))).collect(), &FRONTMATTER_KEYS)
-            }
+            None => (unknown.iter().map(|field| (field.clone(), self.at_key(&[field]))).collect(), &FRONTMATTER_KEYS),
         };
         for (field, at) in fields {
-            let suggestion = did_you_mean(&field, known.iter().copied().chain(CLAUDE_OPTION_KEYS)).map(str::to_string);
+            let suggestion = did_you_mean(&field, known.iter().copied().chain(all_option_keys())).map(str::to_string);
             let message = format!("unknown field `{field}`, ignored at run time{}", hint(suggestion.as_deref()));
             self.push(self.diagnostic(Check::UnknownField, at, message).found(&field).suggestion(suggestion));
         }

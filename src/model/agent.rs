@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::ids::{AgentId, SessionId, StateName};
+use crate::ids::{AgentId, BackendName, SessionId, StateName};
 
 /// Whether an agent is scheduled to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +81,9 @@ impl fmt::Display for PauseReason {
 pub(crate) struct Frame {
     /// The caller's session at the time of the call, including the calling turn (R2.6).
     pub(crate) session: Option<SessionId>,
+    /// The backend whose conversation `session` is; `None` is Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_backend: Option<BackendName>,
     /// The `uuid` of that session's last assistant message at the time of the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) session_message: Option<String>,
@@ -103,6 +106,11 @@ pub(crate) struct Agent {
     pub(crate) current_state: StateName,
     #[serde(default)]
     pub(crate) session_id: Option<SessionId>,
+    /// The backend whose conversation `session_id` (and `fork_session_id`) is; `None`
+    /// is Claude, as in every run before backends were chosen. A session never
+    /// crosses backends: a state on another one starts a fresh conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_backend: Option<BackendName>,
     /// The `uuid` of the last assistant message of the session the agent last continued
     /// (`session_id`, or the one `fork_session_id` forks): where that session stood
     /// for this agent. A `baton rerun` cuts a borrowed session back to it.
@@ -338,6 +346,7 @@ impl Agent {
             id,
             current_state: state,
             session_id: None,
+            session_backend: None,
             session_message: None,
             new_session_id: None,
             stack: Vec::new(),

@@ -123,6 +123,9 @@ pub(crate) struct LaunchParams {
     pub(crate) dangerously_skip_permissions: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) no_wait: bool,
+    /// `--backend`, kept for resumes; absent is config's, else Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backend: Option<crate::ids::BackendName>,
     /// `--on-ask`, kept for `<ask>` and for resumes (raymond keeps it too); absent is `reject`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) on_ask: Option<OnAsk>,

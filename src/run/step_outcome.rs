@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::events::Event;
 use crate::executor::ExecutionResult;
 use crate::executor::step_failure::{FailureClass, StepFailure};
-use crate::ids::AgentId;
+use crate::ids::{AgentId, BackendName};
 use crate::model::agent::{Agent, AgentStatus, PauseReason, PendingAsk, Worktree};
 use crate::model::run_state::TerminatedAgent;
 use crate::process::git;
@@ -29,6 +29,7 @@ impl WorkflowLoop {
         if let Some(session_id) = result.session_id {
             agent.session_id = Some(session_id);
             agent.session_message = result.session_message;
+            agent.session_backend = result.session_backend.filter(|backend| *backend != BackendName::Claude);
         }
         agent.continue_and_fork = false;
         self.state.total_cost_usd += result.cost_usd;

@@ -54,6 +54,7 @@ impl ScriptedExecutor {
                 transition,
                 session_id: None,
                 session_message: None,
+                session_backend: None,
                 cost_usd: 0.25,
             });
             map.entry(state.to_string()).or_default().push_back(reply);
@@ -86,7 +87,13 @@ impl StateExecutor for ScriptedExecutor {
             if state == "W" {
                 let item = input.agent.fork_attributes.get("item").cloned().unwrap_or_default();
                 let transition = Transition::Result { payload: format!("done {item}") };
-                return Ok(ExecutionResult { transition, session_id: None, session_message: None, cost_usd: 0.0 });
+                return Ok(ExecutionResult {
+                    transition,
+                    session_id: None,
+                    session_message: None,
+                    session_backend: None,
+                    cost_usd: 0.0,
+                });
             }
             let reply = self.replies.lock().unwrap().get_mut(&state).and_then(VecDeque::pop_front);
             reply.unwrap_or_else(|| {
@@ -156,6 +163,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         watchdog: None,
         budget_usd: 0.0,
         default_model: None,
+        default_backend: crate::ids::BackendName::Claude,
         default_effort: None,
         borrowed_sessions: Default::default(),
     });

@@ -381,6 +381,7 @@ mod tests {
     fn frame(state: &str) -> Frame {
         Frame {
             session: None,
+            session_backend: None,
             session_message: None,
             state: state.into(),
             scope_dir: PathBuf::from("/wf"),

@@ -257,6 +257,7 @@ mod tests {
         agent.session_id = Some("s-now".into());
         agent.stack.push(Frame {
             session: Some("s-caller".into()),
+            session_backend: None,
             session_message: None,
             state: "RET.md".into(),
             scope_dir: "/wf".into(),

@@ -27,7 +27,6 @@ use gray_matter::Pod;
 use gray_matter::engine::{Engine, YAML};
 use regex::Regex;
 
-use crate::syntax::claude_options::ClaudeOptions;
 use crate::syntax::policy::{Policy, PolicyEntry};
 use crate::syntax::yaml_limits::{self, YamlLimitError};
 use crate::text::excerpt::Excerpt;
@@ -86,13 +85,16 @@ pub(crate) struct StateFrontmatter {
     pub(crate) effort: Option<String>,
     /// R5.14. Whether it applies also depends on the policy (R5.15); this is only what was written.
     pub(crate) force_implicit: bool,
-    /// The Claude Code options the state sets (`permission_mode`, `tools`, …).
-    pub(crate) claude: ClaudeOptions,
+    /// `backend`: the agent CLI the state runs on, trimmed and lowercased as
+    /// written; the markdown executor and lint check the name.
+    pub(crate) backend: Option<String>,
+    /// Every other key, for the state's backend to read (`backend::options`):
+    /// its options (`permission_mode`, `tools`, …), another backend's, or keys no
+    /// backend knows (R5.5's unknown fields).
+    pub(crate) options: BTreeMap<String, serde_json::Value>,
     /// `isolation`: what the state's forks get when they say nothing
     /// (`docs/isolation.md`); `worktree` or `none`.
     pub(crate) isolation: Option<String>,
-    /// Top-level keys Baton does not know, sorted (R5.5).
-    pub(crate) unknown_fields: Vec<String>,
 }
 
 impl StateFrontmatter {
@@ -144,19 +146,9 @@ pub(crate) enum FrontmatterError {
     /// `force_implicit` is not a boolean.
     #[error("Invalid YAML frontmatter: `force_implicit` must be true or false, found {found}")]
     ForceImplicitNotBool { found: String },
-    /// A Claude Code option (`tools`, `max_turns`, …) has the wrong type or value.
+    /// A field has the wrong type or value.
     #[error("Invalid YAML frontmatter: `{key}` must be {expected}, found {found}")]
     WrongType { key: &'static str, expected: &'static str, found: String },
-    /// One item of a Claude Code option's list is wrong. `item` counts from 1.
-    #[error("Invalid YAML frontmatter: `{key}` item {item} must be {expected}, found {found}")]
-    WrongItem { key: &'static str, item: usize, expected: &'static str, found: String },
-    /// `permission_mode` is none of Claude Code's modes.
-    #[error(
-        "Invalid YAML frontmatter: `permission_mode` must be one of {}, found {found}{}",
-        crate::syntax::claude_options::PERMISSION_MODES.join(", "),
-        .suggestion.map_or_else(String::new, |known| format!("; did you mean `{known}`?"))
-    )]
-    UnknownPermissionMode { found: String, suggestion: Option<&'static str> },
 }
 
 /// Parses and validates the YAML of a frontmatter block (R5.2–R5.6).
@@ -184,6 +176,7 @@ pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, Frontmat
         match key.as_str() {
             "allowed_transitions" => frontmatter.policy = parse_policy(value)?,
             "model" => frontmatter.model = normalised_choice("model", value)?,
+            "backend" => frontmatter.backend = normalised_choice("backend", value)?,
             "effort" => frontmatter.effort = normalised_choice("effort", value)?,
             "isolation" => {
                 frontmatter.isolation = match normalised_choice("isolation", value)?.as_deref() {
@@ -206,9 +199,7 @@ pub(crate) fn parse_frontmatter(yaml: &str) -> Result<StateFrontmatter, Frontmat
                 }
             }
             _ => {
-                if !frontmatter.claude.read(&key, value)? {
-                    frontmatter.unknown_fields.push(key);
-                }
+                frontmatter.options.insert(key, json_of(&value));
             }
         }
     }
@@ -297,6 +288,20 @@ fn scalar_text(value: &Pod) -> Option<String> {
     }
 }
 
+/// A YAML value as JSON (`serde_json`'s maps keep keys sorted).
+pub(crate) fn json_of(value: &Pod) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Pod::Null => Value::Null,
+        Pod::String(text) => Value::String(text.clone()),
+        Pod::Integer(number) => Value::from(*number),
+        Pod::Float(number) => serde_json::Number::from_f64(*number).map_or(Value::Null, Value::Number),
+        Pod::Boolean(flag) => Value::Bool(*flag),
+        Pod::Array(items) => Value::Array(items.iter().map(json_of).collect()),
+        Pod::Hash(map) => Value::Object(map.iter().map(|(key, value)| (key.clone(), json_of(value))).collect()),
+    }
+}
+
 /// How a value is named in an error message: its kind, and its text when short.
 pub(crate) fn describe(value: &Pod) -> String {
     match value {
@@ -370,11 +375,8 @@ impl FrontmatterError {
             FrontmatterError::TransitionsNotList { .. }
             | FrontmatterError::EntryNotMapping { .. }
             | FrontmatterError::EntryValueNotScalar { .. } => Some("allowed_transitions"),
-            FrontmatterError::FieldNotScalar { key, .. }
-            | FrontmatterError::WrongType { key, .. }
-            | FrontmatterError::WrongItem { key, .. } => Some(key),
+            FrontmatterError::FieldNotScalar { key, .. } | FrontmatterError::WrongType { key, .. } => Some(key),
             FrontmatterError::ForceImplicitNotBool { .. } => Some("force_implicit"),
-            FrontmatterError::UnknownPermissionMode { .. } => Some("permission_mode"),
             FrontmatterError::Syntax { .. }
             | FrontmatterError::TooDeep { .. }
             | FrontmatterError::Limit(_)
@@ -582,14 +584,14 @@ mod tests {
     #[test]
     fn r5_5_unknown_fields_are_listed_sorted() {
         let frontmatter = parse("zeta: 1\ntimeout: 30\nmodel: haiku\nalpha: [1]\n");
-        assert_eq!(frontmatter.unknown_fields, vec!["alpha", "timeout", "zeta"]);
+        assert_eq!(frontmatter.options.keys().collect::<Vec<_>>(), ["alpha", "timeout", "zeta"]);
         assert_eq!(frontmatter.model.as_deref(), Some("haiku"));
     }
 
     #[test]
     fn s16_37_misspelt_force_implicit_is_unknown_and_not_applied() {
         let frontmatter = parse("force_implcit: true\nallowed_transitions:\n  - tag: goto\n    target: NEXT\n");
-        assert_eq!(frontmatter.unknown_fields, vec!["force_implcit"]);
+        assert_eq!(frontmatter.options.keys().collect::<Vec<_>>(), ["force_implcit"]);
         assert!(!frontmatter.force_implicit);
     }
 
@@ -693,163 +695,10 @@ mod tests {
     }
 
     #[test]
-    fn claude_options_are_read() {
-        use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
-        let frontmatter = parse(
-            "permission_mode: PLAN\ntools: [Read, 'Grep,Glob']\nallowed_tools: Read, Bash(git diff:*)\n\
-             disallowed_tools: [WebFetch]\nmax_turns: 4\nfallback_model: ' Haiku '\n\
-             append_system_prompt: |\n  Be terse.\n  Cite files.\nmcp_config: [mcp.json, {mcpServers: {}}]\n\
-             settings: {model: haiku, env: {A: 1}}\nadd_dirs: ../shared\n\
-             output_schema: {type: object, required: [verdict], properties: {verdict: {type: string}}}\n",
-        );
-        assert_eq!(
-            frontmatter.claude,
-            ClaudeOptions {
-                permission_mode: Some("plan".into()),
-                tools: Some(vec!["Read".into(), "Grep".into(), "Glob".into()]),
-                allowed_tools: vec!["Read".into(), "Bash(git diff:*)".into()],
-                disallowed_tools: vec!["WebFetch".into()],
-                max_turns: Some(4),
-                fallback_model: Some("haiku".into()),
-                append_system_prompt: Some("Be terse.\nCite files.".into()),
-                mcp_config: vec![
-                    ConfigSource::Path("mcp.json".into()),
-                    ConfigSource::Json(r#"{"mcpServers":{}}"#.into())
-                ],
-                settings: Some(ConfigSource::Json(r#"{"env":{"A":1},"model":"haiku"}"#.into())),
-                add_dirs: vec!["../shared".into()],
-                output_schema: Some(
-                    r#"{"properties":{"verdict":{"type":"string"}},"required":["verdict"],"type":"object"}"#.into()
-                ),
-            }
-        );
-        assert!(frontmatter.unknown_fields.is_empty());
-    }
-
-    #[test]
-    fn claude_options_empty_values() {
-        let frontmatter =
-            parse("tools: ''\nallowed_tools: []\npermission_mode:\nmcp_config: x.json\nsettings: s.json\n");
-        assert_eq!(frontmatter.claude.tools, Some(Vec::new()), "no tools at all");
-        assert!(frontmatter.claude.allowed_tools.is_empty());
-        assert_eq!(frontmatter.claude.permission_mode, None);
-        assert_eq!(frontmatter.claude.mcp_config.len(), 1);
-        assert_eq!(parse("tools: []").claude.tools, Some(Vec::new()));
-        assert_eq!(parse("tools:").claude.tools, None);
-        assert_eq!(parse("add_dirs: [a, b]").claude.add_dirs, ["a", "b"]);
-    }
-
-    #[test]
-    fn permission_mode_refusals() {
-        assert_eq!(
-            refuse("permission_mode: plna"),
-            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             manual, dontAsk, plan, found the text \"plna\"; did you mean `plan`?"
-        );
-        assert_eq!(
-            refuse("permission_mode: readonly"),
-            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             manual, dontAsk, plan, found the text \"readonly\""
-        );
-        assert_eq!(
-            refuse("permission_mode: [plan]"),
-            "Invalid YAML frontmatter: `permission_mode` must be one of acceptEdits, auto, bypassPermissions, \
-             manual, dontAsk, plan, found a list"
-        );
-    }
-
-    #[test]
-    fn tool_list_refusals() {
-        assert_eq!(
-            refuse("tools: {Read: true}"),
-            "Invalid YAML frontmatter: `tools` must be a list of tool names such as `[Read, Grep]`, or one text such \
-             as `Read,Grep`, found a mapping"
-        );
-        assert_eq!(
-            refuse("allowed_tools: 3"),
-            "Invalid YAML frontmatter: `allowed_tools` must be a list of tool names such as `[Read, Grep]`, or one \
-             text such as `Read,Grep`, found the number 3"
-        );
-        assert_eq!(
-            refuse("disallowed_tools: [Bash, [Edit]]"),
-            "Invalid YAML frontmatter: `disallowed_tools` item 2 must be a tool name such as `Read` or \
-             `Bash(git diff:*)`, found a list"
-        );
-    }
-
-    #[test]
-    fn max_turns_refusals() {
-        for (yaml, found) in [
-            ("max_turns: 0", "the number 0"),
-            ("max_turns: -3", "the number -3"),
-            ("max_turns: 2.5", "the number 2.5"),
-            ("max_turns: '5'", "the text \"5\""),
-        ] {
-            assert_eq!(
-                refuse(yaml),
-                format!(
-                    "Invalid YAML frontmatter: `max_turns` must be a whole number of turns, 1 or more, found {found}"
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn text_option_refusals() {
-        assert_eq!(
-            refuse("fallback_model: [haiku]"),
-            "Invalid YAML frontmatter: `fallback_model` must be a model name such as `haiku`, found a list"
-        );
-        assert_eq!(
-            refuse("append_system_prompt: {a: b}"),
-            "Invalid YAML frontmatter: `append_system_prompt` must be text, found a mapping"
-        );
-        assert_eq!(
-            refuse("append_system_prompt: true"),
-            "Invalid YAML frontmatter: `append_system_prompt` must be text, found the value true"
-        );
-    }
-
-    #[test]
-    fn path_option_refusals() {
-        assert_eq!(
-            refuse("mcp_config: 7"),
-            "Invalid YAML frontmatter: `mcp_config` must be a path to an MCP configuration file, an inline mapping, \
-             or a list of them, found the number 7"
-        );
-        assert_eq!(
-            refuse("mcp_config: [a.json, [b.json]]"),
-            "Invalid YAML frontmatter: `mcp_config` item 2 must be a path or an inline mapping, found a list"
-        );
-        assert_eq!(
-            refuse("settings: [a.json]"),
-            "Invalid YAML frontmatter: `settings` must be a path to a settings file, or a mapping of settings, found a list"
-        );
-        assert_eq!(
-            refuse("add_dirs: {a: b}"),
-            "Invalid YAML frontmatter: `add_dirs` must be a directory or a list of directories, found a mapping"
-        );
-        assert_eq!(
-            refuse("add_dirs: [ok, 3]"),
-            "Invalid YAML frontmatter: `add_dirs` item 2 must be a directory, found the number 3"
-        );
-        assert_eq!(
-            refuse("output_schema: object"),
-            "Invalid YAML frontmatter: `output_schema` must be a JSON Schema written as a mapping, such as \
-             `{type: object}`, found the text \"object\""
-        );
-    }
-
-    #[test]
     fn errors_name_their_key() {
-        for (yaml, key) in [
-            ("permission_mode: x", Some("permission_mode")),
-            ("max_turns: 0", Some("max_turns")),
-            ("add_dirs: [[a]]", Some("add_dirs")),
-            ("model: [a]", Some("model")),
-            ("allowed_transitions: x", Some("allowed_transitions")),
-            ("- a", None),
-        ] {
+        for (yaml, key) in
+            [("model: [a]", Some("model")), ("allowed_transitions: x", Some("allowed_transitions")), ("- a", None)]
+        {
             let error = parse_frontmatter(yaml).expect_err(yaml);
             assert_eq!(error.key(), key, "{yaml}");
         }

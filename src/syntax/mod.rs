@@ -2,7 +2,6 @@
 //! transition tags of its output (raymond's grammar, R4.x). Pure text in, typed
 //! values out; nothing here runs anything.
 
-pub(crate) mod claude_options;
 pub(crate) mod frontmatter;
 pub(crate) mod policy;
 pub(crate) mod print_extractor;

@@ -146,7 +146,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
     let stubs = Arc::new(ScriptedStubs::new(Arc::clone(&spec)));
     let executors = Executors {
         script: Arc::new(ScriptExecutor::stubbed(Arc::clone(&stubs) as _)),
-        markdown: Arc::new(MarkdownExecutor::new(Arc::clone(&backend) as _)),
+        markdown: Arc::new(MarkdownExecutor::new(crate::backend::Backends::every_name(Arc::clone(&backend) as _))),
     };
     let entries = Arc::new(Entries::default());
     let timeout = match spec.timeout {
@@ -186,6 +186,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
             watchdog: None,
             budget_usd: state.budget_usd,
             default_model: None,
+            default_backend: crate::ids::BackendName::Claude,
             default_effort: None,
             borrowed_sessions: state.borrowed_sessions.clone(),
         });

@@ -92,6 +92,15 @@ impl ScriptedBackend {
         let turn = turns.next(agent, state);
         let replies = self.replies_for(agent, state);
         if let Some(reply) = replies.and_then(|replies| replies.get(turn as usize - 1)) {
+            if let Some(written_for) = reply.backend.filter(|backend| *backend != request.backend) {
+                let message = format!(
+                    "the scripted reply for {state}, turn {turn} of agent {agent} is for the {written_for} backend, \
+                     but {state} runs on {}",
+                    request.backend
+                );
+                turns.misses.push(Miss { message: message.clone() });
+                return Err(BackendError::NotAvailable(message));
+            }
             return Ok((reply.clone(), turn));
         }
         let which = if request.reminder == 0 {

@@ -55,6 +55,8 @@ pub(crate) struct Reply {
     pub(crate) cost_usd: f64,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,
+    /// The backend the reply was written for; the turn must run on it.
+    pub(crate) backend: Option<crate::ids::BackendName>,
 }
 
 /// What a stubbed script "printed".
@@ -136,7 +138,7 @@ const TOP_KEYS: [&str; 13] = [
 ];
 const EXPECT_KEYS: [&str; 8] =
     ["outcome", "result", "result_contains", "path", "visited", "steps", "visits", "cost_usd"];
-const REPLY_KEYS: [&str; 4] = ["text", "cost_usd", "input_tokens", "output_tokens"];
+const REPLY_KEYS: [&str; 5] = ["text", "cost_usd", "input_tokens", "output_tokens", "backend"];
 const STUB_KEYS: [&str; 3] = ["stdout", "stderr", "exit_code"];
 
 /// Keys are looked up this deep (`scripts.TEST.0.stdout`).
@@ -371,6 +373,13 @@ impl Reader<'_> {
             cost_usd: field("cost_usd").map_or(Ok(0.0), |value| self.amount(&in_field("cost_usd"), value))?,
             input_tokens: tokens("input_tokens")?,
             output_tokens: tokens("output_tokens")?,
+            backend: field("backend")
+                .map(|value| {
+                    let name = value.as_str().unwrap_or_default();
+                    crate::ids::BackendName::parse(name)
+                        .map_err(|error| self.error(&in_field("backend"), error.to_string()))
+                })
+                .transpose()?,
         })
     }
 
@@ -496,7 +505,13 @@ mod tests {
         assert_eq!(review[0], Reply { text: "no tag".into(), ..Reply::default() });
         assert_eq!(
             review[1],
-            Reply { text: "<result>OK</result>".into(), cost_usd: 0.25, input_tokens: 10, output_tokens: 2 }
+            Reply {
+                text: "<result>OK</result>".into(),
+                cost_usd: 0.25,
+                input_tokens: 10,
+                output_tokens: 2,
+                backend: None
+            }
         );
         assert_eq!(spec.agent_replies[&("main_review1".to_string(), StateName::from("REVIEW.md"))].len(), 1);
         assert_eq!(

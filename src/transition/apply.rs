@@ -142,6 +142,7 @@ pub(crate) fn apply_transition(agent: &Agent, transition: &Transition, env: &mut
             }
             Some(frame) => {
                 next.session_id = frame.session;
+                next.session_backend = frame.session_backend;
                 next.session_message = frame.session_message;
                 next.current_state = frame.state;
                 next.pending_result = Some(payload.clone());
@@ -219,6 +220,7 @@ pub(crate) fn refusal(agent: &Agent, transition: &Transition) -> Option<String> 
 fn frame_for(caller: &Agent, return_state: &StateName) -> Frame {
     Frame {
         session: caller.session_id.clone(),
+        session_backend: caller.session_backend,
         session_message: caller.session_message.clone(),
         state: return_state.clone(),
         scope_dir: caller.scope_dir.clone(),

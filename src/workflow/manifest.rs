@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+use crate::backend::options::OptionValues;
+use crate::backend::profile::profile;
+use crate::ids::BackendName;
+use crate::syntax::frontmatter::StateFrontmatter;
 use crate::syntax::yaml_limits;
 use crate::workflow::scope::{ManifestText, Scope};
 use crate::workflow::yaml_scope::non_negative_number;
@@ -51,8 +55,102 @@ pub(crate) struct Manifest {
     /// As written: `${VAR}` is replaced at launch (`environment_now`).
     pub(crate) environment: BTreeMap<String, String>,
     pub(crate) requires_human_input: HumanInput,
-    /// The backend named, if any (`pi`, the only one raymond knows besides Claude).
-    pub(crate) backend: Option<String>,
+    /// The backend the workflow's prompt states run on, unless a state says
+    /// otherwise; `None` leaves the run's choice (`--backend`, config, Claude).
+    pub(crate) backend: Option<BackendChoice>,
+}
+
+/// `backend:` — raymond's `pi` or `{name: pi, options: {…}}` (R13.1), for any
+/// backend Baton has. The options are checked by that backend now, so a mistake
+/// is reported before anything runs, and handed to it under each state's own.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BackendChoice {
+    pub(crate) name: BackendName,
+    pub(crate) options: OptionValues,
+}
+
+impl BackendChoice {
+    /// The backend a state runs on and the options it gets: the state's `backend`,
+    /// else its workflow's manifest's, else the run's; the manifest's
+    /// `backend.options` (when it names the same backend) under the state's own keys.
+    pub(crate) fn for_state(
+        frontmatter: &StateFrontmatter,
+        workflow: &Scope,
+        run_default: BackendName,
+    ) -> Result<(BackendName, OptionValues), String> {
+        let manifest =
+            Manifest::of_scope(workflow).map_err(|error| error.to_string())?.and_then(|manifest| manifest.backend);
+        let name = match &frontmatter.backend {
+            Some(name) => BackendName::parse(name).map_err(|error| format!("`backend`: {error}"))?,
+            None => manifest.as_ref().map_or(run_default, |choice| choice.name),
+        };
+        let mut options =
+            manifest.filter(|choice| choice.name == name).map(|choice| choice.options).unwrap_or_default();
+        options.extend(frontmatter.options.iter().map(|(key, value)| (key.clone(), value.clone())));
+        Ok((name, options))
+    }
+
+    /// `None` for an empty name (raymond: "" is Claude's default).
+    fn read(value: &Yaml) -> Result<Option<BackendChoice>, String> {
+        let (name, options) = match value {
+            Yaml::Hash(fields) => {
+                for key in fields.keys() {
+                    let key = scalar(key).unwrap_or_default();
+                    if key != "name" && key != "options" {
+                        return Err(format!("`backend` has `{key}`; expected `name` and `options`"));
+                    }
+                }
+                let name = match fields.get(&Yaml::String("name".into())) {
+                    Some(name) => scalar(name).ok_or("`backend.name` must be text")?,
+                    None => return Err("`backend` needs a `name` (claude, pi or codex)".into()),
+                };
+                let options = match fields.get(&Yaml::String("options".into())) {
+                    None | Some(Yaml::Null) => OptionValues::new(),
+                    Some(Yaml::Hash(options)) => {
+                        options.iter().map(|(key, value)| (scalar(key).unwrap_or_default(), json_of(value))).collect()
+                    }
+                    Some(_) => return Err("`backend.options` must be a mapping (`options: {provider: …}`)".into()),
+                };
+                (name, options)
+            }
+            other => (
+                scalar(other).ok_or("`backend` must be a name (claude, pi, codex) or `{name: …, options: {…}}`")?,
+                OptionValues::new(),
+            ),
+        };
+        if name.trim().is_empty() {
+            return Ok(None);
+        }
+        let name = BackendName::parse(&name).map_err(|error| format!("`backend`: {error}"))?;
+        let backend = profile(name);
+        if let Some(key) = backend.sort_options(&options).unknown.first() {
+            return Err(format!(
+                "`backend.options` has `{key}`, which no backend takes; {} takes {}",
+                backend.cli,
+                backend.option_keys.join(", ")
+            ));
+        }
+        (backend.check_options)(&options).map_err(|error| format!("`backend.options`: {error}"))?;
+        Ok(Some(BackendChoice { name, options }))
+    }
+}
+
+/// A YAML value as JSON.
+fn json_of(value: &Yaml) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Yaml::Real(text) => {
+            text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+        }
+        Yaml::Integer(number) => Value::from(*number),
+        Yaml::String(text) => Value::String(text.clone()),
+        Yaml::Boolean(flag) => Value::Bool(*flag),
+        Yaml::Array(items) => Value::Array(items.iter().map(json_of).collect()),
+        Yaml::Hash(map) => {
+            Value::Object(map.iter().map(|(key, value)| (scalar(key).unwrap_or_default(), json_of(value))).collect())
+        }
+        Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Value::Null,
+    }
 }
 
 /// Why a manifest cannot be used.
@@ -104,10 +202,13 @@ impl Manifest {
         };
         let id = match key("id") {
             Some(value) => text_of("id", value)?,
+            // A YAML workflow's `backend` counts without an `id`: it says how the
+            // states run, and ignoring it would run them on Claude instead.
+            None if in_workflow && key("backend").is_some() => String::new(),
             None if in_workflow => return Ok(None),
             None => String::new(),
         };
-        if id.trim().is_empty() {
+        if id.trim().is_empty() && !(in_workflow && key("id").is_none()) {
             return Err(invalid("`id` is required and must not be empty".into()));
         }
         let mut manifest = Manifest { id, ..Manifest::default() };
@@ -167,14 +268,9 @@ impl Manifest {
             };
         }
         manifest.backend = match key("backend") {
-            None => None,
-            Some(Yaml::Hash(backend)) => match backend.get(&Yaml::String("name".into())) {
-                Some(name) => Some(text_of("backend.name", name)?),
-                None => None,
-            },
-            Some(value) => Some(text_of("backend", value)?),
-        }
-        .filter(|name| !name.is_empty());
+            None | Some(Yaml::Null) => None,
+            Some(value) => BackendChoice::read(value).map_err(invalid)?,
+        };
         Ok(Some(manifest))
     }
 
@@ -241,8 +337,13 @@ mod tests {
         assert_eq!(manifest.working_directory.as_deref(), Some("../repo"));
         assert_eq!(manifest.environment["LEVEL"], "3");
         assert_eq!(manifest.requires_human_input, HumanInput::Yes);
-        assert_eq!(manifest.backend.as_deref(), Some("pi"));
-        assert_eq!(parse("id: x\nbackend: pi\n").unwrap().unwrap().backend.as_deref(), Some("pi"));
+        let backend = manifest.backend.expect("a backend");
+        assert_eq!((backend.name, backend.options["provider"].as_str()), (BackendName::Pi, Some("x")));
+        assert_eq!(
+            parse("id: x\nbackend: pi\n").unwrap().unwrap().backend.map(|backend| backend.name),
+            Some(BackendName::Pi)
+        );
+        assert_eq!(parse("id: x\nbackend: ''\n").unwrap().unwrap().backend, None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
-use crate::syntax::claude_options::CLAUDE_OPTION_KEYS;
+use crate::backend::profile::all_option_keys;
 use crate::syntax::yaml_limits;
 use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
 use crate::text::state_name;
@@ -77,17 +77,28 @@ pub(crate) enum YamlError {
     Invalid { path: PathBuf, line: Option<usize>, message: String },
 }
 
-/// The keys a state may have besides the Claude options ([`CLAUDE_OPTION_KEYS`]).
-const STATE_KEYS: &[&str] =
-    &["prompt", "sh", "ps1", "bat", "allowed_transitions", "model", "effort", "force_implicit", "isolation", "timeout"];
+/// The keys a state may have besides the backends' options ([`all_option_keys`]).
+const STATE_KEYS: &[&str] = &[
+    "prompt",
+    "sh",
+    "ps1",
+    "bat",
+    "allowed_transitions",
+    "model",
+    "effort",
+    "force_implicit",
+    "isolation",
+    "timeout",
+    "backend",
+];
 const SCRIPT_KEYS: &[&str] = &["sh", "ps1", "bat"];
-/// Prompt-only keys besides the Claude options, which are prompt-only too (R13.6:
+/// Prompt-only keys besides the backends' options, which are prompt-only too (R13.6:
 /// refused on a script state).
-const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit", "isolation"];
+const PROMPT_ONLY_KEYS: &[&str] = &["allowed_transitions", "model", "effort", "force_implicit", "isolation", "backend"];
 
 /// Every key a state may have.
 fn state_keys() -> impl Iterator<Item = &'static str> {
-    STATE_KEYS.iter().copied().chain(CLAUDE_OPTION_KEYS)
+    STATE_KEYS.iter().copied().chain(all_option_keys())
 }
 
 impl YamlWorkflow {
@@ -280,7 +291,7 @@ fn state_kind(fields: &Hash, at: &dyn Fn(String) -> YamlError) -> Result<StateKi
         (Some(prompt), true) => Ok(StateKind::Prompt(virtual_markdown(fields, &prompt))),
         (None, false) => {
             // `force_implicit: false` says nothing; any other prompt-only key is a mistake.
-            let forbidden = PROMPT_ONLY_KEYS.iter().copied().chain(CLAUDE_OPTION_KEYS).find(|key| {
+            let forbidden = PROMPT_ONLY_KEYS.iter().copied().chain(all_option_keys()).find(|key| {
                 match fields.get(&Yaml::String((*key).into())) {
                     None => false,
                     Some(Yaml::Boolean(false)) => *key != "force_implicit",
@@ -441,8 +452,8 @@ states:
         assert!(workflow.unknown_keys("A.md").is_empty());
         let Some(VirtualFile::Prompt(text)) = workflow.file("A.md") else { panic!("a prompt") };
         let parsed = crate::syntax::frontmatter::parse_prompt(text).expect("parses");
-        assert_eq!(parsed.frontmatter.claude.permission_mode.as_deref(), Some("plan"));
-        assert_eq!(parsed.frontmatter.claude.tools, Some(vec!["Read".to_string()]));
+        assert_eq!(parsed.frontmatter.options["permission_mode"], "plan");
+        assert_eq!(parsed.frontmatter.options["tools"], serde_json::json!(["Read"]));
         assert_eq!(
             error("states:\n  A:\n    sh: echo\n    allowed_tools: [Read]\n"),
             "YAML workflow `wf.yaml`, line 2: state `A`: `allowed_tools` applies to prompt states only; this is a script state"

@@ -12,12 +12,13 @@ use std::path::PathBuf;
 use tokio::sync::watch;
 
 use super::command::ClaudeCommand;
-use super::process::{ClaudeProcess, ClaudeProcessError, run_claude};
+use super::options::ClaudeOptions;
 use super::stream_reader::{StreamReader, StreamSignal};
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
+use crate::backend::jsonl_process::{CliProcess, CliProcessError, run_cli};
 
+use crate::backend::binary::BinaryError;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
-use crate::process::executable::{find_on_path, is_executable};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 use crate::text::excerpt::head;
@@ -25,60 +26,15 @@ use crate::text::excerpt::head;
 /// How much of Claude's result text or stderr goes into a message.
 const MESSAGE_CHARS: usize = 500;
 
-/// Where the `claude` binary comes from, in precedence order.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ClaudeBinarySources {
-    pub(crate) flag: Option<PathBuf>,
-    pub(crate) environment: Option<PathBuf>,
-    pub(crate) config: Option<PathBuf>,
-}
-
-/// Why no usable `claude` binary was found.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ClaudeBinaryError {
-    #[error("{origin} names `{}`, which does not exist", .path.display())]
-    Missing { origin: &'static str, path: PathBuf },
-    #[error("{origin} names `{}`, which is not an executable file", .path.display())]
-    NotExecutable { origin: &'static str, path: PathBuf },
-    #[error(
-        "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
-         .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)"
-    )]
-    NotFound,
-}
-
-impl ClaudeBinarySources {
-    /// `--claude-bin`, then `BATON_CLAUDE_BIN`, then `claude_bin` in config.toml, then `PATH`.
-    pub(crate) fn resolve(&self) -> Result<PathBuf, ClaudeBinaryError> {
-        let named = [
-            ("--claude-bin", &self.flag),
-            ("BATON_CLAUDE_BIN", &self.environment),
-            ("claude_bin in .baton/config.toml", &self.config),
-        ];
-        for (origin, path) in named {
-            if let Some(path) = path {
-                return if is_executable(path) {
-                    Ok(path.clone())
-                } else if !path.exists() {
-                    Err(ClaudeBinaryError::Missing { origin, path: path.clone() })
-                } else {
-                    Err(ClaudeBinaryError::NotExecutable { origin, path: path.clone() })
-                };
-            }
-        }
-        find_on_path("claude").ok_or(ClaudeBinaryError::NotFound)
-    }
-}
-
 pub(crate) struct ClaudeBackend {
     /// Resolved once per run; a missing CLI fails only the first prompt state, so
     /// script-only workflows never need one.
-    binary: Result<PathBuf, ClaudeBinaryError>,
+    binary: Result<PathBuf, BinaryError>,
     skip_permissions: bool,
 }
 
 impl ClaudeBackend {
-    pub(crate) fn new(binary: Result<PathBuf, ClaudeBinaryError>, skip_permissions: bool) -> ClaudeBackend {
+    pub(crate) fn new(binary: Result<PathBuf, BinaryError>, skip_permissions: bool) -> ClaudeBackend {
         ClaudeBackend { binary, skip_permissions }
     }
 }
@@ -93,20 +49,26 @@ impl Backend for ClaudeBackend {
     ) -> BackendFuture<'a> {
         Box::pin(async move {
             let binary = self.binary.clone().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
+            let options = ClaudeOptions::from_values(&request.options)
+                .map_err(|error| BackendError::Refused(format!("Invalid YAML frontmatter: {error}")))?
+                .resolve_paths(&request.workflow_dir, &request.cwd)
+                .map_err(BackendError::Refused)?;
             let command = ClaudeCommand {
                 skip_permissions: self.skip_permissions,
                 model: request.model.clone(),
                 effort: request.effort.clone(),
                 session: request.session.clone(),
                 new_session_id: request.new_session_id.clone(),
-                options: request.claude.clone(),
+                options,
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
-            let process = ClaudeProcess {
+            let process = CliProcess {
+                cli: "Claude Code",
                 program: &binary,
                 arguments: &arguments,
-                prompt: &request.prompt,
+                prompt: Some(&request.prompt),
+                env_remove: &["CLAUDECODE"],
                 cwd: &request.cwd,
                 env: &request.env,
                 idle_timeout: request.idle_timeout,
@@ -122,10 +84,10 @@ impl Backend for ClaudeBackend {
                 }
                 on_event(BackendEvent::Raw(object));
             };
-            let exit = match run_claude(process, on_object, stop, watchdog).await {
+            let exit = match run_cli(process, on_object, stop, watchdog).await {
                 Ok(exit) => exit,
-                Err(ClaudeProcessError::Cancelled) => return Err(BackendError::Cancelled),
-                Err(ClaudeProcessError::IdleTimeout { after }) => {
+                Err(CliProcessError::Cancelled { .. }) => return Err(BackendError::Cancelled),
+                Err(CliProcessError::IdleTimeout { after, .. }) => {
                     return Err(BackendError::Timeout(format!(
                         "Claude Code printed nothing for {} and was stopped (timeout from {})",
                         crate::text::duration::seconds_phrase(after.as_secs_f64()),
@@ -179,7 +141,7 @@ impl Backend for ClaudeBackend {
                 }
             }
             if !summary.saw_result {
-                let message = "Claude Code exited without a result event".to_string();
+                let message = format!("Claude Code exited without a result event{}", exit.malformed.note());
                 return Err(BackendError::Failed { message, cost_usd: summary.cost_usd });
             }
             // A turn run with `--json-schema` may answer with its structured output alone.

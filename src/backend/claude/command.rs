@@ -12,8 +12,8 @@
 //! `--settings`, `--add-dir` (one per directory), `--json-schema`.
 
 use crate::backend::SessionMode;
+use crate::backend::claude::options::{ClaudeOptions, ConfigSource};
 use crate::ids::SessionId;
-use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
 
 /// Tools Baton never lets Claude use: they would wait for a human or change modes.
 pub(crate) const DISALLOWED_TOOLS: &str = "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit";

@@ -3,10 +3,12 @@
 //!
 //! 1. refuse to start when the run is already over budget (synthetic `<result>`);
 //! 2. load the prompt, split its frontmatter (policy, model, effort, force_implicit),
-//!    render the body with the state's variables (R6);
+//!    choose its backend (the state's `backend`, its workflow's manifest, the run's
+//!    `--backend`/config, Claude) and check its options there, render the body with
+//!    the state's variables (R6);
 //! 3. run a turn in the right session (R3.15): a `<call>` child forks its caller's
 //!    session, `goto`/return/parent-after-fork resume the agent's session, fresh
-//!    otherwise; a session borrowed from the run a `baton rerun` copied is forked
+//!    otherwise, and fresh whenever that session is another backend's; a session borrowed from the run a `baton rerun` copied is forked
 //!    where it would be resumed, so the original's conversation never changes;
 //! 4. after each turn, in R5.17's order: budget → `force_implicit` → parse →
 //!    multi-fork → implicit → exactly one tag, resolved and allowed by the policy;
@@ -18,25 +20,25 @@
 
 mod turn;
 
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use turn::{TurnError, interpret_turn};
 
 use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput, warn_ignored_attributes};
-use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, SessionMode};
+use crate::backend::profile::{Profile, profile};
+use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, Backends, SessionMode};
 use crate::events::error_kind::ErrorKind;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::executor::template_variables;
 use crate::ids::SessionId;
 use crate::model::agent::PauseReason;
-use crate::syntax::claude_options::{ClaudeOptions, ConfigSource};
 use crate::syntax::print_extractor::PrintExtractor;
 use crate::syntax::scanner::scan;
 use crate::syntax::template::render;
 use crate::transition::Transition;
+use crate::workflow::manifest::BackendChoice;
 use crate::workflow::resolution::{self, Platform};
 use crate::workflow::specifier::Caller;
 use crate::workflow::state_file::{PromptFileError, read_prompt};
@@ -44,27 +46,25 @@ use crate::workflow::state_file::{PromptFileError, read_prompt};
 /// Model turns per step: the first plus up to two reminders (R5.16).
 pub(crate) const MAX_REMINDER_ATTEMPTS: u32 = 3;
 
-/// The model when neither the state nor the run names one (R5.21).
-pub(crate) const DEFAULT_MODEL: &str = "sonnet";
-
 pub(crate) struct MarkdownExecutor {
-    backend: Arc<dyn Backend>,
+    backends: Backends,
 }
 
 impl MarkdownExecutor {
-    pub(crate) fn new(backend: Arc<dyn Backend>) -> MarkdownExecutor {
-        MarkdownExecutor { backend }
+    pub(crate) fn new(backends: Backends) -> MarkdownExecutor {
+        MarkdownExecutor { backends }
     }
 }
 
 impl StateExecutor for MarkdownExecutor {
     fn execute<'a>(&'a self, input: StepInput, context: &'a ExecutionContext) -> StepFuture<'a> {
-        Box::pin(run_markdown_state(self.backend.as_ref(), input, context))
+        Box::pin(run_markdown_state(&self.backends, input, context))
     }
 }
 
 struct Step<'a> {
     input: &'a StepInput,
+    backend: &'static Profile,
     context: &'a ExecutionContext,
     started: Instant,
     cost: f64,
@@ -89,7 +89,13 @@ impl Step<'_> {
             session_id: self.session.clone(),
             duration_ms: self.started.elapsed().as_millis() as u64,
         });
-        Ok(ExecutionResult { transition, session_id: self.session, session_message: self.message, cost_usd: self.cost })
+        Ok(ExecutionResult {
+            transition,
+            session_id: self.session,
+            session_message: self.message,
+            session_backend: Some(self.backend.name),
+            cost_usd: self.cost,
+        })
     }
 
     /// R9.3: over budget (strictly), the state's output is ignored.
@@ -103,7 +109,7 @@ impl Step<'_> {
 }
 
 async fn run_markdown_state(
-    backend: &dyn Backend,
+    backends: &Backends,
     input: StepInput,
     context: &ExecutionContext,
 ) -> Result<ExecutionResult, StepFailure> {
@@ -117,6 +123,7 @@ async fn run_markdown_state(
     });
     let mut step = Step {
         input: &input,
+        backend: profile(context.default_backend),
         context,
         started: Instant::now(),
         cost: 0.0,
@@ -150,15 +157,27 @@ async fn run_markdown_state(
         let message = format!("prompt file `{}`: {problem}", path.display());
         return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PolicyError, message));
     }
-    if !frontmatter.unknown_fields.is_empty() {
+    let (backend_name, options) =
+        BackendChoice::for_state(&frontmatter, &workflow, context.default_backend).map_err(|problem| {
+            let message = format!("prompt file `{}`: {problem}", path.display());
+            StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+        })?;
+    step.backend = profile(backend_name);
+    let backend: &dyn Backend = backends.get(backend_name);
+    (step.backend.check_options)(&options).map_err(|error| {
+        let message = format!("prompt file `{}`: Invalid YAML frontmatter: {error}", path.display());
+        StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+    })?;
+    let sorted = step.backend.sort_options(&options);
+    let warnings = (!sorted.unknown.is_empty())
+        .then(|| format!("ignoring unrecognized frontmatter field(s): {}", sorted.unknown.join(", ")))
+        .into_iter()
+        .chain(sorted.ignored.iter().map(|(key, why)| format!("`{key}` is {why}")));
+    for warning in warnings {
         step.emit(Event::ErrorOccurred {
             agent_id: agent.id.clone(),
             error_type: ErrorKind::UnknownField,
-            message: format!(
-                "{}: ignoring unrecognized frontmatter field(s): {}",
-                agent.current_state,
-                frontmatter.unknown_fields.join(", ")
-            ),
+            message: format!("{}: {warning}", agent.current_state),
             state: agent.current_state.clone(),
             is_retryable: false,
             retry_count: 0,
@@ -175,20 +194,44 @@ async fn run_markdown_state(
     })?;
     let template_variables = template_variables(context, agent);
     let base_prompt = render(&prompt.body, &template_variables);
+    // `--model` and `--effort` speak the run's backend's vocabulary (R5.21–R5.22).
+    let on_run_backend = backend_name == context.default_backend;
     let model = frontmatter
         .model
         .clone()
-        .or_else(|| context.default_model.clone())
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone());
+        .or_else(|| context.default_model.clone().filter(|_| on_run_backend))
+        .unwrap_or_else(|| step.backend.default_model.to_string());
+    let effort = frontmatter.effort.clone().or_else(|| context.default_effort.clone().filter(|_| on_run_backend));
     let policy = frontmatter.policy.clone().unwrap_or_default();
-    let claude = resolve_paths(&frontmatter.claude, workflow.workflow_dir(), &agent.cwd).map_err(|problem| {
-        let message = format!("prompt file `{}`: {problem}", path.display());
-        StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
-    })?;
 
+    // A session never crosses backends: another backend's conversation is not
+    // continued, and the state starts a fresh one on its own.
+    let session_backend = agent.session_backend.unwrap_or_default();
+    let crosses = session_backend != backend_name && (agent.fork_session_id.is_some() || agent.session_id.is_some());
+    if crosses {
+        step.emit(Event::ProgressMessage {
+            agent_id: agent.id.clone(),
+            message: format!(
+                "{}: a fresh {} conversation: the agent's session is {}'s, and a session never crosses backends",
+                agent.current_state,
+                step.backend.cli,
+                profile(session_backend).cli
+            ),
+        });
+        step.session = None;
+        step.message = None;
+    }
     let mut session = match (&agent.fork_session_id, agent.continue_and_fork, &agent.session_id) {
+        _ if crosses => SessionMode::Fresh,
         (Some(caller), _, _) => context.fork_session(caller, agent.session_message.as_ref()),
+        (None, true, _) if !step.backend.capabilities.continue_latest => {
+            let message = format!(
+                "state `{}`: --continue-session needs the directory's latest conversation, which {} cannot continue; \
+                 resume without it, or run this state on Claude",
+                agent.current_state, step.backend.cli
+            );
+            return Err(StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message));
+        }
         (None, true, _) => SessionMode::ContinueAndFork,
         (None, false, Some(session)) => context.continue_session(session, agent.session_message.as_ref()),
         (None, false, None) => SessionMode::Fresh,
@@ -212,17 +255,21 @@ async fn run_markdown_state(
         step.emit(Event::ClaudeInvocationStarted {
             agent_id: agent.id.clone(),
             state: agent.current_state.clone(),
+            backend: backend_name,
+            model: model.clone(),
             session_id,
             is_fork,
             is_reminder: attempt > 0,
             reminder_attempt: attempt,
         });
         let request = BackendRequest {
+            backend: backend_name,
             agent_id: agent.id.clone(),
             state: agent.current_state.clone(),
             reminder: attempt,
             prompt: prompt_text,
             cwd: agent.cwd.clone(),
+            workflow_dir: workflow.workflow_dir().to_path_buf(),
             model: model.clone(),
             effort: effort.clone(),
             session: session.clone(),
@@ -230,7 +277,7 @@ async fn run_markdown_state(
             idle_timeout: timeout.limit,
             timeout_source: timeout.source.to_string(),
             env: context.environment.clone(),
-            claude: claude.clone(),
+            options: options.clone(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =
@@ -241,7 +288,7 @@ async fn run_markdown_state(
                         BackendError::Failed { cost_usd, .. } | BackendError::TurnLimit { cost_usd, .. } => *cost_usd,
                         _ => 0.0,
                     };
-                    return Err(classify(error).with_cost(step.cost + failed_turn_cost));
+                    return Err(classify(error, step.backend.cli).with_cost(step.cost + failed_turn_cost));
                 }
             };
         if let Some(session_id) = response.session_id {
@@ -294,29 +341,6 @@ async fn run_markdown_state(
     ))
 }
 
-/// The state's options with `mcp_config` and `settings` paths made absolute against
-/// the workflow's directory, and `add_dirs` against the agent's cwd. A configuration
-/// file that does not exist would fail every attempt: the message says which.
-fn resolve_paths(options: &ClaudeOptions, workflow_dir: &Path, cwd: &Path) -> Result<ClaudeOptions, String> {
-    let config = |key: &str, source: &ConfigSource| -> Result<ConfigSource, String> {
-        let ConfigSource::Path(written) = source else { return Ok(source.clone()) };
-        let path = workflow_dir.join(written);
-        if !path.is_file() {
-            return Err(format!(
-                "`{key}` names `{written}`, which is no file (`{}`; relative paths are relative to the workflow's directory)",
-                path.display()
-            ));
-        }
-        Ok(ConfigSource::Path(path.to_string_lossy().into_owned()))
-    };
-    let mut resolved = options.clone();
-    resolved.mcp_config =
-        options.mcp_config.iter().map(|source| config("mcp_config", source)).collect::<Result<_, _>>()?;
-    resolved.settings = options.settings.as_ref().map(|source| config("settings", source)).transpose()?;
-    resolved.add_dirs = options.add_dirs.iter().map(|dir| cwd.join(dir).to_string_lossy().into_owned()).collect();
-    Ok(resolved)
-}
-
 /// Publish what a turn does while it runs.
 fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent) {
     let agent_id = step.input.agent.id.clone();
@@ -340,7 +364,7 @@ fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent)
 }
 
 /// A backend failure as the loop should treat it (§10.1).
-fn classify(error: BackendError) -> StepFailure {
+fn classify(error: BackendError, cli: &str) -> StepFailure {
     match error {
         BackendError::UsageLimit { message, resets_at } => {
             let resets = resets_at
@@ -363,9 +387,12 @@ fn classify(error: BackendError) -> StepFailure {
         BackendError::Timeout(message) => {
             StepFailure::retryable(PauseReason::Timeout, ErrorKind::ClaudeCodeTimeout, message)
         }
+        BackendError::Refused(message) => {
+            StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
+        }
         BackendError::NotAvailable(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
         BackendError::Cancelled => {
-            StepFailure::fatal(ErrorKind::Cancelled, "Claude Code was stopped before it finished")
+            StepFailure::fatal(ErrorKind::Cancelled, format!("{cli} was stopped before it finished"))
         }
     }
 }
