@@ -15,7 +15,7 @@ fn logged_loop() -> Test {
     Test::new().file("START.sh", "echo '<goto input=\"1\">STEP</goto>'\n").file(
         "STEP.sh",
         &with_wait_for(
-            "n=$BATON_INPUT\n[ \"$n\" -eq 4 ] && wait_for go.flag\necho \"step $n\" >> effects.log\n\
+            "n=$BATON_INPUT\n[ \"$n\" -eq 4 ] && { echo $$ > step4.pid; wait_for go.flag; }\necho \"step $n\" >> effects.log\n\
              if [ \"$n\" -ge 10 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n + 1))\\\">STEP</goto>\"; fi\n",
         ),
     )
@@ -81,6 +81,16 @@ fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunnin
     daemon.kill();
     // SAFETY: kill(2) on the run's process, as a machine crash would.
     unsafe { libc::kill(child, libc::SIGKILL) };
+    // The watchdog ends the killed run's step; until it has, that step would see
+    // the flag and log "step 4" itself (a race of the test, not of the resume).
+    let step: i32 =
+        std::fs::read_to_string(test.root().join("step4.pid")).expect("step 4's pid").trim().parse().expect("a pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // SAFETY: signal 0 only checks that the process exists.
+    while unsafe { libc::kill(step, 0) } == 0 {
+        assert!(std::time::Instant::now() < deadline, "the killed run's step outlived it");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     std::fs::write(test.root().join("go.flag"), "").expect("flag");
     let daemon = Daemon::start(&test, &[]);
     // Step 4 was in flight at the kill (waiting for the flag, before its effect):

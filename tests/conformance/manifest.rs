@@ -11,14 +11,19 @@ fn with_manifest(manifest: &str) -> Test {
 
 #[test]
 fn r13_1_a_backend_baton_lacks_is_refused_before_anything_runs() {
-    let outcome = with_manifest("id: w\nbackend: {name: pi, options: {provider: x}}\n").run_workflow(&[]);
+    let outcome = with_manifest("id: w\nbackend: {name: gemni, options: {provider: x}}\n").run_workflow(&[]);
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),
-        "error: workflow `wf` runs on the `pi` backend (its manifest says so), which Baton does not have; Baton runs \
-         prompts with Claude Code only"
+        "error: manifest `[ROOT]/wf/workflow.yaml`: `backend`: unknown backend `gemni`: expected one of claude, pi, codex"
     );
     assert!(!outcome.root().join(".baton/runs/test").exists());
+}
+
+/// raymond's `pi_test_fixture`: a pi workflow of script states runs without pi.
+#[test]
+fn r13_1_a_pi_workflow_of_scripts_runs_without_pi() {
+    with_manifest("id: pi-test-fixture\nbackend: pi\n").env("PATH", "/usr/bin:/bin").run_workflow(&["-q"]).status(0);
 }
 
 #[test]
@@ -79,8 +84,19 @@ fn r13_2_a_workflow_yaml_with_states_is_no_manifest_and_a_yaml_workflow_carries_
         .write("flow.yaml", "id: flow\nbackend: pi\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
         .args(["run", "flow.yaml", "--run-id", RUN])
         .run();
+    outcome.status(0).stdout("x\n");
+    let outcome = Test::new()
+        .write("flow.yaml", "id: flow\nbackend: pie\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
+        .args(["run", "flow.yaml", "--run-id", RUN])
+        .run();
     outcome.status(1);
-    assert!(outcome.error_message().contains("runs on the `pi` backend"), "{}", outcome.stderr);
+    assert!(
+        outcome
+            .error_message()
+            .contains("unknown backend `pie`: expected one of claude, pi, codex; did you mean `pi`?"),
+        "{}",
+        outcome.stderr
+    );
 }
 
 #[test]
