@@ -83,9 +83,15 @@ fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunnin
     unsafe { libc::kill(child, libc::SIGKILL) };
     // The watchdog ends the killed run's step; until it has, that step would see
     // the flag and log "step 4" itself (a race of the test, not of the resume).
-    let step: i32 =
-        std::fs::read_to_string(test.root().join("step4.pid")).expect("step 4's pid").trim().parse().expect("a pid");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let step: i32 = loop {
+        // The shell creates the file before it writes the number.
+        match std::fs::read_to_string(test.root().join("step4.pid")).unwrap_or_default().trim().parse() {
+            Ok(pid) => break pid,
+            Err(_) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(_) => panic!("step 4 never wrote its pid"),
+        }
+    };
     // SAFETY: signal 0 only checks that the process exists.
     while unsafe { libc::kill(step, 0) } == 0 {
         assert!(std::time::Instant::now() < deadline, "the killed run's step outlived it");
