@@ -3,6 +3,7 @@
 pub(crate) mod common;
 
 mod ask;
+mod backends;
 mod call_stack;
 mod cross_workflow;
 mod failure_resume;
