@@ -1,6 +1,6 @@
 //! `baton test`: a workflow's tests run offline against scripted replies and
-//! script stubs (`docs/testing.md`). Claude is never needed: `BATON_CLAUDE_BIN`
-//! points nowhere in every test here.
+//! script stubs (`docs/testing.md`). No agent CLI is ever needed: `BATON_CLAUDE_BIN`,
+//! `BATON_PI_BIN` and `BATON_CODEX_BIN` point nowhere in every test here.
 
 use serde_json::Value;
 
@@ -9,7 +9,10 @@ use crate::support::Test;
 const REVIEW: &str = "---\nallowed_transitions:\n  - { tag: result }\n---\nReview {{input}}.\n";
 
 fn offline() -> Test {
-    Test::new().env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+    Test::new()
+        .env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+        .env("BATON_PI_BIN", "/nonexistent/pi")
+        .env("BATON_CODEX_BIN", "/nonexistent/codex")
 }
 
 #[test]
@@ -327,4 +330,116 @@ fn a_directory_without_workflows_that_have_tests_says_so() {
         "FAIL docs: no tests: no workflow under it has any (a workflow `WF/` keeps them in `WF/tests/*.yaml`, a \
              `FLOW.yaml` in `FLOW.tests/*.yaml`)\n0 passed, 1 failed\n",
     );
+}
+
+/// A prompt state on `backend` whose only way out is `<result>`.
+fn on(backend: &str) -> String {
+    format!("---\nbackend: {backend}\nallowed_transitions:\n  - {{ tag: result }}\n---\nReview {{{{input}}}}.\n")
+}
+
+#[test]
+fn a_reply_written_for_another_backend_fails_the_test_naming_both() {
+    offline()
+        .file("START.md", "Plan {{input}}.\n")
+        .file("REVIEW.md", &on("codex"))
+        .write(
+            "wf/tests/swapped.yaml",
+            "description: the replies of the two states swapped\n\
+             replies:\n  START: [{text: '<goto>REVIEW</goto>', backend: codex}]\n  REVIEW: [{text: '<result>ok</result>', backend: claude}]\n",
+        )
+        .write(
+            "wf/tests/reviewer.yaml",
+            "replies:\n  START: [{text: '<goto>REVIEW</goto>', backend: claude}]\n  REVIEW: [{text: '<result>ok</result>', backend: claude}]\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/reviewer.yaml: the scripted reply for REVIEW.md, turn 1 of agent main is for the claude \
+             backend, but REVIEW.md runs on codex\n\
+             FAIL wf/tests/swapped.yaml: the scripted reply for START.md, turn 1 of agent main is for the codex \
+             backend, but START.md runs on claude\n\
+             0 passed, 2 failed\n",
+        );
+}
+
+/// Issue 20, item 6: one workflow on Claude, pi and Codex (a goto across
+/// backends, a function into another backend and its result back) passes
+/// offline, each reply naming the backend its state runs on; a reply naming
+/// none is taken on any.
+#[test]
+fn a_workflow_mixing_claude_pi_and_codex_states_passes_its_tests() {
+    offline()
+        .file("START.md", "---\nallowed_transitions:\n  - { tag: goto, target: PLAN }\n---\nStart {{input}}.\n")
+        .file(
+            "PLAN.md",
+            "---\nbackend: pi\nallowed_transitions:\n  - { tag: function, target: REVIEW, return: DONE }\n---\nPlan.\n",
+        )
+        .file("REVIEW.md", &on("codex"))
+        .file("DONE.md", &on("claude"))
+        .write(
+            "wf/tests/mixed.yaml",
+            "description: planned on pi, reviewed on Codex, finished on Claude\ninput: a flag\n\
+             replies:\n\
+             \x20 START: [{text: '<goto>PLAN</goto>', backend: claude, cost_usd: 0.5}]\n\
+             \x20 PLAN: [{text: '<function return=\"DONE\">REVIEW</function>', backend: pi, cost_usd: 0.25}]\n\
+             \x20 REVIEW: [{text: '<result>APPROVED</result>', backend: Codex}]\n\
+             \x20 DONE: ['<result>reviewed</result>']\n\
+             expect:\n  result: reviewed\n  path: [START, PLAN, REVIEW, DONE]\n  cost_usd: 0.75\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/mixed.yaml: planned on pi, reviewed on Codex, finished on Claude\n1 passed, 0 failed\n");
+}
+
+/// raymond's form: `backend: pi` in `workflow.yaml` puts every prompt state on pi
+/// (R13.1) unless the state names its own, in a directory and in a YAML workflow.
+#[test]
+fn a_manifest_backend_pi_workflow_passes_with_replies_for_pi() {
+    offline()
+        .file("workflow.yaml", "id: wf\nbackend: pi\n")
+        .file("START.md", "---\nallowed_transitions:\n  - { tag: goto, target: CHECK }\n---\nGo.\n")
+        .file("CHECK.md", &on("claude"))
+        .write(
+            "wf/tests/pi.yaml",
+            "replies:\n  START: [{text: '<goto>CHECK</goto>', backend: pi}]\n  CHECK: [{text: '<result>ok</result>', backend: claude}]\n\
+             expect: {result: ok}\n",
+        )
+        .write("wf/tests/claude.yaml", "replies:\n  START: [{text: '<goto>CHECK</goto>', backend: claude}]\n")
+        .write(
+            "flow.yaml",
+            "id: flow\nbackend: {name: pi, options: {thinking: low}}\n\
+             states:\n  START:\n    prompt: Go\n    allowed_transitions: [{tag: result}]\n",
+        )
+        .write("flow.tests/pi.yaml", "replies:\n  START: [{text: '<result>ok</result>', backend: pi}]\n")
+        .args(["test", "wf", "flow.yaml"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/claude.yaml: the scripted reply for START.md, turn 1 of agent main is for the claude \
+             backend, but START.md runs on pi\n\
+             PASS wf/tests/pi.yaml\n\
+             PASS flow.tests/pi.yaml\n\
+             2 passed, 1 failed\n",
+        );
+}
+
+/// A reply's `backend` that was no text (`3`) or empty was read as a backend
+/// called ``: "unknown backend ``", naming neither the key nor the value.
+#[test]
+fn a_reply_backend_that_is_no_name_fails_with_its_line_regression() {
+    offline()
+        .file("START.md", &on("claude"))
+        .write("wf/tests/number.yaml", "replies:\n  START:\n    - {text: '<result>ok</result>', backend: 3}\n")
+        .write("wf/tests/typo.yaml", "replies:\n  START:\n    - text: '<result>ok</result>'\n      backend: codx\n")
+        .args(["test", "wf"])
+        .run()
+        .status(1)
+        .stdout(
+            "FAIL wf/tests/number.yaml:3: `replies.START.0.backend` must be a backend's name, one of claude, pi, codex\n\
+             FAIL wf/tests/typo.yaml:4: `replies.START.0.backend`: unknown backend `codx`: expected one of claude, pi, \
+             codex; did you mean `codex`?\n\
+             0 passed, 2 failed\n",
+        );
 }

@@ -87,3 +87,56 @@ fn every_doc_is_linked_from_the_readme() {
     missing.sort();
     assert!(missing.is_empty(), "docs not linked from the README: {missing:?}");
 }
+
+/// The agent CLIs a sample's prompt states run on, as the README's samples table
+/// names them: each `.md` state's `backend:` (its frontmatter, else the manifest's,
+/// else Claude Code), or `none` for a script-only sample.
+fn backends_of(sample: &Path) -> String {
+    let backend_line =
+        |text: &str| text.lines().find_map(|line| line.strip_prefix("backend:").map(|name| name.trim().to_string()));
+    let manifest = std::fs::read_to_string(sample.join("workflow.yaml")).ok();
+    let default = manifest.as_deref().and_then(backend_line).unwrap_or_else(|| "claude".to_string());
+    let mut used = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(sample).expect("the sample").filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|extension| extension == "md") {
+            let text = std::fs::read_to_string(&path).expect("a state");
+            let frontmatter = text.strip_prefix("---\n").and_then(|rest| rest.split("\n---\n").next()).unwrap_or("");
+            used.insert(backend_line(frontmatter).unwrap_or_else(|| default.clone()));
+        }
+    }
+    let names: Vec<&str> = [("claude", "Claude Code"), ("codex", "Codex"), ("pi", "pi")]
+        .into_iter()
+        .filter(|(backend, _)| used.contains(*backend))
+        .map(|(_, name)| name)
+        .collect();
+    if names.is_empty() { "none".to_string() } else { names.join(" and ") }
+}
+
+/// Issue 20, item 7: the samples table says what each sample needs installed, and
+/// lists every sample in `states/`.
+#[test]
+fn the_samples_table_lists_every_sample_and_the_clis_it_needs() {
+    let readme = repository_file("README.md");
+    let rows: std::collections::BTreeMap<String, String> = readme
+        .lines()
+        .skip_while(|line| *line != "## Samples")
+        .skip_while(|line| !line.starts_with("| sample |"))
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let name = cells.first()?.strip_prefix("| `states/")?.strip_suffix('`')?;
+            Some((name.to_string(), cells.get(2)?.to_string()))
+        })
+        .collect();
+    let states = Path::new(env!("CARGO_MANIFEST_DIR")).join("states");
+    let mut samples: Vec<_> =
+        std::fs::read_dir(&states).expect("states/").filter_map(Result::ok).map(|entry| entry.path()).collect();
+    samples.sort();
+    for sample in samples.iter().filter(|path| path.is_dir()) {
+        let name = sample.file_name().expect("a name").to_string_lossy().to_string();
+        let Some(needs) = rows.get(&name) else { panic!("states/{name} has no row in the README's samples table") };
+        assert_eq!(*needs, backends_of(sample), "the README's `needs installed` cell of states/{name}");
+    }
+    assert!(rows.len() >= 9, "{rows:?}");
+}

@@ -122,11 +122,12 @@ fn fanout_counts_words_with_markup_and_globs_regression() {
     outcome.status(0).stdout("5 words, 21 letters\n");
 }
 
-/// The samples that drive Claude (plan-judge, supervised-team, architect-pm) pass
-/// their offline tests: scripted replies, script stubs and answers, no Claude.
+/// The samples that drive agent CLIs (plan-judge, supervised-team, architect-pm on
+/// Claude; cross-review on Claude and Codex) pass their offline tests: scripted
+/// replies, script stubs and answers, no CLI.
 #[test]
 fn the_claude_samples_pass_their_offline_tests() {
-    let samples = ["plan-judge", "supervised-team", "architect-pm"].map(sample);
+    let samples = ["plan-judge", "supervised-team", "architect-pm", "cross-review"].map(sample);
     let mut args = vec!["test".to_string()];
     args.extend(samples);
     let outcome = Test::new().args(args).run();

@@ -111,6 +111,8 @@ fn the_test_schema_accepts_every_sample_test_and_refuses_mistakes() {
         "replys: {}\n",
         "replies: {START: \"<goto>X</goto>\"}\n",
         "replies: {START: [{cost_usd: 1}]}\n",
+        "replies: {START: [{text: x, backend: gemini}]}\n",
+        "replies: {START: [{text: x, backend: 3}]}\n",
         "scripts: {TEST: {exit_code: 300}}\n",
         "expect: {outcome: done}\n",
         "max_steps: 0\n",

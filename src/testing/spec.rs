@@ -12,7 +12,7 @@ use std::path::Path;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::ids::StateName;
+use crate::ids::{BackendName, StateName};
 use crate::syntax::yaml_limits;
 use crate::syntax::yaml_positions::{KeyPositions, key_positions};
 use crate::text::state_name;
@@ -56,7 +56,7 @@ pub(crate) struct Reply {
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,
     /// The backend the reply was written for; the turn must run on it.
-    pub(crate) backend: Option<crate::ids::BackendName>,
+    pub(crate) backend: Option<BackendName>,
 }
 
 /// What a stubbed script "printed".
@@ -373,14 +373,24 @@ impl Reader<'_> {
             cost_usd: field("cost_usd").map_or(Ok(0.0), |value| self.amount(&in_field("cost_usd"), value))?,
             input_tokens: tokens("input_tokens")?,
             output_tokens: tokens("output_tokens")?,
-            backend: field("backend")
-                .map(|value| {
-                    let name = value.as_str().unwrap_or_default();
-                    crate::ids::BackendName::parse(name)
-                        .map_err(|error| self.error(&in_field("backend"), error.to_string()))
-                })
-                .transpose()?,
+            backend: field("backend").map(|value| self.backend(&in_field("backend"), value)).transpose()?,
         })
+    }
+
+    /// A reply's `backend`: a name as `--backend` takes it. Anything but a
+    /// non-blank text (a number, a list, `""`) is refused as what it is, not
+    /// read as a backend called ``.
+    fn backend(&self, path: &[&str], value: &Yaml) -> Result<BackendName, SpecError> {
+        let name = match value {
+            Yaml::String(name) if !name.trim().is_empty() => name,
+            _ => {
+                let names = BackendName::ALL.map(BackendName::as_str).join(", ");
+                return Err(
+                    self.error(path, format!("`{}` must be a backend's name, one of {names}", Reader::name(path)))
+                );
+            }
+        };
+        BackendName::parse(name).map_err(|error| self.error(path, format!("`{}`: {error}", Reader::name(path))))
     }
 
     fn stubs(&self, path: &[&str], value: &Yaml) -> Result<Stubs, SpecError> {
@@ -525,6 +535,21 @@ mod tests {
         assert_eq!(spec.expect.cost_usd, Some(0.25));
     }
 
+    /// A reply's `backend` that was no text (`3`, `[pi]`) or empty was read as a
+    /// backend called ``: "unknown backend ``", naming neither the key nor the value.
+    #[test]
+    fn a_reply_backend_that_is_no_name_is_refused_as_such_regression() {
+        for value in ["3", "[pi]", "\"\"", "\"  \"", "~"] {
+            assert_eq!(
+                error(&format!("replies:\n  START:\n    - {{text: x, backend: {value}}}\n")),
+                "3: `replies.START.0.backend` must be a backend's name, one of claude, pi, codex",
+                "backend: {value}"
+            );
+        }
+        let spec = parse("replies:\n  START:\n    - {text: x, backend: ' Codex '}\n").unwrap();
+        assert_eq!(spec.replies[&StateName::from("START.md")][0].backend, Some(BackendName::Codex));
+    }
+
     #[test]
     fn the_outcome_defaults_to_completed() {
         assert_eq!(parse("input: x\n").unwrap().expect.outcome, ExpectedOutcome::Completed);
@@ -557,6 +582,10 @@ mod tests {
         );
         assert!(error("input: [unclosed\n").starts_with("2: invalid YAML: "), "{}", error("input: [unclosed\n"));
         assert_eq!(error("input: a\ninput: b\n"), "2: `input` is written twice");
+        assert_eq!(
+            error("replies:\n  START:\n    - {text: x, backend: codx}\n"),
+            "3: `replies.START.0.backend`: unknown backend `codx`: expected one of claude, pi, codex; did you mean `codex`?"
+        );
         assert_eq!(error("scripts:\n  TEST: {}\n  TEST.sh: {}\n"), "3: `TEST.sh`: TEST.sh is stubbed twice");
         assert_eq!(error(""), "1: the file is empty; expected a mapping such as `replies: …` and `expect: …`");
     }
