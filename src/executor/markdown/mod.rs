@@ -288,6 +288,12 @@ async fn run_markdown_state(
                         BackendError::Failed { cost_usd, .. } | BackendError::TurnLimit { cost_usd, .. } => *cost_usd,
                         _ => 0.0,
                     };
+                    let error = match error {
+                        BackendError::NotAvailable(message) => {
+                            BackendError::NotAvailable(not_available(&message, step.backend, agent, context))
+                        }
+                        other => other,
+                    };
                     return Err(classify(error, step.backend.cli).with_cost(step.cost + failed_turn_cost));
                 }
             };
@@ -363,6 +369,23 @@ fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent)
     }
 }
 
+/// Why a state's backend cannot run, naming the state, the backend, how to install
+/// its CLI and how to go on: the agent pauses, and a resume once it is installed
+/// continues where it stopped (never a fallback to another backend).
+fn not_available(
+    message: &str,
+    backend: &Profile,
+    agent: &crate::model::agent::Agent,
+    context: &ExecutionContext,
+) -> String {
+    let install =
+        if message.contains(backend.install) { String::new() } else { format!(" (install: {})", backend.install) };
+    format!(
+        "state `{}` runs on {}: {message}{install}; once it can run, `baton resume {}` goes on",
+        agent.current_state, backend.cli, context.run_id
+    )
+}
+
 /// A backend failure as the loop should treat it (§10.1).
 fn classify(error: BackendError, cli: &str) -> StepFailure {
     match error {
@@ -390,7 +413,10 @@ fn classify(error: BackendError, cli: &str) -> StepFailure {
         BackendError::Refused(message) => {
             StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
         }
-        BackendError::NotAvailable(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
+        BackendError::NotAvailable(message) => {
+            StepFailure::pause(PauseReason::BackendNotAvailable, ErrorKind::ClaudeNotAvailable, message)
+        }
+        BackendError::Fatal(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
         BackendError::Cancelled => {
             StepFailure::fatal(ErrorKind::Cancelled, format!("{cli} was stopped before it finished"))
         }
