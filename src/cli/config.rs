@@ -164,7 +164,7 @@ pub(crate) fn check_model(backend: BackendName, model: &str) -> Result<String, S
                 None => profile(backend)
                     .owner_of(&wanted)
                     .map(|owner| {
-                        format!(" (`{}` is a {} model: add `--backend {owner}`)", model.trim(), profile(owner).cli)
+                        format!(" (`{}` is a {} model: `backend: {owner}`?)", model.trim(), profile(owner).cli)
                     })
                     .unwrap_or_default(),
             };
@@ -294,7 +294,7 @@ mod tests {
     fn invalid_model_lists_the_valid_ones() {
         assert_eq!(
             Config::parse("model = \"gpt\"\n").unwrap_err().to_string(),
-            "invalid model `gpt`: expected one of opus, sonnet, haiku"
+            "invalid model `gpt`: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `backend: codex`?)"
         );
     }
 
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(config.name.as_deref(), Some("nightly"));
         assert_eq!(
             Config::parse("[raymond]\nmodel = \"gpt\"\n").unwrap_err().to_string(),
-            "invalid model `gpt`: expected one of opus, sonnet, haiku"
+            "invalid model `gpt`: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `backend: codex`?)"
         );
     }
 
