@@ -68,6 +68,8 @@ struct Step<'a> {
     context: &'a ExecutionContext,
     started: Instant,
     cost: f64,
+    /// The turns' tokens, for the trace of a backend other than Claude.
+    tokens: crate::events::StepTokens,
     session: Option<SessionId>,
     /// The last assistant message of `session`, when known.
     message: Option<String>,
@@ -88,6 +90,7 @@ impl Step<'_> {
             total_cost_usd: self.input.total_cost_at_launch + self.cost,
             session_id: self.session.clone(),
             duration_ms: self.started.elapsed().as_millis() as u64,
+            tokens: (self.backend.name != crate::ids::BackendName::Claude).then_some(self.tokens),
         });
         Ok(ExecutionResult {
             transition,
@@ -127,6 +130,7 @@ async fn run_markdown_state(
         context,
         started: Instant::now(),
         cost: 0.0,
+        tokens: crate::events::StepTokens::default(),
         session: agent.session_id.clone(),
         message: agent.session_message.clone(),
     };
@@ -302,6 +306,8 @@ async fn run_markdown_state(
             step.message = response.message_uuid;
         }
         step.cost += response.cost_usd;
+        step.tokens.input_tokens += response.input_tokens;
+        step.tokens.output_tokens += response.output_tokens;
 
         if let Some(synthetic) = step.over_budget() {
             return step.done(synthetic);
