@@ -11,7 +11,7 @@
 //! The checks carry raymond's ids (spec §15); `docs/lint.md` lists them with an
 //! example each and the JSON schema.
 
-mod backends;
+pub(crate) mod backends;
 pub(crate) mod check;
 pub(crate) mod diagnostic;
 pub(crate) mod graph;

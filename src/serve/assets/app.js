@@ -1724,7 +1724,8 @@
       } else {
         group.append(svg("rect", { class: "shape", x: left, y: top, width: w, height: hgt, rx: 4 }));
       }
-      group.append(svg("text", { class: "name", x, y: y + 4.5, "text-anchor": "middle", text: node.name }));
+      const label = node.name + (node.backend ? " (" + node.backend + ")" : "");
+      group.append(svg("text", { class: "name", x, y: y + 4.5, "text-anchor": "middle", text: label }));
       const visits = svg("text", { class: "visits", x: left + w - 3, y: top - 4, "text-anchor": "end" });
       const agents = svg("text", { class: "agents", x: left + 2, y: top + hgt + 13 });
       group.append(visits, agents);
