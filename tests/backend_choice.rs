@@ -3,7 +3,10 @@
 //! pauses the agent (resumable) and never falls back to Claude.
 //!
 //! pi and Codex are not needed here: what is tested is refused, or paused,
-//! before either would run. The fake Claude CLI proves Claude was not called.
+//! before either would run. The fake Claude CLI proves Claude was not called. The
+//! last test shows a step on another backend in the console, logs and report.
+
+use serde_json::json;
 
 use crate::conformance::common::{RUN, assert_paused};
 use crate::markdown::{calls, fake};
@@ -207,4 +210,55 @@ fn missing_codex_on_an_empty_path_pauses_and_never_falls_back_to_claude() {
     resumed.status(3);
     assert_eq!(resumed.state(RUN)["agents"][0]["pause_reason"], "backend_not_available");
     assert!(calls(&resumed).is_empty(), "Claude was called on resume");
+}
+
+#[test]
+fn a_step_on_another_backend_shows_in_the_console_logs_report_and_status() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[START]] Implement, then <goto>REVIEW</goto>.\n")
+        .file("REVIEW.md", "---\nbackend: codex\nmodel: gpt-5\n---\nReview: <result>ok</result>.\n");
+    fake(&test).rule("start", "[[START]]", Reply::text("<goto>REVIEW</goto>").cost(0.01));
+    let outcome = test.run_workflow(&["--codex-bin", "/nonexistent"]);
+    outcome.status(3);
+    let paused = "state `REVIEW.md` runs on Codex: --codex-bin names `/nonexistent`, which does not exist (install: \
+                  npm install -g @openai/codex@0.169.0); once it can run, `baton resume test` goes on";
+    let console = format!(
+        "run test started: [ROOT]/wf (START.md)\n\
+         [main] > START.md\n\
+         [main]   <goto>REVIEW</goto>\n\
+         [main] < START.md in N ms, $0.0100: goto -> REVIEW.md\n\
+         [main] > REVIEW.md\n\
+         [main]   on codex (model gpt-5)\n\
+         [main]   REVIEW.md: a fresh Codex conversation: the agent's session is Claude Code's, and a session never \
+         crosses backends\n\
+         [main] error: {paused}\n\
+         [main] paused at REVIEW.md (backend_not_available): {paused}\n\
+         paused: run test: 1 agent paused; continue with `baton resume test`\n"
+    );
+    assert_eq!(outcome.stderr_normalized(), console);
+    let started = outcome.events_of(RUN, "ClaudeInvocationStarted");
+    let on: Vec<_> = started.iter().map(|event| (event["backend"].clone(), event["model"].clone())).collect();
+    assert_eq!(on, [(json!("claude"), json!("sonnet")), (json!("codex"), json!("gpt-5"))]);
+
+    // `baton logs` words the trace as the console did.
+    let logs = outcome.rerun(["logs", RUN]);
+    logs.status(0);
+    assert_eq!(crate::support::normalize(&logs.stdout, logs.root()), console);
+
+    let report = logs.rerun(["report", RUN]);
+    report.status(0);
+    for line in [
+        "BACKEND               STEPS      COST   TOK IN TOK OUT\n\
+         claude                    1   $0.0100      100      20\n\
+         codex                     0   $0.0000        0       0\n",
+        "main START.md step 1 (claude sonnet)\n",
+    ] {
+        assert!(report.stdout.contains(line), "{line} not in:\n{}", report.stdout);
+    }
+    let json = report.rerun(["report", RUN, "--json"]);
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let backends: Vec<_> =
+        document["backends"].as_array().expect("backends").iter().map(|figures| figures["backend"].clone()).collect();
+    assert_eq!(backends, [json!("claude"), json!("codex")]);
 }

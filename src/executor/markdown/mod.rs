@@ -212,16 +212,18 @@ async fn run_markdown_state(
     // continued, and the state starts a fresh one on its own.
     let session_backend = agent.session_backend.unwrap_or_default();
     let crosses = session_backend != backend_name && (agent.fork_session_id.is_some() || agent.session_id.is_some());
+    // Said right after the first turn starts, so the console reads "on codex",
+    // then why its conversation is a fresh one.
+    let mut crossing = crosses.then(|| Event::ProgressMessage {
+        agent_id: agent.id.clone(),
+        message: format!(
+            "{}: a fresh {} conversation: the agent's session is {}'s, and a session never crosses backends",
+            agent.current_state,
+            step.backend.cli,
+            profile(session_backend).cli
+        ),
+    });
     if crosses {
-        step.emit(Event::ProgressMessage {
-            agent_id: agent.id.clone(),
-            message: format!(
-                "{}: a fresh {} conversation: the agent's session is {}'s, and a session never crosses backends",
-                agent.current_state,
-                step.backend.cli,
-                profile(session_backend).cli
-            ),
-        });
         step.session = None;
         step.message = None;
     }
@@ -266,6 +268,9 @@ async fn run_markdown_state(
             is_reminder: attempt > 0,
             reminder_attempt: attempt,
         });
+        if let Some(note) = crossing.take() {
+            step.emit(note);
+        }
         let request = BackendRequest {
             backend: backend_name,
             agent_id: agent.id.clone(),
