@@ -184,8 +184,9 @@ fn config_unknown_key_is_refused_with_did_you_mean() {
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),
-        "error: [ROOT]/.baton/config.toml: unknown key `modle`; did you mean `model`? (valid keys: model, effort, \
-         dangerously_skip_permissions, claude_bin, budget, timeout, no_wait, no_debug, verbose, name)"
+        "error: [ROOT]/.baton/config.toml: unknown key `modle`; did you mean `model`? (valid keys: backend, model, \
+         effort, dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, \
+         verbose, name)"
     );
     assert!(calls(&outcome).is_empty());
 }
