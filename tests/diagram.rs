@@ -163,6 +163,36 @@ fn r5_14_a_force_implicit_prompts_example_tags_are_no_edges() {
 }
 
 #[test]
+fn a_workflow_that_mixes_backends_names_each_prompts_backend() {
+    let outcome = Test::new()
+        .file("START.md", "Implement, then <goto>REVIEW</goto>.\n")
+        .file("REVIEW.md", "---\nbackend: codex\n---\nReview: <goto>START</goto> or <result>ok</result>.\n")
+        .file("CHECK.sh", "echo '<goto>START</goto>'\n")
+        .args(["diagram", "wf", "--format", "dot"])
+        .run();
+    outcome.status(0);
+    assert!(outcome.stdout.contains("\"REVIEW\" [shape=box, label=\"REVIEW (codex)\"];\n"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("\"START\" [shape=box, label=\"START (claude)\"];\n"), "{}", outcome.stdout);
+    assert!(outcome.stdout.contains("\"CHECK\" [shape=hexagon, label=\"CHECK\"];\n"), "{}", outcome.stdout);
+}
+
+#[test]
+fn a_workflow_on_one_other_backend_names_it_and_one_on_claude_says_nothing() {
+    let outcome = Test::new()
+        .file("workflow.yaml", "id: x\nbackend: pi\n")
+        .file("START.md", "Work, then <result>done</result>.\n")
+        .args(["diagram", "wf"])
+        .run();
+    outcome.status(0);
+    assert!(outcome.stdout.contains("    START[\"START #40;pi#41;\"]\n"), "{}", outcome.stdout);
+    let outcome = Test::new()
+        .file("START.md", "---\nbackend: claude\n---\nWork, then <result>done</result>.\n")
+        .args(["diagram", "wf"])
+        .run();
+    assert!(outcome.stdout.contains("    START[\"START\"]\n"), "{}", outcome.stdout);
+}
+
+#[test]
 fn a_missing_workflow_is_an_error() {
     let outcome = Test::new().args(["diagram", "nowhere"]).run();
     outcome.status(1);

@@ -4,6 +4,7 @@
 mod support;
 
 mod ask_terminal;
+mod backend_choice;
 mod baton_test;
 mod bounds;
 mod browser_driver;

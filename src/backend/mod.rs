@@ -121,9 +121,14 @@ pub(crate) enum BackendError {
     /// names missing): every attempt would fail alike, so the agent pauses.
     #[error("{0}")]
     Refused(String),
-    /// The backend cannot run at all (e.g. the CLI is not installed): fatal.
+    /// The backend's CLI cannot run (not installed, not executable, an unsupported
+    /// version): the agent pauses, and `baton resume` after installing it goes on.
     #[error("{0}")]
     NotAvailable(String),
+    /// The run cannot go on at all (`baton test`'s scripted backend has no reply
+    /// for the turn): fatal.
+    #[error("{0}")]
+    Fatal(String),
     /// Stopped by a shutdown.
     #[error("stopped before it finished")]
     Cancelled,

@@ -155,8 +155,21 @@ pub(crate) fn check_choice(
 /// its vocabulary.
 pub(crate) fn check_model(backend: BackendName, model: &str) -> Result<String, String> {
     if backend == BackendName::Claude {
-        return check_choice("model", model, &MODELS)
-            .map_err(|_| format!("invalid model `{model}`: expected one of {}", MODELS.join(", ")));
+        return check_choice("model", model, &MODELS).map_err(|_| {
+            // A typo gets a did-you-mean; a model of another backend says which
+            // (`--model gpt-5` wants `--backend codex`).
+            let wanted = model.trim().to_lowercase();
+            let hint = match did_you_mean(&wanted, MODELS) {
+                Some(known) => format!("; did you mean `{known}`?"),
+                None => profile(backend)
+                    .owner_of(&wanted)
+                    .map(|owner| {
+                        format!(" (`{}` is a {} model: `backend: {owner}`?)", model.trim(), profile(owner).cli)
+                    })
+                    .unwrap_or_default(),
+            };
+            format!("invalid model `{model}`: expected one of {}{hint}", MODELS.join(", "))
+        });
     }
     let normalised = model.trim().to_lowercase();
     match profile(backend).model_problem(&normalised) {
@@ -281,7 +294,7 @@ mod tests {
     fn invalid_model_lists_the_valid_ones() {
         assert_eq!(
             Config::parse("model = \"gpt\"\n").unwrap_err().to_string(),
-            "invalid model `gpt`: expected one of opus, sonnet, haiku"
+            "invalid model `gpt`: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `backend: codex`?)"
         );
     }
 
@@ -310,7 +323,7 @@ mod tests {
         assert_eq!(config.name.as_deref(), Some("nightly"));
         assert_eq!(
             Config::parse("[raymond]\nmodel = \"gpt\"\n").unwrap_err().to_string(),
-            "invalid model `gpt`: expected one of opus, sonnet, haiku"
+            "invalid model `gpt`: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `backend: codex`?)"
         );
     }
 

@@ -93,14 +93,22 @@ pub(crate) fn apply_launch_options(
         params.backend = Some(BackendName::parse(name).map_err(|error| invalid("backend", name, error.to_string()))?);
     }
     let backend = run_backend(params, config);
+    // The problem without its `invalid model `x`: ` lead (the flag's message names
+    // the value), and a hint worded for the command line.
+    let reason = |what: &str, value: &str, problem: String| {
+        let lead = format!("invalid {what} `{value}`: ");
+        problem.strip_prefix(&lead).unwrap_or(&problem).replace("`backend: ", "`--backend ")
+    };
     if let Some(model) = &options.model {
-        let reason = |problem: String| problem.rsplit_once(": ").map_or(problem.clone(), |(_, why)| why.to_string());
-        params.model = Some(check_model(backend, model).map_err(|problem| invalid("model", model, reason(problem)))?);
+        params.model = Some(
+            check_model(backend, model).map_err(|problem| invalid("model", model, reason("model", model, problem)))?,
+        );
     }
     if let Some(effort) = &options.effort {
-        let reason = |problem: String| problem.rsplit_once(": ").map_or(problem.clone(), |(_, why)| why.to_string());
-        params.effort =
-            Some(check_effort(backend, effort).map_err(|problem| invalid("effort", effort, reason(problem)))?);
+        params.effort = Some(
+            check_effort(backend, effort)
+                .map_err(|problem| invalid("effort", effort, reason("effort", effort, problem)))?,
+        );
     }
     if let Some(skip) = options.dangerously_skip_permissions {
         params.dangerously_skip_permissions = Some(skip);

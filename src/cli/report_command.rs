@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::CliError;
+use crate::ids::BackendName;
 use crate::inspect::report::{Report, ReportDocument, StepFigures, report};
 use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::run_state::RunState;
@@ -85,6 +86,23 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
             let _ = writeln!(out, "  {:<20} {}", cut(&state.state, 20), cut(&tools.join(", "), 77));
         }
     }
+    // A run on Claude alone reads as it always has; one that used another
+    // backend says what each spent.
+    let mixed = report.backends.iter().any(|figures| figures.backend != BackendName::Claude);
+    if mixed {
+        let _ = writeln!(out, "\n{:<20} {:>6} {:>9} {:>8} {:>7}", "BACKEND", "STEPS", "COST", "TOK IN", "TOK OUT");
+        for figures in &report.backends {
+            let _ = writeln!(
+                out,
+                "{:<20} {:>6} {:>9} {:>8} {:>7}",
+                figures.backend.as_str(),
+                figures.steps,
+                dollars(figures.cost_usd),
+                count(figures.tokens.input_tokens),
+                count(figures.tokens.output_tokens)
+            );
+        }
+    }
     let _ = writeln!(out, "\n{:<24} {:>6} {:>9}  RESULT", "AGENT", "STEPS", "COST");
     for agent in &report.agents {
         let result = agent
@@ -94,28 +112,48 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
         let _ =
             writeln!(out, "{:<24} {:>6} {:>9}  {result}", cut(&agent.agent, 24), agent.steps, dollars(agent.cost_usd));
     }
-    steps(&mut out, "slowest steps", &report.slowest_steps, |step| duration(step.duration_ms.unwrap_or(0)));
-    steps(&mut out, "most expensive steps", &report.most_expensive_steps, |step| dollars(step.cost_usd));
+    let time = |step: &StepFigures| duration(step.duration_ms.unwrap_or(0));
+    steps(&mut out, "slowest steps", &report.slowest_steps, mixed, time);
+    steps(&mut out, "most expensive steps", &report.most_expensive_steps, mixed, |step| dollars(step.cost_usd));
     if report.unreadable_lines > 0 {
         let _ = writeln!(out, "\n{} trace lines could not be read and were skipped", report.unreadable_lines);
     }
     out
 }
 
-fn steps(out: &mut String, title: &str, steps: &[StepFigures], figure: impl Fn(&StepFigures) -> String) {
+/// A list of steps; with `backends`, each prompt step says its backend and model.
+fn steps(
+    out: &mut String,
+    title: &str,
+    steps: &[StepFigures],
+    backends: bool,
+    figure: impl Fn(&StepFigures) -> String,
+) {
     if steps.is_empty() {
         return;
     }
     let _ = writeln!(out, "\n{title}");
     for step in steps {
+        let on = match (&step.backend, backends) {
+            (Some(backend), true) => format!(" ({})", backend_and_model(*backend, step.model.as_deref())),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  {:>9}  {} {} step {}",
+            "  {:>9}  {} {} step {}{on}",
             figure(step),
             cut(&step.agent, 24),
             cut(&step.state, 40),
             step.step
         );
+    }
+}
+
+/// `codex gpt-5`, or `pi` when the CLI chose its own model.
+fn backend_and_model(backend: BackendName, model: Option<&str>) -> String {
+    match model.filter(|model| !model.is_empty()) {
+        Some(model) => format!("{backend} {}", cut(model, 24)),
+        None => backend.to_string(),
     }
 }
 
@@ -163,5 +201,42 @@ mod tests {
         assert_eq!(duration(245_000), "4m05s");
         assert_eq!(count(12_345), "12.3k");
         assert_eq!(cut("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn a_run_that_used_another_backend_says_what_each_spent_and_where_each_step_ran() {
+        use crate::model::agent::Agent;
+        use crate::model::run_state::{LaunchParams, NewRun};
+        let main = Agent::main("PLAN.md".into(), "/wf".into(), "/p".into(), "/t".into());
+        let run = RunState::new(NewRun {
+            run_id: "mixed".into(),
+            scope_dir: "/wf".into(),
+            scope_url: None,
+            initial_state: "PLAN.md".into(),
+            launch_cwd: "/p".into(),
+            budget_usd: 0.0,
+            main,
+            launch_params: LaunchParams::default(),
+        });
+        let trace = crate::inspect::report::tests::mixed_trace();
+        let text = render(&run, &report(trace.iter().map(String::as_str)));
+        let backends = text.split("\n\nAGENT").next().and_then(|head| head.split("\n\nBACKEND").nth(1));
+        assert_eq!(
+            backends,
+            Some(
+                "               STEPS      COST   TOK IN TOK OUT\n\
+                 claude                    1   $0.0100      100      20\n\
+                 codex                     1   $0.0300      500      50"
+            )
+        );
+        let slowest = text.split("slowest steps\n").nth(1).and_then(|rest| rest.split("\n\n").next());
+        assert_eq!(
+            slowest,
+            Some(
+                "       2.0s  main REVIEW.md step 2 (codex gpt-5)\n\
+                 \x20      1.0s  main PLAN.md step 1 (claude sonnet)\n\
+                 \x20       5ms  main DONE.sh step 3"
+            )
+        );
     }
 }

@@ -71,8 +71,11 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
             let frames: Vec<&str> = agent.stack.iter().rev().map(|frame| &*frame.state).collect();
             let _ = writeln!(text, "      returns to: {}", frames.join(" <- "));
         }
+        // The backend of the agent's last prompt step is its session's: Claude's
+        // sessions say nothing, as in every run before backends were chosen.
         if let Some(session) = &agent.session_id {
-            let _ = writeln!(text, "      session: {session}");
+            let on = agent.session_backend.map(|backend| format!(" (on {backend})")).unwrap_or_default();
+            let _ = writeln!(text, "      session: {session}{on}");
         }
         if let Some(error) = &agent.error {
             let _ = writeln!(text, "      error: {}", error.replace('\n', "\n        "));

@@ -205,7 +205,7 @@ mod tests {
     use crate::diagram::{Edge, Node, Style};
 
     fn node(id: &str, kind: NodeKind) -> Node {
-        Node { id: id.into(), name: id.into(), kind, file: None, visits: None, current: false }
+        Node { id: id.into(), name: id.into(), kind, file: None, visits: None, current: false, backend: None }
     }
 
     fn edge(from: &str, to: &str, label: &str) -> Edge {

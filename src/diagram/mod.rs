@@ -17,6 +17,8 @@ pub(crate) mod overlay;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::ids::BackendName;
+use crate::lint::backends::backends_of;
 use crate::lint::graph::Graph;
 use crate::lint::source::LintedWorkflow;
 use crate::lint::transitions::{Transition, analyse};
@@ -54,15 +56,23 @@ pub(crate) struct Node {
     pub(crate) visits: Option<u64>,
     /// Whether an agent of the run is at this state now (`--run`).
     pub(crate) current: bool,
+    /// A prompt state's backend, when the workflow runs one other than Claude
+    /// (the diagram says nothing in a workflow on Claude alone).
+    pub(crate) backend: Option<BackendName>,
 }
 
 impl Node {
-    /// The text drawn in the node: its name, and the visit count of a run.
+    /// The text drawn in the node: its name, its backend when shown, and the
+    /// visit count of a run (`REVIEW (codex) ×3`).
     pub(crate) fn label(&self) -> String {
+        let name = match self.backend {
+            Some(backend) => format!("{} ({backend})", self.name),
+            None => self.name.clone(),
+        };
         match (self.kind, self.visits) {
             (NodeKind::Start | NodeKind::End, _) => String::new(),
-            (_, Some(visits)) => format!("{} ×{visits}", self.name),
-            (_, None) => self.name.clone(),
+            (_, Some(visits)) => format!("{name} ×{visits}"),
+            (_, None) => name,
         }
     }
 }
@@ -193,6 +203,15 @@ pub(crate) fn build(workflow: &LintedWorkflow) -> Diagram {
         .cloned()
         .collect();
 
+    // A prompt state says its backend when the workflow mixes backends or runs
+    // on one other than Claude.
+    let mut shown_backends = backends_of(workflow, &states);
+    let first = shown_backends.values().next().copied();
+    let mixed = shown_backends.values().any(|backend| Some(*backend) != first);
+    if !mixed && first.is_none_or(|backend| backend == BackendName::Claude) {
+        shown_backends.clear();
+    }
+
     // Ids, in drawing order.
     let ordered = order(keys, workflow);
     let mut ids: BTreeMap<Key, String> = BTreeMap::new();
@@ -206,6 +225,7 @@ pub(crate) fn build(workflow: &LintedWorkflow) -> Diagram {
             file: None,
             visits: None,
             current: false,
+            backend: None,
         });
     }
     for (key, name) in &ordered {
@@ -217,7 +237,8 @@ pub(crate) fn build(workflow: &LintedWorkflow) -> Diagram {
         };
         let id = unique(node_id(kind, name), &mut taken);
         ids.insert(key.clone(), id.clone());
-        nodes.push(Node { id, name: name.clone(), kind, file, visits: None, current: false });
+        let backend = file.as_ref().and_then(|file| shown_backends.get(file)).copied();
+        nodes.push(Node { id, name: name.clone(), kind, file, visits: None, current: false, backend });
     }
     let id_of = |key: &Key| ids.get(key).cloned().unwrap_or_default();
     let mut drawn_edges = Vec::new();
@@ -253,7 +274,15 @@ pub(crate) fn build(workflow: &LintedWorkflow) -> Diagram {
     for (number, state) in ends.iter().enumerate() {
         let id = unique(format!("__end_{}__", number + 1), &mut taken);
         drawn_edges.push(Edge { from: state.id.clone(), to: id.clone(), label: "result".into(), style: Style::Solid });
-        end_nodes.push(Node { id, name: String::new(), kind: NodeKind::End, file: None, visits: None, current: false });
+        end_nodes.push(Node {
+            id,
+            name: String::new(),
+            kind: NodeKind::End,
+            file: None,
+            visits: None,
+            current: false,
+            backend: None,
+        });
     }
     nodes.extend(end_nodes);
     let mut seen = BTreeSet::new();

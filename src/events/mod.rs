@@ -111,6 +111,11 @@ pub(crate) enum Event {
         total_cost_usd: f64,
         session_id: Option<SessionId>,
         duration_ms: u64,
+        /// The step's tokens as its backend counted them, on a backend whose
+        /// stream `baton report` does not read itself (pi, Codex); absent for
+        /// Claude (its stream's `result` has them, cache figures included) and scripts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<StepTokens>,
     },
     TransitionOccurred {
         agent_id: AgentId,
@@ -269,6 +274,13 @@ pub(crate) enum Event {
 pub(crate) struct JoinedWorker {
     pub(crate) agent_id: AgentId,
     pub(crate) status: JoinedStatus,
+}
+
+/// A step's tokens, summed over its turns (`StateCompleted`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StepTokens {
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
 }
 
 /// The event's type without its data, for subscriptions.

@@ -468,6 +468,7 @@ fn finish_script_state(
         total_cost_usd: input.total_cost_at_launch,
         session_id: agent.session_id.clone(),
         duration_ms: started.elapsed().as_millis() as u64,
+        tokens: None,
     });
     Ok(ExecutionResult { transition, session_id: None, session_message: None, session_backend: None, cost_usd: 0.0 })
 }

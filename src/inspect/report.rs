@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
+use crate::ids::BackendName;
 use crate::model::run_state::RunState;
 
 /// How many of the slowest and most expensive steps are listed.
@@ -44,6 +45,16 @@ struct Line<'a> {
     result: Option<String>,
     #[serde(default, borrow)]
     json: Option<StreamObject<'a>>,
+    /// A turn's backend and model (`ClaudeInvocationStarted`).
+    #[serde(default)]
+    backend: Option<BackendName>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    is_reminder: Option<bool>,
+    /// A step's tokens on a backend whose stream is not read here (`StateCompleted`).
+    #[serde(default)]
+    tokens: Option<Usage>,
 }
 
 /// The parts of one Claude Code stream-json object the report needs.
@@ -113,8 +124,23 @@ pub(crate) struct StepFigures {
     pub(crate) agent: String,
     pub(crate) state: String,
     pub(crate) step: u64,
+    /// The backend its turns ran on; `None` for a script (a trace written before
+    /// backends were chosen says nothing: Claude).
+    pub(crate) backend: Option<BackendName>,
+    /// The model asked for; empty when the CLI chose its own (or the trace is older).
+    pub(crate) model: Option<String>,
     /// `None` while the step runs (or when it never completed).
     pub(crate) duration_ms: Option<u64>,
+    pub(crate) cost_usd: f64,
+    pub(crate) tokens: Usage,
+}
+
+/// What the prompt steps on one backend spent.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct BackendFigures {
+    pub(crate) backend: BackendName,
+    /// Steps completed on it.
+    pub(crate) steps: u64,
     pub(crate) cost_usd: f64,
     pub(crate) tokens: Usage,
 }
@@ -171,6 +197,8 @@ pub(crate) struct Report {
     pub(crate) states: Vec<StateFigures>,
     pub(crate) agents: Vec<AgentFigures>,
     pub(crate) totals: Totals,
+    /// The prompt steps' figures by backend, in `claude`, `pi`, `codex` order.
+    pub(crate) backends: Vec<BackendFigures>,
     pub(crate) slowest_steps: Vec<StepFigures>,
     pub(crate) most_expensive_steps: Vec<StepFigures>,
     /// Trace lines that could not be read (a torn or foreign line); skipped.
@@ -214,6 +242,12 @@ impl ReportBuilder {
                 }
             }
             "ClaudeStreamOutput" => self.stream_object(&line, agent),
+            "ClaudeInvocationStarted" if !line.is_reminder.unwrap_or(false) => {
+                if let Some(figures) = self.open_step(&agent, line.state.as_deref()) {
+                    figures.backend = Some(line.backend.unwrap_or_default());
+                    figures.model = Some(line.model.as_deref().unwrap_or_default().to_string());
+                }
+            }
             "AgentTerminated" => self.agent(&agent).result = line.result.clone(),
             _ => {}
         }
@@ -243,13 +277,26 @@ impl ReportBuilder {
         self.steps.push(StepFigures { agent, state: state.to_string(), step, ..StepFigures::default() });
     }
 
+    /// The running step of `agent`, when it is at `state` (an invocation names no step).
+    fn open_step(&mut self, agent: &str, state: Option<&str>) -> Option<&mut StepFigures> {
+        let index = self
+            .open_steps
+            .iter()
+            .filter(|((owner, _), _)| owner == agent)
+            .max_by_key(|((_, step), _)| *step)
+            .map(|(_, index)| *index)?;
+        self.steps.get_mut(index).filter(|figures| Some(figures.state.as_str()) == state)
+    }
+
     fn state_completed(&mut self, line: &Line<'_>, agent: String) {
         let (Some(state), Some(step)) = (line.state.as_deref(), line.step) else { return };
         let cost = line.cost_usd.unwrap_or(0.0);
         let duration = line.duration_ms.unwrap_or(0);
+        let tokens = line.tokens.unwrap_or_default();
         let figures = self.state(state);
         figures.completed += 1;
         figures.cost_usd += cost;
+        figures.tokens.add(tokens);
         let record = self.agent(&agent);
         record.steps += 1;
         record.cost_usd += cost;
@@ -263,6 +310,7 @@ impl ReportBuilder {
         if let Some(figures) = self.steps.get_mut(index) {
             figures.duration_ms = Some(duration);
             figures.cost_usd = cost;
+            figures.tokens.add(tokens);
         }
     }
 
@@ -334,12 +382,21 @@ impl ReportBuilder {
             ranked.sort_by(|a, b| key(b).total_cmp(&key(a)));
             ranked.into_iter().filter(|step| key(step) > 0.0).take(TOP_STEPS).cloned().collect::<Vec<_>>()
         };
+        let mut backends: BTreeMap<BackendName, BackendFigures> = BTreeMap::new();
+        for step in &self.steps {
+            let Some(backend) = step.backend else { continue };
+            let figures = backends.entry(backend).or_insert_with(|| BackendFigures { backend, ..Default::default() });
+            figures.steps += u64::from(step.duration_ms.is_some());
+            figures.cost_usd += step.cost_usd;
+            figures.tokens.add(step.tokens);
+        }
         let slowest_steps = top(&|step| step.duration_ms.unwrap_or(0) as f64);
         let most_expensive_steps = top(&|step| step.cost_usd);
         Report {
             states,
             agents: self.agents.into_values().collect(),
             totals,
+            backends: backends.into_values().collect(),
             slowest_steps,
             most_expensive_steps,
             unreadable_lines: self.unreadable_lines,
@@ -397,7 +454,7 @@ fn wall_ms(first: Option<&str>, last: Option<&str>) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use serde_json::Value;
@@ -448,5 +505,70 @@ mod tests {
         assert_eq!((report.totals.steps, report.totals.wall_ms), (2, 2000));
         assert_eq!(report.slowest_steps.iter().map(|step| step.step).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(report.unreadable_lines, 1);
+    }
+
+    /// A trace of a plan on Claude (tokens from its stream) and a review on Codex
+    /// (tokens from `StateCompleted`), then a script.
+    pub(crate) fn mixed_trace() -> Vec<String> {
+        [
+            serde_json::json!({"type":"StateStarted","agent_id":"main","state":"PLAN.md","step":1,"attempt":1}),
+            serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"PLAN.md","backend":"claude","model":"sonnet","is_reminder":false}),
+            serde_json::json!({"type":"ClaudeStreamOutput","agent_id":"main","state":"PLAN.md","step":1,"json":{"type":"result","usage":{"input_tokens":100,"output_tokens":20}}}),
+            serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"PLAN.md","step":1,"cost_usd":0.01,"duration_ms":1000}),
+            serde_json::json!({"type":"StateStarted","agent_id":"main","state":"REVIEW.md","step":2,"attempt":1}),
+            serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"REVIEW.md","backend":"codex","model":"gpt-5","is_reminder":false}),
+            serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"REVIEW.md","backend":"codex","model":"gpt-5","is_reminder":true}),
+            serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"REVIEW.md","step":2,"cost_usd":0.03,"duration_ms":2000,"tokens":{"input_tokens":500,"output_tokens":50}}),
+            serde_json::json!({"type":"StateStarted","agent_id":"main","state":"DONE.sh","step":3,"attempt":1}),
+            serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"DONE.sh","step":3,"cost_usd":0.0,"duration_ms":5}),
+        ]
+        .iter()
+        .map(|value| line(value.clone()))
+        .collect()
+    }
+
+    #[test]
+    fn steps_say_their_backend_and_model_and_backends_add_up_steps_cost_and_tokens() {
+        let report = report(mixed_trace().iter().map(String::as_str));
+        let by_backend: Vec<_> = report
+            .backends
+            .iter()
+            .map(|figures| (figures.backend, figures.steps, figures.tokens.input_tokens, figures.tokens.output_tokens))
+            .collect();
+        assert_eq!(by_backend, [(BackendName::Claude, 1, 100, 20), (BackendName::Codex, 1, 500, 50)]);
+        assert_eq!(report.backends[1].cost_usd, 0.03);
+        let steps: Vec<_> = report
+            .slowest_steps
+            .iter()
+            .map(|step| (step.state.as_str(), step.backend, step.model.as_deref()))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("REVIEW.md", Some(BackendName::Codex), Some("gpt-5")),
+                ("PLAN.md", Some(BackendName::Claude), Some("sonnet")),
+                ("DONE.sh", None, None)
+            ]
+        );
+        assert_eq!((report.totals.tokens.input_tokens, report.totals.tokens.output_tokens), (600, 70));
+    }
+
+    #[test]
+    fn an_older_trace_without_backends_reads_as_claude() {
+        let lines = [
+            line(serde_json::json!({"type":"StateStarted","agent_id":"main","state":"A.md","step":1,"attempt":1})),
+            line(
+                serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"A.md","is_reminder":false}),
+            ),
+            line(
+                serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"A.md","step":1,"cost_usd":0.5,"duration_ms":3}),
+            ),
+        ];
+        let report = report(lines.iter().map(String::as_str));
+        assert_eq!(
+            report.backends.iter().map(|figures| (figures.backend, figures.steps)).collect::<Vec<_>>(),
+            [(BackendName::Claude, 1)]
+        );
+        assert_eq!(report.slowest_steps[0].model.as_deref(), Some(""));
     }
 }

@@ -65,11 +65,12 @@ pub(crate) enum Check {
     UnknownField,
     ImplicitTransition,
     ScriptStateNoStaticAnalysis,
+    SessionCrossesBackend,
 }
 
 impl Check {
     #[cfg(test)]
-    pub(crate) const ALL: [Check; 29] = [
+    pub(crate) const ALL: [Check; 30] = [
         Check::NoEntryPoint,
         Check::AmbiguousEntryPoint,
         Check::FrontmatterParseError,
@@ -99,6 +100,7 @@ impl Check {
         Check::UnknownField,
         Check::ImplicitTransition,
         Check::ScriptStateNoStaticAnalysis,
+        Check::SessionCrossesBackend,
     ];
 
     pub(crate) fn id(self) -> &'static str {
@@ -132,6 +134,7 @@ impl Check {
             Check::UnknownField => "unknown-field",
             Check::ImplicitTransition => "implicit-transition",
             Check::ScriptStateNoStaticAnalysis => "script-state-no-static-analysis",
+            Check::SessionCrossesBackend => "session-crosses-backend",
         }
     }
 
@@ -144,7 +147,9 @@ impl Check {
             | Check::CallWithoutResultPath
             | Check::UnknownField
             | Check::BackendOptionIgnored => Severity::Warning,
-            Check::ImplicitTransition | Check::ScriptStateNoStaticAnalysis => Severity::Info,
+            Check::ImplicitTransition | Check::ScriptStateNoStaticAnalysis | Check::SessionCrossesBackend => {
+                Severity::Info
+            }
             _ => Severity::Error,
         }
     }

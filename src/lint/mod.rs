@@ -11,6 +11,7 @@
 //! The checks carry raymond's ids (spec §15); `docs/lint.md` lists them with an
 //! example each and the JSON schema.
 
+pub(crate) mod backends;
 pub(crate) mod check;
 pub(crate) mod diagnostic;
 pub(crate) mod graph;
@@ -135,6 +136,7 @@ fn lint_workflow(workflow: LintedWorkflow, is_root: bool, entered: &BTreeSet<Str
             findings.followed.into_iter().map(|(transition, entry)| (state.text.file.clone(), transition, entry)),
         );
     }
+    diagnostics.extend(backends::crossings(&workflow, &states));
     let graph = Graph::build(&workflow, &states);
     let mut roots: BTreeSet<String> = entered.clone();
     roots.extend(entry.ok());

@@ -120,10 +120,15 @@ impl<'a> StateChecker<'a> {
         let (name, options) = match self.workflow.backend_of(frontmatter) {
             Ok(chosen) => chosen,
             Err(problem) => {
-                let at = self.at_key(&["backend"]);
-                let found = frontmatter.backend.clone().unwrap_or_default();
-                self.push(self.diagnostic(Check::UnknownBackend, at, problem).found(&found));
-                (BackendName::Claude, frontmatter.options.clone())
+                // A broken manifest is reported once, as `invalid-manifest`; the
+                // state's own `backend` is this state's finding.
+                let own = frontmatter.backend.as_deref().map(BackendName::parse);
+                if matches!(own, Some(Err(_))) || self.workflow.manifest_problem().is_none() {
+                    let at = self.at_key(&["backend"]);
+                    let found = frontmatter.backend.clone().unwrap_or_default();
+                    self.push(self.diagnostic(Check::UnknownBackend, at, problem).found(&found));
+                }
+                (own.and_then(Result::ok).unwrap_or_default(), frontmatter.options.clone())
             }
         };
         let backend = profile(name);

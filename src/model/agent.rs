@@ -50,6 +50,8 @@ pub(crate) enum PauseReason {
     AskStageError,
     /// Cancelled by its supervisor (`{"cancel_agent": ID}` under `--on-ask json`).
     Cancelled,
+    /// The state's backend CLI is missing (or cannot run): install it and resume.
+    BackendNotAvailable,
 }
 
 impl PauseReason {
@@ -64,6 +66,7 @@ impl PauseReason {
             PauseReason::AskTimeout => "ask_timeout",
             PauseReason::AskStageError => "ask_stage_error",
             PauseReason::Cancelled => "cancelled",
+            PauseReason::BackendNotAvailable => "backend_not_available",
         }
     }
 }

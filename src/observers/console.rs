@@ -36,6 +36,10 @@ pub(crate) struct ConsoleText {
     colours: HashMap<String, &'static str>,
     /// How each agent's last state ended (`REVIEW.md in 3 ms, $0.0100`), shown with its transition.
     finished: HashMap<AgentId, String>,
+    /// Whether a step of this run ran on a backend other than Claude: from then on
+    /// every prompt step says its backend, Claude's too (a Claude-only run's
+    /// console stays as it always was).
+    mixed: bool,
 }
 
 pub(crate) struct ConsoleObserver {
@@ -68,7 +72,7 @@ impl ConsoleObserver {
 
 impl ConsoleText {
     pub(crate) fn new(verbosity: Verbosity, colour: bool) -> ConsoleText {
-        ConsoleText { verbosity, colour, colours: HashMap::new(), finished: HashMap::new() }
+        ConsoleText { verbosity, colour, colours: HashMap::new(), finished: HashMap::new(), mixed: false }
     }
 
     /// `[agent]`, in the agent's own colour when colours are on.
@@ -285,6 +289,12 @@ impl ConsoleText {
                     self.agent(agent_id)
                 )
             }
+            Event::ClaudeInvocationStarted { agent_id, backend, model, .. }
+                if self.mixed || *backend != crate::ids::BackendName::Claude =>
+            {
+                self.mixed = true;
+                format!("{}   {}", self.agent(agent_id), on_backend(*backend, model))
+            }
             Event::ClaudeInvocationStarted { .. }
             | Event::ClaudeStreamOutput { .. }
             | Event::PromptRendered { .. }
@@ -292,6 +302,12 @@ impl ConsoleText {
         };
         Some(format!("{line}\n"))
     }
+}
+
+/// Which backend and model a prompt step runs on: `on codex (model gpt-5)`, or
+/// `on pi (its default model)` when the state names none (the console, `baton logs`).
+pub(crate) fn on_backend(backend: crate::ids::BackendName, model: &str) -> String {
+    if model.is_empty() { format!("on {backend} (its default model)") } else { format!("on {backend} (model {model})") }
 }
 
 /// The first line of `text`, cut to `limit` characters.
@@ -381,6 +397,44 @@ mod tests {
         assert_eq!(console.render(&started("main")).unwrap(), "\x1b[36m[main]\x1b[0m > A.sh\n");
     }
 
+    fn invocation(backend: crate::ids::BackendName, model: &str, reminder: u32) -> Event {
+        Event::ClaudeInvocationStarted {
+            agent_id: "main".into(),
+            state: "A.md".into(),
+            backend,
+            model: model.into(),
+            session_id: None,
+            is_fork: false,
+            is_reminder: reminder > 0,
+            reminder_attempt: reminder,
+        }
+    }
+
+    #[test]
+    fn a_step_on_another_backend_says_so_and_then_every_step_does() {
+        use crate::ids::BackendName;
+        let console = observer(false, Verbosity::Normal);
+        // A Claude-only run reads as it always has.
+        assert_eq!(console.render(&invocation(BackendName::Claude, "sonnet", 0)), None);
+        assert_eq!(
+            console.render(&invocation(BackendName::Codex, "gpt-5", 0)).as_deref(),
+            Some("[main]   on codex (model gpt-5)\n")
+        );
+        assert_eq!(
+            console.render(&invocation(BackendName::Codex, "gpt-5", 1)).as_deref(),
+            Some("[main]   reminder 1: asking again for exactly one allowed tag\n")
+        );
+        assert_eq!(
+            console.render(&invocation(BackendName::Claude, "sonnet", 0)).as_deref(),
+            Some("[main]   on claude (model sonnet)\n")
+        );
+        assert_eq!(
+            console.render(&invocation(BackendName::Pi, "", 0)).as_deref(),
+            Some("[main]   on pi (its default model)\n")
+        );
+        assert_eq!(observer(false, Verbosity::Quiet).render(&invocation(BackendName::Pi, "", 0)), None);
+    }
+
     #[test]
     fn plain_text_when_not_a_terminal() {
         assert_eq!(observer(false, Verbosity::Normal).render(&started("main")).unwrap(), "[main] > A.sh\n");
@@ -402,6 +456,7 @@ mod tests {
             total_cost_usd: 0.0123,
             session_id: None,
             duration_ms: 1500,
+            tokens: None,
         };
         assert_eq!(console.render(&completed), None);
         let transition = Event::TransitionOccurred {

@@ -17,6 +17,10 @@ pub(crate) struct StepDetail {
     pub(crate) step: u64,
     pub(crate) state: String,
     pub(crate) kind: &'static str,
+    /// A prompt step's backend and the model asked for (empty: the CLI's own);
+    /// null for a script.
+    pub(crate) backend: Option<crate::ids::BackendName>,
+    pub(crate) model: Option<String>,
     pub(crate) prompts: Vec<Value>,
     pub(crate) transcript: Vec<Value>,
     pub(crate) script: Option<Value>,
@@ -40,6 +44,10 @@ pub(crate) fn detail(collector: &StepCollector, agent: &str, step: u64) -> StepD
                     StateType::Script => "script",
                 };
                 detail.attempts = detail.attempts.max(*attempt);
+            }
+            Event::ClaudeInvocationStarted { backend, model, is_reminder: false, .. } => {
+                detail.backend = Some(*backend);
+                detail.model = Some(model.clone());
             }
             Event::PromptRendered { reminder, prompt, .. } => {
                 detail.prompts.push(json!({"reminder": reminder, "text": prompt}));
@@ -105,5 +113,29 @@ fn transcript_entries(object: &Value, entries: &mut Vec<Value>) -> Option<String
             Some(result)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_step_names_its_backend_and_model_and_a_script_none() {
+        let trace = [
+            r#"{"v":1,"seq":1,"ts":"t","type":"StateStarted","agent_id":"main","state":"R.md","state_type":"markdown","step":1,"attempt":1}"#,
+            r#"{"v":1,"seq":2,"ts":"t","type":"ClaudeInvocationStarted","agent_id":"main","state":"R.md","backend":"pi","model":"","session_id":null,"is_fork":false,"is_reminder":false,"reminder_attempt":0}"#,
+            r#"{"v":1,"seq":3,"ts":"t","type":"StateStarted","agent_id":"main","state":"S.sh","state_type":"script","step":2,"attempt":1}"#,
+        ];
+        let of = |step: u64| {
+            let mut collector = StepCollector::new("main", step);
+            for line in trace {
+                collector.add(line);
+            }
+            let detail = serde_json::to_value(detail(&collector, "main", step)).expect("JSON");
+            (detail["backend"].clone(), detail["model"].clone())
+        };
+        assert_eq!(of(1), (json!("pi"), json!("")));
+        assert_eq!(of(2), (Value::Null, Value::Null));
     }
 }

@@ -23,6 +23,12 @@ pub(crate) struct Step {
     pub(crate) tag: Option<String>,
     pub(crate) target: Option<String>,
     pub(crate) commit: Option<u64>,
+    /// A prompt step's backend (`claude`, `pi`, `codex`) and the model asked for
+    /// (empty: the CLI's own); absent for a script.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<String>,
     /// `running`, `done`, `failed` (an attempt failed and none succeeded yet) or
     /// `paused` (the agent paused at this step).
     pub(crate) status: &'static str,
@@ -83,6 +89,12 @@ struct Line<'a> {
     new_agent_id: Option<String>,
     #[serde(default)]
     result: Option<String>,
+    #[serde(default)]
+    backend: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    is_reminder: Option<bool>,
 }
 
 /// What `GET …/steps` answers.
@@ -151,11 +163,21 @@ impl Timeline {
                             tag: None,
                             target: None,
                             commit: None,
+                            backend: None,
+                            model: None,
                             status: "running",
                             changed_at: seq,
                         });
                         self.latest.insert(agent, self.steps.len() - 1);
                     }
+                }
+            }
+            "ClaudeInvocationStarted" if !line.is_reminder.unwrap_or(false) => {
+                if let Some(entry) = self.latest_of(&agent) {
+                    // A trace written before backends were chosen: Claude.
+                    entry.backend = Some(line.backend.clone().unwrap_or_else(|| "claude".to_string()));
+                    entry.model = Some(line.model.clone().unwrap_or_default());
+                    entry.changed_at = seq;
                 }
             }
             "StateCompleted" => {
@@ -253,6 +275,25 @@ mod tests {
 {"v":1,"seq":10,"ts":"2026-11-22T10:00:03.400Z","type":"TransitionOccurred","agent_id":"main_w1","from_state":"W.md","to_state":null,"transition_type":"result","metadata":{},"commit":2}
 {"v":1,"seq":11,"ts":"2026-11-22T10:00:03.400Z","type":"AgentTerminated","agent_id":"main_w1","result":"done"}
 {"v":1,"seq":12,"ts":"2026-11-22T10:00:03.5"#;
+
+    #[test]
+    fn a_prompt_step_says_its_backend_and_model_and_an_older_trace_reads_as_claude() {
+        let mut timeline = Timeline::default();
+        timeline.add(
+            r#"{"v":1,"seq":1,"ts":"2026-11-22T10:00:00Z","type":"StateStarted","agent_id":"main","state":"R.md","state_type":"markdown","step":1,"attempt":1}
+{"v":1,"seq":2,"ts":"2026-11-22T10:00:00Z","type":"ClaudeInvocationStarted","agent_id":"main","state":"R.md","backend":"codex","model":"gpt-5","is_reminder":false}
+{"v":1,"seq":3,"ts":"2026-11-22T10:00:00Z","type":"ClaudeInvocationStarted","agent_id":"main","state":"R.md","backend":"codex","model":"other","is_reminder":true}
+{"v":1,"seq":4,"ts":"2026-11-22T10:00:01Z","type":"StateStarted","agent_id":"main","state":"P.md","state_type":"markdown","step":2,"attempt":1}
+{"v":1,"seq":5,"ts":"2026-11-22T10:00:01Z","type":"ClaudeInvocationStarted","agent_id":"main","state":"P.md","is_reminder":false}
+{"v":1,"seq":6,"ts":"2026-11-22T10:00:02Z","type":"StateStarted","agent_id":"main","state":"S.sh","state_type":"script","step":3,"attempt":1}
+"#,
+        );
+        let view = timeline.view(0);
+        let on: Vec<_> = view.steps.iter().map(|step| (step.backend.as_deref(), step.model.as_deref())).collect();
+        assert_eq!(on, [(Some("codex"), Some("gpt-5")), (Some("claude"), Some("")), (None, None)]);
+        let json = serde_json::to_value(view.steps[2]).expect("JSON");
+        assert!(json.get("backend").is_none(), "a script has no backend: {json}");
+    }
 
     #[test]
     fn steps_lanes_retries_and_costs_come_from_the_trace() {

@@ -99,7 +99,7 @@ impl ScriptedBackend {
                     request.backend
                 );
                 turns.misses.push(Miss { message: message.clone() });
-                return Err(BackendError::NotAvailable(message));
+                return Err(BackendError::Fatal(message));
             }
             return Ok((reply.clone(), turn));
         }
@@ -113,7 +113,7 @@ impl ScriptedBackend {
             "no scripted reply for {state}, {which} of agent {agent} (turn {turn} there; the test gives {given})"
         );
         turns.misses.push(Miss { message: message.clone() });
-        Err(BackendError::NotAvailable(message))
+        Err(BackendError::Fatal(message))
     }
 }
 

@@ -10,20 +10,34 @@ fn with_manifest(manifest: &str) -> Test {
 }
 
 #[test]
-fn r13_1_a_backend_baton_lacks_is_refused_before_anything_runs() {
-    let outcome = with_manifest("id: w\nbackend: {name: gemni, options: {provider: x}}\n").run_workflow(&[]);
+fn r13_1_a_manifest_backend_runs_the_workflows_prompt_states_there() {
+    // The manifest's backend is taken: its prompt state runs on pi (whose CLI is
+    // missing here, so the agent pauses naming it), never on Claude.
+    let outcome = Test::new()
+        .with_fake_claude()
+        .file("workflow.yaml", "id: w\nbackend: {name: pi, options: {provider: x}}\n")
+        .file("START.md", "Hello, then <result>done</result>.\n")
+        .run_workflow(&["--pi-bin", "/nonexistent"]);
+    outcome.status(3);
+    let paused = outcome.events_of(RUN, "AgentPaused");
+    assert_eq!(paused[0]["reason"], "backend_not_available");
+    let message = paused[0]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("state `START.md` runs on pi: --pi-bin names `/nonexistent`"), "{message}");
+    assert!(crate::markdown::calls(&outcome).is_empty(), "Claude was called");
+    // A script-only workflow never needs the CLI.
+    with_manifest("id: w\nbackend: pi\n").run_workflow(&["-q"]).status(0);
+}
+
+#[test]
+fn r13_1_an_unknown_manifest_backend_is_refused_before_anything_runs() {
+    let outcome = with_manifest("id: w\nbackend: {name: gemini}\n").run_workflow(&[]);
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),
-        "error: manifest `[ROOT]/wf/workflow.yaml`: `backend`: unknown backend `gemni`: expected one of claude, pi, codex"
+        "error: manifest `[ROOT]/wf/workflow.yaml`: `backend`: unknown backend `gemini`: expected one of claude, pi, \
+         codex"
     );
     assert!(!outcome.root().join(".baton/runs/test").exists());
-}
-
-/// raymond's `pi_test_fixture`: a pi workflow of script states runs without pi.
-#[test]
-fn r13_1_a_pi_workflow_of_scripts_runs_without_pi() {
-    with_manifest("id: pi-test-fixture\nbackend: pi\n").env("PATH", "/usr/bin:/bin").run_workflow(&["-q"]).status(0);
 }
 
 #[test]
@@ -79,23 +93,16 @@ fn r13_2_a_workflow_yaml_with_states_is_no_manifest_and_a_yaml_workflow_carries_
         .run_workflow(&["-q"])
         .status(0)
         .stdout("ok\n");
-    // R13.4: manifest keys beside `states`.
+    // R13.4: manifest keys beside `states` are read (a backend Baton lacks is refused).
     let outcome = Test::new()
-        .write("flow.yaml", "id: flow\nbackend: pi\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
-        .args(["run", "flow.yaml", "--run-id", RUN])
-        .run();
-    outcome.status(0).stdout("x\n");
-    let outcome = Test::new()
-        .write("flow.yaml", "id: flow\nbackend: pie\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
+        .write("flow.yaml", "id: flow\nbackend: codx\nstates:\n  START:\n    sh: echo '<result>x</result>'\n")
         .args(["run", "flow.yaml", "--run-id", RUN])
         .run();
     outcome.status(1);
-    assert!(
-        outcome
-            .error_message()
-            .contains("unknown backend `pie`: expected one of claude, pi, codex; did you mean `pi`?"),
-        "{}",
-        outcome.stderr
+    assert_eq!(
+        outcome.error_message(),
+        "error: manifest `[ROOT]/flow.yaml`: `backend`: unknown backend `codx`: expected one of claude, pi, codex; \
+         did you mean `codex`?"
     );
 }
 

@@ -2,7 +2,7 @@
 //! §16 items 15, 16). Messages are compared exactly: on the console line, in the
 //! `ErrorOccurred` and `RunFailed` events, and in `state.json`.
 
-use super::common::{RUN, assert_fatal, emit, started};
+use super::common::{RUN, assert_fatal, assert_paused, emit, started};
 use crate::support::Test;
 
 #[test]
@@ -201,20 +201,21 @@ fn r7_13_stderr_output_also_resets_the_timer() {
 }
 
 #[test]
-fn a_prompt_state_without_a_claude_cli_names_where_it_looked() {
+fn a_prompt_state_without_a_claude_cli_pauses_naming_where_it_looked() {
     // A PATH without `claude`, and no --claude-bin, BATON_CLAUDE_BIN or config entry.
     let outcome = Test::new()
         .env("PATH", "/usr/bin:/bin")
         .file("START.sh", &emit("<goto>REVIEW</goto>"))
         .file("REVIEW.md", "Review the code.\n")
         .run_workflow(&[]);
-    assert_fatal(
+    assert_paused(
         &outcome,
         "main",
         "REVIEW.md",
-        "ClaudeNotAvailable",
-        "cannot find the Claude Code CLI: give --claude-bin, set BATON_CLAUDE_BIN, set claude_bin in \
-         .baton/config.toml, or put `claude` on PATH (npm install -g @anthropic-ai/claude-code)",
+        "backend_not_available",
+        "state `REVIEW.md` runs on Claude Code: cannot find the Claude Code CLI: give --claude-bin, set \
+         BATON_CLAUDE_BIN, set claude_bin in .baton/config.toml, or put `claude` on PATH (npm install -g \
+         @anthropic-ai/claude-code); once it can run, `baton resume test` goes on",
     );
     assert_eq!(outcome.state(RUN)["steps_completed"], 1);
 }

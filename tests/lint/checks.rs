@@ -446,3 +446,103 @@ fn invalid_manifest_input_that_is_not_a_mapping_is_refused() {
         "error: manifest `[ROOT]/wf/workflow.yaml`: `input` must be a mapping (`input: {mode: required}`)"
     );
 }
+
+#[test]
+fn unknown_backend_at_the_states_line_with_did_you_mean() {
+    golden(
+        &[("START.md", "---\nbackend: codx\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:2:1: error[unknown-backend]: `backend`: unknown backend `codx`: expected one of claude, pi, \
+         codex; did you mean `codex`?\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_model_of_another_backend_names_its_owner() {
+    golden(
+        &[("START.md", "---\nmodel: gpt-5\n---\n<goto>DONE</goto>\n"), DONE],
+        1,
+        "wf/START.md:2:1: error[invalid-model]: model `gpt-5` is not a Claude Code model (an alias such as opus, \
+         sonnet or haiku, or a full name such as `claude-sonnet-4-5`); it is a Codex model: `backend: codex`?\n\
+         wf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_model_a_claude_model_on_a_codex_state_names_claude() {
+    golden(
+        &[("START.md", "---\nbackend: codex\nmodel: sonnet\n---\n<result>done</result>\n")],
+        1,
+        "wf/START.md:3:1: error[invalid-model]: model `sonnet` is not a Codex model; expected an OpenAI model such \
+         as `gpt-5-codex` or `gpt-5` (it is a Claude Code model: `backend: claude`?)\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_manifest_backend_option_no_backend_takes_is_reported_once() {
+    golden(
+        &[
+            ("workflow.yaml", "id: x\nbackend: {name: pi, options: {bogus: 1}}\n"),
+            ("START.md", "<goto>DONE</goto>\n"),
+            DONE,
+        ],
+        1,
+        "wf/workflow.yaml: error[invalid-manifest]: manifest: `backend.options` has `bogus`, which no backend takes; \
+         pi takes provider, thinking, tools, no_builtin_tools, no_tools, no_extensions, no_skills, extensions, \
+         skills, session_dir, append_system_prompt\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn invalid_manifest_backend_option_value_is_reported_once() {
+    golden(
+        &[
+            ("workflow.yaml", "id: x\nbackend:\n  name: pi\n  options: {thinking: huge}\n"),
+            ("START.md", "<goto>DONE</goto>\n"),
+            DONE,
+        ],
+        1,
+        "wf/workflow.yaml: error[invalid-manifest]: manifest: `backend.options`: `thinking` must be one of off, \
+         minimal, low, medium, high, xhigh, found the text \"huge\"\nwf: 1 error\n",
+    );
+}
+
+#[test]
+fn session_crosses_backend_on_a_goto_each_way() {
+    golden(
+        &[
+            ("START.md", "---\nbackend: codex\n---\nImplement, then <goto>REVIEW</goto>.\n"),
+            ("REVIEW.md", "Review: <goto>START</goto> or <goto>DONE</goto>.\n"),
+            DONE,
+        ],
+        0,
+        "wf/REVIEW.md:1:9: info[session-crosses-backend]: a session never crosses backends: `<goto>` from REVIEW.md \
+         (claude) to START.md (codex) starts a fresh Codex conversation\n\
+         wf/START.md:4:17: info[session-crosses-backend]: a session never crosses backends: `<goto>` from START.md \
+         (codex) to REVIEW.md (claude) starts a fresh Claude Code conversation\nwf: 2 info\n",
+    );
+}
+
+#[test]
+fn session_crosses_backend_when_a_call_returns_to_another_backend() {
+    golden(
+        &[
+            ("START.md", "Plan, then <call return=\"REVIEW\">WORK</call>.\n"),
+            ("WORK.md", "Work, then <result>done</result>.\n"),
+            ("REVIEW.md", "---\nbackend: pi\n---\nReview, then <goto>DONE</goto>.\n"),
+            ("DONE.md", "---\nbackend: pi\n---\nFinish with <result>done</result>.\n"),
+        ],
+        0,
+        "wf/START.md:1:12: info[session-crosses-backend]: a session never crosses backends: `<call>` from START.md \
+         (claude) returns to REVIEW.md (pi), which starts a fresh pi conversation\nwf: 1 info\n",
+    );
+}
+
+#[test]
+fn session_crosses_backend_is_silent_for_a_manifest_backend_every_state_shares() {
+    golden(
+        &[("workflow.yaml", "id: x\nbackend: codex\n"), ("START.md", "Work, then <goto>DONE</goto>.\n"), DONE],
+        0,
+        "wf: no issues found\n",
+    );
+}

@@ -156,7 +156,10 @@ fn r5_22_invalid_model_flag_is_refused_with_the_valid_ones() {
     let test = Test::new().with_fake_claude().file("START.md", "[[START]]\n");
     let outcome = test.run_workflow(&["--model", "gpt"]);
     outcome.status(1).stdout("");
-    assert_eq!(outcome.error_message(), "error: invalid value `gpt` for --model: expected one of opus, sonnet, haiku");
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid value `gpt` for --model: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `--backend codex`?)"
+    );
     assert!(calls(&outcome).is_empty());
     assert!(!outcome.run_dir("test").exists(), "no run is created");
 }
@@ -198,7 +201,7 @@ fn config_invalid_model_is_refused() {
     outcome.status(1).stdout("");
     assert_eq!(
         outcome.error_message(),
-        "error: [ROOT]/.baton/config.toml: invalid model `gpt`: expected one of opus, sonnet, haiku"
+        "error: [ROOT]/.baton/config.toml: invalid model `gpt`: expected one of opus, sonnet, haiku (`gpt` is a Codex model: `backend: codex`?)"
     );
 }
 

@@ -226,17 +226,23 @@ fn r7_14_claude_idle_timeout_is_retried_not_fatal() {
 }
 
 #[test]
-fn missing_claude_cli_is_fatal_with_the_exact_message() {
+fn missing_claude_cli_pauses_the_agent_with_the_exact_message_and_resume_goes_on() {
     let test = Test::new().with_fake_claude().file("START.md", "[[START]]\n");
+    fake(&test).rule("start", "[[START]]", Reply::text("<result>done</result>"));
     let outcome = test.run_workflow(&["--claude-bin", "/nonexistent"]);
-    assert_fatal(
+    assert_paused(
         &outcome,
         "main",
         "START.md",
-        "ClaudeNotAvailable",
-        "--claude-bin names `/nonexistent`, which does not exist",
+        "backend_not_available",
+        "state `START.md` runs on Claude Code: --claude-bin names `/nonexistent`, which does not exist (install: \
+         npm install -g @anthropic-ai/claude-code); once it can run, `baton resume test` goes on",
     );
     assert!(calls(&outcome).is_empty());
+    // Installed (here: BATON_CLAUDE_BIN, the fake, once the flag is gone), the run goes on.
+    let resumed = outcome.rerun(["resume", RUN]);
+    resumed.status(0).stdout("done\n");
+    assert_eq!(calls(&resumed).len(), 1);
 }
 
 /// A usage limit reported only in text, the way older Claude Code versions did (§16 item 42).

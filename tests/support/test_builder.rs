@@ -160,6 +160,8 @@ impl Test {
             .current_dir(self.root.path())
             .env_remove("BATON_DIR")
             .env_remove("BATON_CLAUDE_BIN")
+            .env_remove("BATON_PI_BIN")
+            .env_remove("BATON_CODEX_BIN")
             .env_remove("BATON_LOG")
             .env("NO_COLOR", "1")
             .env("BATON_RETRY_BASE_MS", "10")

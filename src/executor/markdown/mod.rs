@@ -68,6 +68,8 @@ struct Step<'a> {
     context: &'a ExecutionContext,
     started: Instant,
     cost: f64,
+    /// The turns' tokens, for the trace of a backend other than Claude.
+    tokens: crate::events::StepTokens,
     session: Option<SessionId>,
     /// The last assistant message of `session`, when known.
     message: Option<String>,
@@ -88,6 +90,7 @@ impl Step<'_> {
             total_cost_usd: self.input.total_cost_at_launch + self.cost,
             session_id: self.session.clone(),
             duration_ms: self.started.elapsed().as_millis() as u64,
+            tokens: (self.backend.name != crate::ids::BackendName::Claude).then_some(self.tokens),
         });
         Ok(ExecutionResult {
             transition,
@@ -127,6 +130,7 @@ async fn run_markdown_state(
         context,
         started: Instant::now(),
         cost: 0.0,
+        tokens: crate::events::StepTokens::default(),
         session: agent.session_id.clone(),
         message: agent.session_message.clone(),
     };
@@ -208,16 +212,18 @@ async fn run_markdown_state(
     // continued, and the state starts a fresh one on its own.
     let session_backend = agent.session_backend.unwrap_or_default();
     let crosses = session_backend != backend_name && (agent.fork_session_id.is_some() || agent.session_id.is_some());
+    // Said right after the first turn starts, so the console reads "on codex",
+    // then why its conversation is a fresh one.
+    let mut crossing = crosses.then(|| Event::ProgressMessage {
+        agent_id: agent.id.clone(),
+        message: format!(
+            "{}: a fresh {} conversation: the agent's session is {}'s, and a session never crosses backends",
+            agent.current_state,
+            step.backend.cli,
+            profile(session_backend).cli
+        ),
+    });
     if crosses {
-        step.emit(Event::ProgressMessage {
-            agent_id: agent.id.clone(),
-            message: format!(
-                "{}: a fresh {} conversation: the agent's session is {}'s, and a session never crosses backends",
-                agent.current_state,
-                step.backend.cli,
-                profile(session_backend).cli
-            ),
-        });
         step.session = None;
         step.message = None;
     }
@@ -262,6 +268,9 @@ async fn run_markdown_state(
             is_reminder: attempt > 0,
             reminder_attempt: attempt,
         });
+        if let Some(note) = crossing.take() {
+            step.emit(note);
+        }
         let request = BackendRequest {
             backend: backend_name,
             agent_id: agent.id.clone(),
@@ -288,6 +297,12 @@ async fn run_markdown_state(
                         BackendError::Failed { cost_usd, .. } | BackendError::TurnLimit { cost_usd, .. } => *cost_usd,
                         _ => 0.0,
                     };
+                    let error = match error {
+                        BackendError::NotAvailable(message) => {
+                            BackendError::NotAvailable(not_available(&message, step.backend, agent, context))
+                        }
+                        other => other,
+                    };
                     return Err(classify(error, step.backend.cli).with_cost(step.cost + failed_turn_cost));
                 }
             };
@@ -296,6 +311,8 @@ async fn run_markdown_state(
             step.message = response.message_uuid;
         }
         step.cost += response.cost_usd;
+        step.tokens.input_tokens += response.input_tokens;
+        step.tokens.output_tokens += response.output_tokens;
 
         if let Some(synthetic) = step.over_budget() {
             return step.done(synthetic);
@@ -363,6 +380,23 @@ fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent)
     }
 }
 
+/// Why a state's backend cannot run, naming the state, the backend, how to install
+/// its CLI and how to go on: the agent pauses, and a resume once it is installed
+/// continues where it stopped (never a fallback to another backend).
+fn not_available(
+    message: &str,
+    backend: &Profile,
+    agent: &crate::model::agent::Agent,
+    context: &ExecutionContext,
+) -> String {
+    let install =
+        if message.contains(backend.install) { String::new() } else { format!(" (install: {})", backend.install) };
+    format!(
+        "state `{}` runs on {}: {message}{install}; once it can run, `baton resume {}` goes on",
+        agent.current_state, backend.cli, context.run_id
+    )
+}
+
 /// A backend failure as the loop should treat it (§10.1).
 fn classify(error: BackendError, cli: &str) -> StepFailure {
     match error {
@@ -390,7 +424,10 @@ fn classify(error: BackendError, cli: &str) -> StepFailure {
         BackendError::Refused(message) => {
             StepFailure::pause(PauseReason::PromptError, ErrorKind::PromptFileError, message)
         }
-        BackendError::NotAvailable(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
+        BackendError::NotAvailable(message) => {
+            StepFailure::pause(PauseReason::BackendNotAvailable, ErrorKind::ClaudeNotAvailable, message)
+        }
+        BackendError::Fatal(message) => StepFailure::fatal(ErrorKind::ClaudeNotAvailable, message),
         BackendError::Cancelled => {
             StepFailure::fatal(ErrorKind::Cancelled, format!("{cli} was stopped before it finished"))
         }

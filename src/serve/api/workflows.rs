@@ -61,6 +61,7 @@ pub(crate) fn described(entry: &WorkflowEntry) -> Result<(Vec<String>, Value), A
             let at = placed.nodes.get(&node.id)?;
             Some(json!({
                 "id": node.id, "name": node.name, "kind": kind_name(node.kind), "file": node.file,
+                "backend": node.backend,
                 "x": at.x, "y": at.y, "width": at.width, "height": at.height,
             }))
         })

@@ -848,7 +848,7 @@
   // ---------------------------------------------------------------- the timeline model
 
   const STEP_EVENTS = new Set(["StateStarted", "StateCompleted", "ErrorOccurred", "AgentPaused", "TransitionOccurred",
-    "AgentSpawned", "AgentTerminated"]);
+    "AgentSpawned", "AgentTerminated", "ClaudeInvocationStarted"]);
   const STATUS_EVENTS = new Set(["WorkflowStarted", "WorkflowCompleted", "WorkflowAsking", "WorkflowPaused",
     "WorkflowInterrupted", "WorkflowStopping", "RunFailed", "WorkflowWaiting", "WorkflowResuming", "AgentPaused",
     "AgentAsking", "JoinWaiting", "JoinCompleted"]);
@@ -987,6 +987,12 @@
             commit: null, status: "running",
           });
         }
+        case "ClaudeInvocationStarted":
+          // A prompt step's backend and model (a trace older than backends: Claude).
+          if (!latest || event.is_reminder) return -1;
+          latest.backend = event.backend || "claude";
+          latest.model = event.model || "";
+          return this.latest.get(agent);
         case "StateCompleted":
           if (!latest) return -1;
           latest.cost_usd = (latest.cost_usd || 0) + (event.cost_usd || 0);
@@ -1497,6 +1503,7 @@
       const lines = [
         step.agent + " · step " + step.step,
         step.state + (step.kind ? " (" + step.kind + ")" : ""),
+        ...(step.backend ? [onBackend(step.backend, step.model)] : []),
         step.tag ? "<" + step.tag + "> → " + stateLabel(step.target) : step.status === "running" ? "running…" : "no transition",
         fmtDuration(this.end(step) - step.start_ms) + " · " + fmtCost(step.cost_usd) +
           (step.commit !== null && step.commit !== undefined ? " · commit " + step.commit : ""),
@@ -1717,7 +1724,8 @@
       } else {
         group.append(svg("rect", { class: "shape", x: left, y: top, width: w, height: hgt, rx: 4 }));
       }
-      group.append(svg("text", { class: "name", x, y: y + 4.5, "text-anchor": "middle", text: node.name }));
+      const label = node.name + (node.backend ? " (" + node.backend + ")" : "");
+      group.append(svg("text", { class: "name", x, y: y + 4.5, "text-anchor": "middle", text: label }));
       const visits = svg("text", { class: "visits", x: left + w - 3, y: top - 4, "text-anchor": "end" });
       const agents = svg("text", { class: "agents", x: left + 2, y: top + hgt + 13 });
       group.append(visits, agents);
@@ -1845,6 +1853,10 @@
       parts.push(h("div", { class: "meta-line" },
         h("span", { class: "mono strong", text: detail.state || known.state || "" }),
         h("span", { class: "tag", text: detail.kind === "markdown" ? "prompt" : detail.kind || known.kind || "step" }),
+        detail.backend || known.backend
+          ? h("span", { class: "tag", testid: "step-backend",
+              text: onBackend(detail.backend || known.backend, detail.backend ? detail.model : known.model) })
+          : null,
         statusPill(status === "done" ? "completed" : status, { text: status }),
         h("span", { text: fmtDuration(detail.duration_ms !== null && detail.duration_ms !== undefined ? detail.duration_ms : known.duration_ms) }),
         h("span", { text: fmtCost(detail.cost_usd !== undefined ? detail.cost_usd : known.cost_usd) }),
@@ -1918,6 +1930,11 @@
       this.panel.replaceChildren(...parts);
       this.panel.dataset.loaded = "true";
     }
+  }
+
+  /** "on codex (model gpt-5)", as the console words it. */
+  function onBackend(backend, model) {
+    return "on " + backend + (model ? " (model " + model + ")" : " (its default model)");
   }
 
   function section(title, body, open) {
