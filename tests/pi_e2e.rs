@@ -22,7 +22,7 @@ const TURN_COST: f64 = 0.0045;
 /// A project whose prompt states run the real `pi` against `fake`; its
 /// workflow declares `backend: pi` (raymond's form).
 fn with_real_pi(test: Test, fake: &FakeAnthropic) -> Test {
-    let test = test.file("workflow.yaml", "backend: pi\n");
+    let test = test.file("workflow.yaml", "id: pi-e2e\nbackend: pi\n");
     with_pi_env(test, pi_env(&fake.url()))
 }
 
@@ -68,9 +68,6 @@ fn a_plain_pi_step_gives_its_result_cost_and_session() {
     assert!(fake.unmatched().is_empty(), "{}", fake.summary());
     assert_eq!(fake.requests()[0].view.model, PI_MODEL, "pi's default model, configured in its agent dir");
     assert!(close(total_cost(&outcome), TURN_COST), "{}", total_cost(&outcome));
-    let completed = outcome.events_of("test", "StateCompleted");
-    assert_eq!(completed[0]["input_tokens"], 1000, "{}", completed[0]);
-    assert_eq!(completed[0]["output_tokens"], 100);
     // The agent's session is the one pi wrote.
     let sessions = session_files(&fake);
     assert_eq!(sessions.len(), 1);
@@ -166,8 +163,9 @@ fn reset_starts_a_fresh_pi_session() {
     assert_eq!(session_files(&fake).len(), 2);
 }
 
-/// R12.5: without `--dangerously-skip-permissions` pi gets the file tools, and
-/// the `write` the model asks for happens in the agent's directory.
+/// R12.5: with `--dangerously-skip-permissions=false` pi gets the file tools
+/// and no shell, and the `write` the model asks for happens in the agent's
+/// directory.
 #[test]
 fn pi_runs_the_write_tool_the_model_asks_for() {
     let fake =
@@ -178,7 +176,8 @@ fn pi_runs_the_write_tool_the_model_asks_for() {
             ))),
             Rule::when_prompt("WRITE STATE").on_round(1).reply_text("Done.\n<result>wrote</result>"),
         ]);
-    let outcome = with_real_pi(Test::new().file("START.md", "WRITE STATE"), &fake).run_workflow(&[]);
+    let outcome = with_real_pi(Test::new().file("START.md", "WRITE STATE"), &fake)
+        .run_workflow(&["--dangerously-skip-permissions=false"]);
     outcome.status(0).stdout("wrote\n");
     assert_eq!(std::fs::read_to_string(outcome.root().join("made.txt")).expect("made.txt"), "made by pi\n");
     let tools = &fake.requests()[0].raw["tools"];
@@ -186,7 +185,8 @@ fn pi_runs_the_write_tool_the_model_asks_for() {
     assert!(names.contains(&"write") && !names.contains(&"bash"), "the default tools, no shell: {names:?}");
 }
 
-/// With `--dangerously-skip-permissions` pi keeps its own tools, bash included.
+/// With `--dangerously-skip-permissions` (Baton's default) pi keeps its own
+/// tools, bash included.
 #[test]
 fn skip_permissions_lets_pi_run_bash() {
     let fake = FakeAnthropic::start(vec![
@@ -303,10 +303,10 @@ fn obedient_model() -> Rule {
                 false => "<result>SECRET=unknown</result>".to_string(),
             }
         } else {
-            let exact =
-                view.prompt.split("Respond with exactly").nth(1).or(view.prompt.split("respond with exactly").nth(1));
-            let text = exact.unwrap_or_default().trim_start_matches([':', ' ', '\n']);
-            text.split("\n\n").next().unwrap_or_default().trim().to_string()
+            // The first line after "respond with exactly" that is a tag.
+            let lower = view.prompt.to_lowercase();
+            let after = lower.find("respond with exactly").map_or("", |at| &view.prompt[at..]);
+            after.lines().skip(1).map(str::trim).find(|line| line.starts_with('<')).unwrap_or_default().to_string()
         };
         Reply::text(&answer).usage(1000, 100)
     })
