@@ -526,3 +526,94 @@ fn record_pi_stream_fixtures() {
     );
     save("06_retried_then_ok.jsonl", &run(&retrying, "FLAKY", &[]));
 }
+
+// Bad input and broken CLIs, with a stand-in `pi` script: each failure names pi
+// and what was expected.
+
+/// A project whose `pi` is `script` (a shell script reading the prompt from stdin).
+fn with_stand_in_pi(script: &str) -> Test {
+    let test = Test::new()
+        .file("workflow.yaml", "id: pi-stand-in\nbackend: pi\n")
+        .file("START.md", "HELLO")
+        .write("bin/pi", &format!("#!/bin/sh\ncat > /dev/null\n{script}"));
+    let pi = test.root().join("bin/pi");
+    std::fs::set_permissions(&pi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    test.env("BATON_PI_BIN", &pi.to_string_lossy())
+}
+
+fn pause_error(outcome: &crate::support::Outcome) -> String {
+    outcome.state("test")["agents"][0]["error"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_pi_stream_without_agent_end_fails_retryably_naming_what_came_instead() {
+    let outcome = with_stand_in_pi(
+        "echo '{\"type\":\"session\",\"version\":3,\"id\":\"s-1\"}'\n\
+         echo 'Session found in different project: /elsewhere'\n\
+         echo '{\"type\":\"agent_start\"}'\n",
+    )
+    .run_workflow(&[]);
+    outcome.status(3);
+    let expected = "pi exited without an agent_end event (expected `pi --mode json` to end the turn with one) \
+                    (1 line of its output was not JSON objects; the first: \"Session found in different project: /elsewhere\")";
+    assert_eq!(pause_error(&outcome), expected);
+    outcome.stderr_contains(&format!("paused at START.md (claude_error): {expected}"));
+    outcome.stderr_contains("(attempt 3 of 3 failed)");
+}
+
+#[test]
+fn pi_exiting_non_zero_fails_with_its_stderr() {
+    let outcome = with_stand_in_pi("echo \"No session found matching 'abc'\" >&2\nexit 1\n").run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(pause_error(&outcome), "pi exited with code 1: No session found matching 'abc'");
+}
+
+#[test]
+fn pi_ending_the_turn_without_assistant_text_fails() {
+    let outcome = with_stand_in_pi(
+        "echo '{\"type\":\"session\",\"version\":3,\"id\":\"s-1\"}'\n\
+         echo '{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"stop\"}}'\n\
+         echo '{\"type\":\"agent_end\",\"messages\":[]}'\n",
+    )
+    .run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(
+        pause_error(&outcome),
+        "pi ended the turn without assistant text (expected the model's answer in its last message; stop reason stop)"
+    );
+}
+
+#[test]
+fn a_missing_pi_says_how_to_install_it() {
+    let test = Test::new().file("workflow.yaml", "id: no-pi\nbackend: pi\n").file("START.md", "HELLO");
+    let outcome = test.env("PATH", "/usr/bin:/bin").run_workflow(&[]);
+    outcome.status(1);
+    outcome.stderr_contains(
+        "error: run test failed: agent main at START.md: cannot find the pi CLI: give --pi-bin, set BATON_PI_BIN, \
+         set pi_bin in .baton/config.toml, or put `pi` on PATH (npm install -g @mariozechner/pi-coding-agent@0.73.1)",
+    );
+}
+
+/// The version is read from the npm package `pi` belongs to, once per run,
+/// before the first pi turn.
+#[test]
+fn an_unsupported_pi_version_is_refused_before_any_turn() {
+    let test = Test::new()
+        .file("workflow.yaml", "id: old-pi\nbackend: pi\n")
+        .file("START.md", "HELLO")
+        .write("pkg/package.json", r#"{"name": "@earendil-works/pi-coding-agent", "version": "2.0.0"}"#)
+        .write("pkg/dist/cli.js", "#!/bin/sh\necho never run >> ran.txt\n");
+    let root = std::fs::canonicalize(test.root()).expect("root");
+    std::fs::set_permissions(root.join("pkg/dist/cli.js"), std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    std::fs::create_dir_all(root.join("bin")).expect("bin");
+    std::os::unix::fs::symlink(root.join("pkg/dist/cli.js"), root.join("bin/pi")).expect("link");
+    let outcome = test.env("BATON_PI_BIN", &root.join("bin/pi").to_string_lossy()).run_workflow(&[]);
+    outcome.status(1);
+    outcome.stderr_contains(
+        "error: run test failed: agent main at START.md: pi 2.0.0 (`[ROOT]/pkg/package.json`) is not supported: \
+         Baton reads the `--mode json` events of pi 0.73 up to 1.x; install the tested release with \
+         `npm install -g @mariozechner/pi-coding-agent@0.73.1`",
+    );
+    assert!(!root.join("ran.txt").exists(), "pi never ran");
+}
