@@ -163,6 +163,31 @@ fn reset_starts_a_fresh_pi_session() {
     assert_eq!(session_files(&fake).len(), 2);
 }
 
+/// R5.16: a turn without a tag gets a reminder in the same pi session.
+#[test]
+fn r5_16_a_reminder_continues_the_pi_session() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("REMINDER: Emit exactly one")
+            .named("reminder")
+            .resumed()
+            .history_contains("I forgot the tag.")
+            .reply_text("Sorry.\n<goto>NEXT</goto>"),
+        Rule::when_prompt("DECIDE STATE").reply_text("I forgot the tag."),
+        Rule::when_prompt("NEXT STATE").resumed().reply_text("<result>recovered</result>"),
+    ]);
+    let test = Test::new()
+        .file(
+            "START.md",
+            "---\nallowed_transitions:\n  - { tag: goto, target: NEXT }\n  - { tag: result }\n---\nDECIDE STATE",
+        )
+        .file("NEXT.md", "NEXT STATE");
+    let outcome = with_real_pi(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("recovered\n");
+    assert_eq!(fake.fired("reminder"), 1, "{}", fake.summary());
+    assert_eq!(session_files(&fake).len(), 1, "the reminder and the goto continued the first session");
+    outcome.stderr_contains("[main]   reminder 1: asking again for exactly one allowed tag");
+}
+
 /// `--backend pi` runs every workflow of the run on pi, the called ones too: a
 /// `<call-workflow>` forks the caller's pi session, the return continues it.
 #[test]
