@@ -23,6 +23,12 @@ const TURN_COST: f64 = 0.0045;
 /// workflow declares `backend: pi` (raymond's form).
 fn with_real_pi(test: Test, fake: &FakeAnthropic) -> Test {
     let test = test.file("workflow.yaml", "id: pi-e2e\nbackend: pi\n");
+    with_real_pi_env(test, fake)
+}
+
+/// A project whose pi states (by `--backend pi`, a manifest or frontmatter) run
+/// the real `pi` against `fake`, with pi's retries off.
+pub(crate) fn with_real_pi_env(test: Test, fake: &FakeAnthropic) -> Test {
     with_pi_env(test, pi_env(&fake.url()))
 }
 
