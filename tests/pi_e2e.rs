@@ -686,3 +686,21 @@ fn an_unsupported_pi_version_is_refused_before_any_turn() {
     );
     assert!(!root.join("ran.txt").exists(), "pi never ran");
 }
+
+#[test]
+fn malformed_pi_lines_are_counted_in_the_failure() {
+    let outcome = with_stand_in_pi(
+        "echo '{\"type\":\"message_end\",\"message\":{\"role\":\"assist'\n\
+         echo 'Warning: something odd'\n\
+         echo '{\"type\":\"agent_end\",\"messages\":[]}'\n",
+    )
+    .run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(
+        pause_error(&outcome),
+        concat!(
+            "pi ended the turn without assistant text (expected the model's answer in its last message; stop reason ",
+            r#"missing) (2 lines of its output were not JSON objects; the first: "{\"type\":\"message_end\",\"message\":{\"role\":\"assist")"#
+        )
+    );
+}

@@ -155,8 +155,9 @@ impl Backend for PiBackend {
             if summary.text.trim().is_empty() {
                 let message = format!(
                     "pi ended the turn without assistant text (expected the model's answer in its last message; \
-                     stop reason {})",
-                    summary.stop_reason.as_deref().unwrap_or("missing")
+                     stop reason {}){}",
+                    summary.stop_reason.as_deref().unwrap_or("missing"),
+                    exit.malformed.note()
                 );
                 return Err(BackendError::Failed { message, cost_usd });
             }
