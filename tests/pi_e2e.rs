@@ -156,6 +156,28 @@ fn fork_workers_run_in_parallel_with_their_own_pi_sessions() {
     assert_eq!(session_files(&fake).len(), 3, "the parent's session and one fresh one per worker");
 }
 
+/// A `<function>` runs in a fresh pi session; its return continues the caller's.
+#[test]
+fn a_function_runs_fresh_and_its_return_continues_the_callers_pi_session() {
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("CALLER").fresh().reply_text("secret 3141\n<function return=\"AFTER\">FUNC</function>"),
+        Rule::when_prompt("FUNC BODY").fresh().history_lacks("3141").reply_text("<result>f done</result>"),
+        Rule::when_prompt("AFTER FUNC")
+            .resumed()
+            .history_contains("3141")
+            .history_lacks("FUNC BODY")
+            .reply_text("<result>back</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", "CALLER")
+        .file("FUNC.md", "FUNC BODY")
+        .file("AFTER.md", "AFTER FUNC got {{input}}");
+    let outcome = with_real_pi(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("back\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+    assert_eq!(session_files(&fake).len(), 2, "the caller's session and the function's own");
+}
+
 #[test]
 fn reset_starts_a_fresh_pi_session() {
     let fake = FakeAnthropic::start(vec![
