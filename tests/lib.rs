@@ -21,6 +21,7 @@ mod lint;
 mod logs;
 mod markdown;
 mod on_ask_json;
+mod pi_e2e;
 mod raymond_cli;
 mod readme;
 mod regression;

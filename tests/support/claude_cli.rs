@@ -120,7 +120,7 @@ pub(super) fn unregister_config_dir(server_url: &str) {
     CONFIG_DIRS.lock().expect("config dirs").get_or_insert_default().remove(server_url);
 }
 
-fn config_dir(server_url: &str) -> PathBuf {
+pub(super) fn config_dir(server_url: &str) -> PathBuf {
     let mut dirs = CONFIG_DIRS.lock().expect("config dirs");
     dirs.get_or_insert_default()
         .entry(server_url.to_string())

@@ -3,11 +3,17 @@
 //! and the cost pi reports (`docs/backends.md`).
 //!
 //! Split by concern: `options` reads a state's pi options (raymond's
-//! `backend.options` keys, R13.1), and the rest of the folder runs the CLI
-//! behind the [`crate::backend::Backend`] trait.
+//! `backend.options` keys, R13.1), `command` builds the argv, `stream_reader`
+//! interprets the `--mode json` events, `version` checks which pi is installed,
+//! and `backend` runs the CLI (`backend::jsonl_process`) behind the
+//! [`crate::backend::Backend`] trait. Nothing outside this folder knows pi's
+//! flags or events.
 
 pub(crate) mod backend;
+pub(crate) mod command;
 pub(crate) mod options;
+pub(crate) mod stream_reader;
+mod version;
 
 use crate::backend::options::{OptionError, OptionValues};
 use crate::backend::profile::{Capabilities, Profile};

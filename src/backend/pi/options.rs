@@ -102,3 +102,61 @@ impl PiOptions {
         Ok(())
     }
 }
+
+impl PiOptions {
+    /// The options with relative paths made absolute from the workflow's
+    /// directory, as every backend's paths are (`docs/backends.md`): the
+    /// `session_dir`, each skill, and each extension written as a relative
+    /// path (`./…`, `../…`); an extension given as a package source
+    /// (`npm:…`, `git:…`) or an absolute path is passed as written.
+    pub(crate) fn resolve_paths(&self, workflow_dir: &std::path::Path) -> PiOptions {
+        let absolute = |path: &String| workflow_dir.join(path).to_string_lossy().into_owned();
+        let mut resolved = self.clone();
+        resolved.session_dir = self.session_dir.as_ref().map(absolute);
+        resolved.skills = self.skills.iter().map(absolute).collect();
+        resolved.extensions = self
+            .extensions
+            .iter()
+            .map(|extension| {
+                if extension.starts_with("./") || extension.starts_with("../") {
+                    absolute(extension)
+                } else {
+                    extension.clone()
+                }
+            })
+            .collect();
+        resolved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_start_at_the_workflows_directory() {
+        let options = PiOptions {
+            session_dir: Some("sessions".into()),
+            skills: vec!["skills/a".into(), "/abs/b".into()],
+            extensions: vec!["./ext.ts".into(), "npm:pi-ext".into(), "/abs/ext.ts".into()],
+            ..PiOptions::default()
+        };
+        let resolved = options.resolve_paths(std::path::Path::new("/w"));
+        assert_eq!(resolved.session_dir.as_deref(), Some("/w/sessions"));
+        assert_eq!(resolved.skills, ["/w/skills/a", "/abs/b"]);
+        assert_eq!(resolved.extensions, ["/w/./ext.ts", "npm:pi-ext", "/abs/ext.ts"]);
+    }
+
+    #[test]
+    fn the_tool_options_exclude_each_other() {
+        let values: OptionValues =
+            [("tools".to_string(), serde_json::json!(["read"])), ("no_tools".to_string(), serde_json::json!(true))]
+                .into_iter()
+                .collect();
+        let error = PiOptions::from_values(&values).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`tools` and `no_tools` cannot both be set: pi takes one of `--tools`, `--no-builtin-tools` and `--no-tools`"
+        );
+    }
+}
