@@ -7,11 +7,15 @@ use std::time::Duration;
 use super::{Answer, FakeModel, Reply};
 use crate::support::fake_anthropic::{FakeAnthropic, Rule, ToolUse};
 
-pub(super) fn rules(answers: Vec<Answer>) -> Vec<Rule> {
-    answers.into_iter().flat_map(rule).collect()
+/// The name each CLI gives its shell tool: Claude Code's `Bash`, pi's `bash`.
+#[derive(Clone, Copy)]
+pub(super) struct ShellTool(pub(super) &'static str);
+
+pub(super) fn rules(answers: Vec<Answer>, shell: ShellTool) -> Vec<Rule> {
+    answers.into_iter().flat_map(|answer| rule(answer, shell)).collect()
 }
 
-fn rule(answer: Answer) -> Vec<Rule> {
+fn rule(answer: Answer, shell: ShellTool) -> Vec<Rule> {
     let base = || {
         let mut rule = Rule::when_prompt(answer.prompt);
         if let Some(text) = answer.history_has {
@@ -25,7 +29,8 @@ fn rule(answer: Answer) -> Vec<Rule> {
     match answer.reply {
         Reply::Text(text) => vec![base().reply_text(text)],
         Reply::Bash { command, then } => {
-            vec![base().on_round(0).reply_tool_use(ToolUse::bash(command)), base().on_round(1).reply_text(then)]
+            let tool = ToolUse::new(shell.0, serde_json::json!({"command": command}));
+            vec![base().on_round(0).reply_tool_use(tool), base().on_round(1).reply_text(then)]
         }
         Reply::ApiError => vec![base().http_error(400, "invalid_request_error: the fake refuses this turn")],
         Reply::UsageLimit => vec![base().http_error(400, "You've hit your limit · resets 3pm (America/Chicago)")],
@@ -34,7 +39,7 @@ fn rule(answer: Answer) -> Vec<Rule> {
 }
 
 /// The fake Anthropic API as a cell's [`FakeModel`].
-pub(super) struct AnthropicModel(pub(super) Arc<FakeAnthropic>);
+pub(super) struct AnthropicModel(pub(super) Arc<FakeAnthropic>, pub(super) ShellTool);
 
 impl FakeModel for AnthropicModel {
     fn requests_for(&self, prompt: &str) -> usize {
@@ -42,7 +47,7 @@ impl FakeModel for AnthropicModel {
     }
 
     fn push(&self, answer: Answer) {
-        for rule in rule(answer) {
+        for rule in rule(answer, self.1) {
             self.0.push_rule(rule);
         }
     }

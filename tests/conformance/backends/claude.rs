@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::anthropic_answers::{AnthropicModel, rules};
+use super::anthropic_answers::{AnthropicModel, ShellTool, rules};
 use super::{Answer, Can, FakeModel, Harness};
 use crate::claude_e2e::with_real_claude;
 use crate::support::Test;
@@ -24,8 +24,8 @@ impl Harness for Claude {
     }
 
     fn prepare(&self, test: Test, answers: Vec<Answer>) -> (Test, Box<dyn FakeModel>) {
-        let fake = Arc::new(FakeAnthropic::start(rules(answers)));
+        let fake = Arc::new(FakeAnthropic::start(rules(answers, ShellTool("Bash"))));
         let test = with_real_claude(test, &fake).env("CLAUDE_CODE_MAX_RETRIES", "0");
-        (test, Box::new(AnthropicModel(fake)))
+        (test, Box::new(AnthropicModel(fake, ShellTool("Bash"))))
     }
 }

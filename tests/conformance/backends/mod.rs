@@ -13,6 +13,7 @@
 
 mod anthropic_answers;
 mod claude;
+mod pi;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -234,7 +235,7 @@ fn resume_after_kill(harness: &dyn Harness) {
 
 /// Every backend under test.
 fn harnesses() -> Vec<Box<dyn Harness>> {
-    vec![Box::new(claude::Claude)]
+    vec![Box::new(claude::Claude), Box::new(pi::Pi)]
 }
 
 #[test]
