@@ -363,3 +363,49 @@ fn time_a_codex_step_through_baton_and_bare() {
     eprintln!("bare codex exec --json: median {:?} of {bare:?}", median(bare.clone()));
     eprintln!("baton run (one codex step): median {:?} of {through_baton:?}", median(through_baton.clone()));
 }
+
+#[test]
+fn output_schema_is_given_to_codex_and_its_json_answer_is_the_result() {
+    let fake =
+        FakeOpenAi::start(vec![Rule::when_prompt("JUDGE STATE").reply_text("{\"verdict\":\"approved\",\"score\":9}")]);
+    let frontmatter = "backend: codex\noutput_schema:\n  type: object\n  required: [verdict, score]\n  \
+                       additionalProperties: false\n  properties:\n    verdict: {type: string}\n    score: {type: integer}";
+    let test = Test::new().file("START.md", &format!("---\n{frontmatter}\n---\nJUDGE STATE"));
+    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("{\"score\":9,\"verdict\":\"approved\"}\n");
+    let request = &fake.requests_for("JUDGE STATE")[0];
+    assert_eq!(request.raw["text"]["format"]["type"], "json_schema", "{}", request.raw["text"]);
+    assert_eq!(request.raw["text"]["format"]["schema"]["required"], serde_json::json!(["verdict", "score"]));
+}
+
+/// The sandbox Codex ran a turn in, as it told the API.
+fn sandbox_of(fake: &FakeOpenAi, name: &str) -> String {
+    let request = &fake.requests_for(name)[0];
+    let metadata = request
+        .headers
+        .iter()
+        .find(|(header, _)| header == "x-codex-turn-metadata")
+        .map(|(_, value)| value.clone())
+        .unwrap_or_default();
+    let metadata: Value = serde_json::from_str(&metadata).unwrap_or_default();
+    metadata["sandbox_mode"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn the_sandbox_comes_from_the_state_then_claudes_permission_mode_then_the_run() {
+    let fake = FakeOpenAi::start(vec![
+        Rule::when_prompt("RUNS").reply_text("<goto>SANDBOXED</goto>"),
+        Rule::when_prompt("SANDBOXED").reply_text("<goto>PLANNED</goto>"),
+        Rule::when_prompt("PLANNED").reply_text("<result>ok</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", &codex_state("RUNS"))
+        .file("SANDBOXED.md", "---\nbackend: codex\nsandbox: workspace-write\n---\nSANDBOXED")
+        .file("PLANNED.md", "---\nbackend: codex\npermission_mode: plan\n---\nPLANNED");
+    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("ok\n");
+    // The run skips permissions by default: no sandbox at all.
+    assert_eq!(sandbox_of(&fake, "RUNS"), "danger-full-access");
+    assert_eq!(sandbox_of(&fake, "SANDBOXED"), "workspace-write");
+    assert_eq!(sandbox_of(&fake, "PLANNED"), "read-only");
+}

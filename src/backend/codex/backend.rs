@@ -130,7 +130,6 @@ impl Backend for CodexBackend {
                 session: request.session.clone(),
                 schema_file: schema_file.as_ref().map(|file| file.path().to_path_buf()),
                 options,
-                outside_git: !inside_git(&request.cwd),
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
@@ -291,12 +290,6 @@ fn facts_of(home: &Path, thread: &str) -> Option<RolloutFacts> {
             None
         }
     }
-}
-
-/// Whether `cwd` is inside a git work tree (Codex runs without
-/// `--skip-git-repo-check` only there).
-fn inside_git(cwd: &Path) -> bool {
-    cwd.ancestors().any(|dir| dir.join(".git").exists())
 }
 
 fn write_schema(schema: &str) -> std::io::Result<tempfile::NamedTempFile> {

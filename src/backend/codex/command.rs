@@ -9,13 +9,19 @@
 //! Codex 0.169 takes `-s`, `--add-dir` and the rest there for `resume` and `fork`
 //! too, while `resume` and `fork` themselves lack `-s` and `--add-dir`.
 //!
-//! Order: `exec --json`, `--skip-git-repo-check` (outside a git repository only:
-//! Codex refuses to run in an untrusted directory otherwise), `-m`, the effort as
+//! Order: `exec --json --skip-git-repo-check`, `-m`, the effort as
 //! `-c model_reasoning_effort=…`, the permissions
 //! (`--dangerously-bypass-approvals-and-sandbox`, or `-s MODE -c
 //! approval_policy="never"`: nobody is there to approve), `--add-dir` per
 //! directory, `--output-schema FILE`, the state's `codex_config` as `-c
 //! key=value`, then the session and `-`.
+//!
+//! `--skip-git-repo-check` is always given. Without it Codex 0.169 refuses to run
+//! in a directory it does not trust unless that is inside a git repository by
+//! its own test (`git` itself: an empty `.git` directory fails it), and only in
+//! sandboxed modes. The check decides whether Codex runs at all, not what it may
+//! do, and Baton chooses the sandbox itself, so a workflow's agent directory
+//! need not be a repository (`docs/decisions.md`).
 
 use std::path::PathBuf;
 
@@ -65,17 +71,12 @@ pub(crate) struct CodexCommand {
     pub(crate) options: CodexOptions,
     /// Where the state's `output_schema` was written.
     pub(crate) schema_file: Option<PathBuf>,
-    /// The working directory is not inside a git repository.
-    pub(crate) outside_git: bool,
 }
 
 impl CodexCommand {
     /// The arguments after the program name.
     pub(crate) fn arguments(&self) -> Vec<String> {
-        let mut arguments: Vec<String> = vec!["exec".into(), "--json".into()];
-        if self.outside_git {
-            arguments.push("--skip-git-repo-check".into());
-        }
+        let mut arguments: Vec<String> = vec!["exec".into(), "--json".into(), "--skip-git-repo-check".into()];
         if !self.model.is_empty() {
             arguments.extend(["-m".into(), self.model.clone()]);
         }
@@ -129,7 +130,6 @@ mod tests {
             session,
             options: CodexOptions::default(),
             schema_file: None,
-            outside_git: false,
         }
     }
 
@@ -139,22 +139,25 @@ mod tests {
 
     #[test]
     fn a_fresh_turn_reads_its_prompt_from_stdin() {
-        assert_eq!(line(&command(SessionMode::Fresh)), "exec --json --dangerously-bypass-approvals-and-sandbox -");
+        assert_eq!(
+            line(&command(SessionMode::Fresh)),
+            "exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -"
+        );
     }
 
     #[test]
     fn r3_15_goto_resumes_the_thread_and_call_forks_it() {
         assert_eq!(
             line(&command(SessionMode::Resume("t-1".into()))),
-            "exec --json --dangerously-bypass-approvals-and-sandbox resume t-1 -"
+            "exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox resume t-1 -"
         );
         assert_eq!(
             line(&command(SessionMode::ForkFrom("t-1".into()))),
-            "exec --json --dangerously-bypass-approvals-and-sandbox fork t-1 -"
+            "exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox fork t-1 -"
         );
         assert_eq!(
             line(&command(SessionMode::ForkAt("t-1".into(), "m-9".into()))),
-            "exec --json --dangerously-bypass-approvals-and-sandbox fork t-1 -"
+            "exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox fork t-1 -"
         );
     }
 
@@ -173,7 +176,6 @@ mod tests {
             session: SessionMode::Resume("t-2".into()),
             options,
             schema_file: Some("/tmp/schema.json".into()),
-            outside_git: true,
         };
         assert_eq!(
             line(&command),
