@@ -409,3 +409,34 @@ fn the_sandbox_comes_from_the_state_then_claudes_permission_mode_then_the_run() 
     assert_eq!(sandbox_of(&fake, "SANDBOXED"), "workspace-write");
     assert_eq!(sandbox_of(&fake, "PLANNED"), "read-only");
 }
+
+/// Codex's sandbox confines commands on this kernel: `read-only` keeps a state
+/// from writing in its own directory, `workspace-write` lets it.
+#[test]
+fn a_read_only_codex_state_cannot_write_and_a_workspace_write_one_can() {
+    for (sandbox, written) in [("workspace-write", true), ("read-only", false)] {
+        let fake = FakeOpenAi::start(vec![
+            Rule::when_prompt("WRITE STATE").on_round(0).reply_command("echo made > made.txt"),
+            Rule::when_prompt("WRITE STATE").on_round(1).reply_text("<result>over</result>"),
+        ]);
+        let test = Test::new().file("START.md", &format!("---\nbackend: codex\nsandbox: {sandbox}\n---\nWRITE STATE"));
+        let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+        outcome.status(0).stdout("over\n");
+        assert_eq!(outcome.root().join("made.txt").exists(), written, "{sandbox}: {}", fake.summary());
+        if !written {
+            outcome.stderr_contains("failed (exit code 1): /bin/bash: line 1: made.txt: Read-only file system");
+        }
+    }
+}
+
+/// Bad input: a misspelt sandbox is a lint error of the state's line, before any turn.
+#[test]
+fn a_misspelt_codex_sandbox_is_refused_with_a_did_you_mean() {
+    let test = Test::new().file("START.md", "---\nbackend: codex\nsandbox: readonly\n---\nX");
+    let outcome = test.run_workflow(&["--codex-bin", "/bin/true"]);
+    outcome.status(1).stdout("");
+    outcome.stderr_contains(
+        "  wf/START.md:3:1: error[frontmatter-parse-error]: Invalid YAML frontmatter: `sandbox` must be one of \
+         read-only, workspace-write, danger-full-access, found the text \"readonly\"; did you mean `read-only`?\n",
+    );
+}

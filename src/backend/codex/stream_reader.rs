@@ -124,7 +124,13 @@ impl StreamReader {
                 if exit_code.is_some_and(|code| code != 0) || matches!(status, "failed" | "declined") {
                     let output = string_at(item, "aggregated_output").unwrap_or_default();
                     let why = exit_code.map_or_else(|| status.to_string(), |code| format!("exit code {code}"));
-                    let tail = first_line(output).map(|line| format!(": {line}")).unwrap_or_default();
+                    // The last line: where a failing command usually says why.
+                    let tail = output
+                        .lines()
+                        .map(str::trim)
+                        .rfind(|line| !line.is_empty())
+                        .map(|line| format!(": {line}"))
+                        .unwrap_or_default();
                     signals.push(StreamSignal::ToolError(format!("`{command}` failed ({why}){tail}")));
                 }
             }
@@ -244,7 +250,7 @@ mod tests {
         assert!(reader.push(&serde_json::json!({"type": "brand.new", "x": [1]})).is_empty());
         assert!(reader.push(&serde_json::json!({"type": "item.completed", "item": {"type": "new_item"}})).is_empty());
         let signals = reader.push(&serde_json::json!({"type": "item.completed", "item": {"type": "command_execution",
-            "command": "false", "aggregated_output": "nope\n", "exit_code": 1, "status": "failed"}}));
+            "command": "false", "aggregated_output": "noise\nnope\n", "exit_code": 1, "status": "failed"}}));
         assert_eq!(signals, [StreamSignal::ToolError("`false` failed (exit code 1): nope".into())]);
         assert_eq!(reader.finish(), StreamSummary::default());
     }
