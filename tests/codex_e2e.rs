@@ -440,3 +440,27 @@ fn a_misspelt_codex_sandbox_is_refused_with_a_did_you_mean() {
          read-only, workspace-write, danger-full-access, found the text \"readonly\"; did you mean `read-only`?\n",
     );
 }
+
+/// Bad input: the thread the agent continues is gone from Codex's records (its
+/// sessions deleted, or another `CODEX_HOME`): the agent pauses at once, since
+/// every retry would fail alike.
+#[test]
+fn a_thread_codex_lost_pauses_the_agent_without_retries() {
+    let fake = FakeOpenAi::start(vec![Rule::when_prompt("STATE ONE").reply_text("<goto>FORGET.sh</goto>")]);
+    let test = Test::new()
+        .file("START.md", &codex_state("STATE ONE"))
+        .file("FORGET.sh", "#!/bin/sh\nrm -rf \"$CODEX_HOME/sessions\"\necho '<goto>TWO.md</goto>'\n")
+        .file("TWO.md", &codex_state("STATE TWO"));
+    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+    outcome.status(3);
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "prompt_error");
+    let error = state["agents"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("Codex cannot continue the agent's thread: Error: thread/resume: thread/resume failed: no \
+                           rollout found for thread id "),
+        "{error}"
+    );
+    assert!(error.ends_with("; check that CODEX_HOME is the one the thread was made under"), "{error}");
+    assert_eq!(outcome.events_of("test", "ClaudeInvocationStarted").len(), 2, "not retried");
+}

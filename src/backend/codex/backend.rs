@@ -237,11 +237,15 @@ impl Backend for CodexBackend {
 /// The failures a finished `codex exec` can report; `Ok` for a completed turn.
 fn classify(summary: &StreamSummary, exit: &CliExit, now: &Zoned) -> Result<(), BackendError> {
     let failed_exit = exit.exit_code != Some(0);
+    let finished = summary.completed && summary.failure.is_none() && !failed_exit;
+    // Only a turn that did not finish can have hit a limit: a finished one may
+    // still mention limits in passing.
     let limit = summary
         .failure
         .iter()
         .chain(summary.errors.iter())
         .chain(failed_exit.then_some(&exit.stderr))
+        .filter(|_| !finished)
         .find(|text| is_usage_limit_text(text));
     if let Some(text) = limit {
         let resets_at = parse_reset(text, now).map(|timestamp| timestamp.as_second());
@@ -253,10 +257,18 @@ fn classify(summary: &StreamSummary, exit: &CliExit, now: &Zoned) -> Result<(), 
         let message = format!("Codex's turn failed ({code}): {}", head(why, MESSAGE_CHARS));
         return Err(BackendError::Failed { message, cost_usd: 0.0 });
     }
+    let stderr = stderr_detail(&exit.stderr);
+    if failed_exit && let Some(line) = stderr.lines().find(|line| line.contains("no rollout found for thread id")) {
+        // Every retry would fail alike: the thread is gone (or CODEX_HOME is another).
+        return Err(BackendError::Refused(format!(
+            "Codex cannot continue the agent's thread: {}; check that CODEX_HOME is the one the thread was made under",
+            head(line.trim(), MESSAGE_CHARS)
+        )));
+    }
     if failed_exit {
         let detail = match summary.errors.last().filter(|error| !error.is_empty()) {
             Some(error) => head(error, MESSAGE_CHARS),
-            None if !exit.stderr.trim().is_empty() => head(exit.stderr.trim(), MESSAGE_CHARS),
+            None if !stderr.is_empty() => head(&stderr, MESSAGE_CHARS),
             None => "no error event and an empty stderr".to_string(),
         };
         let message = format!("Codex {}: {detail}{}", exit_phrase(exit.exit_code), exit.malformed.note());
@@ -275,6 +287,18 @@ fn classify(summary: &StreamSummary, exit: &CliExit, now: &Zoned) -> Result<(), 
         return Err(BackendError::Failed { message, cost_usd: 0.0 });
     }
     Ok(())
+}
+
+/// Codex's stderr without its backtrace and the warnings it prints on every run.
+fn stderr_detail(stderr: &str) -> String {
+    let before_backtrace = stderr.split("Stack backtrace:").next().unwrap_or_default();
+    before_backtrace
+        .lines()
+        .filter(|line| !line.starts_with("WARNING: proceeding, even though we could not create PATH aliases"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
 }
 
 fn exit_phrase(code: Option<i32>) -> String {
@@ -354,6 +378,32 @@ mod tests {
             "Codex exited without finishing its turn: expected a `turn.completed` or `turn.failed` event; its last \
              error: Reconnecting... 1/5 (1 line of its output was not JSON objects; the first: \"garbage\")"
         );
+    }
+
+    #[test]
+    fn a_finished_turn_that_mentions_a_limit_is_a_finished_turn() {
+        let summary = StreamSummary {
+            completed: true,
+            errors: vec!["You’ve hit your usage limit for the fast model; switching models.".into()],
+            ..StreamSummary::default()
+        };
+        assert_eq!(classify(&summary, &exit(0, ""), &now()), Ok(()));
+    }
+
+    #[test]
+    fn a_thread_codex_has_no_record_of_pauses_at_once() {
+        let stderr = "WARNING: proceeding, even though we could not create PATH aliases: x\nError: thread/resume: \
+                      thread/resume failed: no rollout found for thread id t-9 (code -32600)\n\nStack backtrace:\n   0: \
+                      <unknown>\n";
+        assert_eq!(
+            classify(&StreamSummary::default(), &exit(1, stderr), &now()),
+            Err(BackendError::Refused(
+                "Codex cannot continue the agent's thread: Error: thread/resume: thread/resume failed: no rollout \
+                 found for thread id t-9 (code -32600); check that CODEX_HOME is the one the thread was made under"
+                    .into()
+            ))
+        );
+        assert_eq!(stderr_detail("Error: boom\n\nStack backtrace:\n   0: <unknown>\n"), "Error: boom");
     }
 
     #[test]
