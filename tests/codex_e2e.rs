@@ -457,10 +457,29 @@ fn a_thread_codex_lost_pauses_the_agent_without_retries() {
     assert_eq!(state["agents"][0]["pause_reason"], "prompt_error");
     let error = state["agents"][0]["error"].as_str().unwrap_or_default();
     assert!(
-        error.starts_with("Codex cannot continue the agent's thread: Error: thread/resume: thread/resume failed: no \
-                           rollout found for thread id "),
+        error.starts_with(
+            "Codex cannot continue the agent's thread: Error: thread/resume: thread/resume failed: no \
+                           rollout found for thread id "
+        ),
         "{error}"
     );
     assert!(error.ends_with("; check that CODEX_HOME is the one the thread was made under"), "{error}");
     assert_eq!(outcome.events_of("test", "ClaudeInvocationStarted").len(), 2, "not retried");
+}
+
+/// A turn that fails after a command still cost its API calls: Baton reads them
+/// from the thread's record, so the run's total and `--budget` include them.
+#[test]
+fn a_failed_codex_turn_still_counts_what_it_spent() {
+    let body = r#"{"error":{"type":"invalid_request_error","message":"Bad thing in request"}}"#;
+    let fake = FakeOpenAi::start(vec![
+        Rule::when_prompt("COSTLY STATE").on_round(0).reply_command("true").usage(1000, 100),
+        Rule::when_prompt("COSTLY STATE").on_round(1).http_error(400, body),
+    ]);
+    let test = with_real_codex(Test::new().file("START.md", &codex_state("COSTLY STATE")), &fake);
+    let outcome = test.run_workflow(&[]);
+    outcome.status(3);
+    assert_eq!(fake.requests().len(), 6, "three attempts of two calls: {}", fake.summary());
+    let total = outcome.state("test")["total_cost_usd"].as_f64().expect("a total");
+    assert!((total - 3.0 * TURN_COST).abs() < 1e-12, "{total}");
 }

@@ -22,7 +22,7 @@ use super::command::{CodexCommand, Permissions};
 use super::options::CodexOptions;
 use super::prices::PriceTable;
 use super::stream_reader::{StreamReader, StreamSignal, StreamSummary};
-use super::thread_usage::{RolloutFacts, SeenTotals, codex_home, rollout_facts, rollout_file};
+use super::thread_usage::{RolloutFacts, SeenTotals, TokenTotals, codex_home, rollout_facts, rollout_file};
 use super::usage_limit::{is_usage_limit_text, parse_reset};
 use crate::backend::binary::BinaryError;
 use crate::backend::jsonl_process::{CliExit, CliProcess, CliProcessError, run_cli};
@@ -66,6 +66,28 @@ impl CodexBackend {
     pub(crate) fn with_prices(mut self, prices: Result<PriceTable, String>) -> CodexBackend {
         self.prices = prices;
         self
+    }
+
+    /// What a failed turn still cost: its thread's recorded totals less the
+    /// baseline (nothing when either is unknown, or the model has no price).
+    fn failed_turn_cost(
+        &self,
+        summary: &StreamSummary,
+        home: Option<&Path>,
+        baseline: Option<(&str, Option<TokenTotals>)>,
+        model: &str,
+        prices: &PriceTable,
+    ) -> f64 {
+        let before = match baseline {
+            None => TokenTotals::default(),
+            Some((_, Some(before))) => before,
+            Some((_, None)) => return 0.0,
+        };
+        let Some(facts) = summary.thread_id.as_ref().and_then(|thread| facts_of(home?, thread.as_ref())) else {
+            return 0.0;
+        };
+        let model = if model.is_empty() { facts.model.unwrap_or_default() } else { model.to_string() };
+        facts.totals.and_then(|totals| prices.cost(&model, totals.since(before))).unwrap_or(0.0)
     }
 
     /// The first time `model` has no price in this run: the warning to show.
@@ -173,7 +195,16 @@ impl Backend for CodexBackend {
                 .get("TZ")
                 .and_then(|zone| TimeZone::get(zone.trim_start_matches(':')).ok())
                 .unwrap_or_else(TimeZone::system);
-            classify(&summary, &exit, &Zoned::now().with_time_zone(zone))?;
+            if let Err(error) = classify(&summary, &exit, &Zoned::now().with_time_zone(zone)) {
+                return Err(match error {
+                    BackendError::Failed { message, .. } => {
+                        let cost_usd =
+                            self.failed_turn_cost(&summary, home.as_deref(), baseline, &request.model, prices);
+                        BackendError::Failed { message, cost_usd }
+                    }
+                    other => other,
+                });
+            }
             let Some(thread) = summary.thread_id.clone() else {
                 let message = "Codex finished its turn without a `thread.started` event: expected the thread's id, to \
                                continue it"
