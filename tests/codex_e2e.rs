@@ -483,3 +483,41 @@ fn a_failed_codex_turn_still_counts_what_it_spent() {
     let total = outcome.state("test")["total_cost_usd"].as_f64().expect("a total");
     assert!((total - 3.0 * TURN_COST).abs() < 1e-12, "{total}");
 }
+
+/// A response that fails mid-stream (`response.failed`) fails Codex's turn: retried, then paused.
+#[test]
+fn a_response_failed_mid_stream_is_a_retryable_codex_failure() {
+    let fake = FakeOpenAi::start(vec![
+        Rule::when_prompt("FLAKY STATE").named("broken").reply(Reply::stream_failure("the model fell over")).times(1),
+        Rule::when_prompt("FLAKY STATE").reply_text("<result>second try</result>"),
+    ]);
+    let test = with_real_codex(Test::new().file("START.md", &codex_state("FLAKY STATE")), &fake);
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("second try\n");
+    assert_eq!(fake.fired("broken"), 1);
+    let errors = outcome.events_of("test", "ErrorOccurred");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        errors[0]["message"],
+        "Codex's turn failed (exited with code 1): stream disconnected before completion: the model fell over"
+    );
+    assert_eq!(errors[0]["is_retryable"], true);
+}
+
+/// Bad input: a Codex that reports `turn.failed` yet exits 0 is still a failed turn.
+#[test]
+fn a_codex_turn_failed_with_exit_0_is_retried_then_pauses() {
+    let test = Test::new().file("START.md", &codex_state("QUIET FAILURE"));
+    let fake = test.root().join("quiet-codex");
+    let script = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'codex-cli 0.169.0'; exit 0; fi\ncat >/dev/null\n\
+                  echo '{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}'\n\
+                  echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"something broke\"}}'\nexit 0\n";
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let outcome = test.run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
+    outcome.status(3);
+    let state = outcome.state("test");
+    assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
+    assert_eq!(state["agents"][0]["error"], "Codex's turn failed (exited with code 0): something broke");
+    assert_eq!(outcome.events_of("test", "ClaudeInvocationStarted").len(), 3, "retried twice");
+}
