@@ -121,3 +121,37 @@ fn visible(item: &Value) -> Option<(Role, String)> {
         .collect();
     Some((role, visible.join("\n")))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(role: &str, text: &str) -> Value {
+        let kind = if role == "assistant" { "output_text" } else { "input_text" };
+        json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+    }
+
+    /// The shape Codex 0.169 sends after a resume and one command of the new turn.
+    #[test]
+    fn codexs_own_blocks_are_not_prompts_and_tool_outputs_count_rounds() {
+        let body = json!({"model": "gpt-5-codex", "input": [
+            message("developer", "You are a coding agent running in the Codex CLI"),
+            message("user", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+            message("user", "FIRST PROMPT\n"),
+            message("assistant", "first answer"),
+            message("user", "<environment_context>\n  <current_date>2026-11-25</current_date>\n</environment_context>"),
+            message("user", "SECOND PROMPT\n"),
+            {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"true\"}", "call_id": "c1"},
+            {"type": "function_call_output", "call_id": "c1", "output": "Process exited with code 0\n"},
+        ]});
+        let view = RequestView::from_request(&body, Some("thread-1"));
+        assert_eq!(view.prompt, "SECOND PROMPT");
+        assert_eq!(view.round, 1);
+        assert_eq!(view.tool_outputs, ["Process exited with code 0\n"]);
+        assert_eq!(view.history_text(), "user: FIRST PROMPT\nassistant: first answer");
+        assert!(!view.is_fresh());
+        assert_eq!(view.thread_id.as_deref(), Some("thread-1"));
+    }
+}
