@@ -521,3 +521,28 @@ fn a_codex_turn_failed_with_exit_0_is_retried_then_pauses() {
     assert_eq!(state["agents"][0]["error"], "Codex's turn failed (exited with code 0): something broke");
     assert_eq!(outcome.events_of("test", "ClaudeInvocationStarted").len(), 3, "retried twice");
 }
+
+#[test]
+fn a_cross_workflow_call_forks_the_callers_codex_thread() {
+    let fake = FakeOpenAi::start(vec![
+        Rule::when_prompt("MAIN START").fresh().reply_text("<call-workflow return=\"BACK\">../lib/</call-workflow>"),
+        Rule::when_prompt("LIB ENTRY")
+            .history_contains("MAIN START")
+            .reply_text("lib-only detail 6061\n<result>from lib</result>"),
+        Rule::when_prompt("BACK HOME")
+            .resumed()
+            .history_contains("MAIN START")
+            .history_lacks("lib-only detail")
+            .reply_text("<result>home again</result>"),
+    ]);
+    let test = Test::new()
+        .file("START.md", &codex_state("MAIN START"))
+        .file("BACK.md", &codex_state("BACK HOME, lib said: {{input}}"))
+        .write("lib/START.md", &codex_state("LIB ENTRY"));
+    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("home again\n");
+    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
+    let (main, lib, back) = (threads(&fake, "MAIN START"), threads(&fake, "LIB ENTRY"), threads(&fake, "BACK HOME"));
+    assert_ne!(lib, main, "the callee forked the caller's thread");
+    assert_eq!(back, main, "the return state resumed the caller's own thread");
+}
