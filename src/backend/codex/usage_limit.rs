@@ -10,7 +10,9 @@
 //! - "You’ve hit your usage limit. Try again later." — no reset given.
 //!
 //! An `insufficient_quota` 429 reads "Quota exceeded. Check your plan and billing
-//! details.": no retry helps until someone acts, so it pauses the agent too. A
+//! details.", and a `usage_not_included` one "To use Codex with your ChatGPT plan,
+//! upgrade to Plus: …": no retry helps until someone acts on the account, so they
+//! pause the agent too (without a reset: Baton polls, or `--no-wait` stops). A
 //! plain rate limit ("exceeded retry limit, last status: 429 Too Many Requests")
 //! is not a usage limit: the turn is retried.
 
@@ -21,7 +23,9 @@ use jiff::{Timestamp, Zoned};
 use regex::Regex;
 
 static LIMIT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)hit\s+your\s+usage\s+limit|usage_limit_reached|\bquota\s+exceeded")
+    Regex::new(
+        r"(?i)hit\s+your\s+usage\s+limit|usage_limit_reached|\bquota\s+exceeded|to\s+use\s+codex\s+with\s+your\s+chatgpt\s+plan",
+    )
         .expect("the usage-limit pattern is valid")
 });
 
@@ -84,6 +88,9 @@ mod tests {
         assert!(is_usage_limit_text("You’ve hit your usage limit. Try again later."));
         assert!(is_usage_limit_text("You've hit your usage limit for GPT-5."));
         assert!(is_usage_limit_text("Quota exceeded. Check your plan and billing details."));
+        assert!(is_usage_limit_text(
+            "To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus."
+        ));
         assert!(!is_usage_limit_text("exceeded retry limit, last status: 429 Too Many Requests"));
     }
 
