@@ -2,13 +2,15 @@
 //! `codex exec --json`, read its events, and classify the outcome.
 //!
 //! Classification, in order: a usage limit (in `turn.failed`, an `error` event,
-//! or the stderr of a failed exit) pauses the agent until it resets; a
+//! or the stderr of a failed exit) pauses the agent until it resets; a thread
+//! Codex has no record of pauses it at once (every retry would fail alike); a
 //! `turn.failed`, a non-zero exit, a stream without `turn.completed`, a turn
 //! without a thread id or without an answer is retryable, with Codex's own words
 //! in the message; anything else is a turn whose text the executor parses. An
 //! `error` *item* ("Model metadata for `…` not found") is only a warning.
 //!
-//! Tokens are the turn's own (`thread_usage`), priced from the table (`prices`).
+//! Tokens are the turn's own (`thread_usage`), priced from the table (`prices`),
+//! a failed turn's too (from the thread's record: `turn.failed` has no usage).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
