@@ -546,3 +546,89 @@ fn a_cross_workflow_call_forks_the_callers_codex_thread() {
     assert_ne!(lib, main, "the callee forked the caller's thread");
     assert_eq!(back, main, "the return state resumed the caller's own thread");
 }
+
+/// Records `fixtures/codex/` (the stream reader's and thread usage's unit tests
+/// read them) from the pinned CLI against the fake: run by hand when the pin
+/// changes (`fixtures/codex/README.md`).
+#[test]
+#[ignore = "rewrites fixtures/codex"]
+fn record_stream_fixtures() {
+    let text = "Hello from fake. <goto>NEXT.md</goto>";
+    let bad = r#"{"error":{"type":"invalid_request_error","message":"Bad thing in request","code":"bad"}}"#;
+    let fake = FakeOpenAi::start(vec![
+        Rule::when_prompt("PLAIN").reply_text(text).usage(10, 5).cached(2),
+        Rule::when_prompt("RESUME TOOL")
+            .on_round(0)
+            .reply_command("echo hi > out.txt; echo done")
+            .usage(10, 5)
+            .cached(2),
+        Rule::when_prompt("RESUME TOOL").on_round(1).reply_text(text).usage(10, 5).cached(2),
+        Rule::when_prompt("FORK").reply_text(text).usage(10, 5).cached(2),
+        Rule::when_prompt("LIMIT").reply(Reply::usage_limit(1_795_900_000)),
+        Rule::when_prompt("BAD").http_error(400, bad),
+    ]);
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex");
+    let project = tempfile::tempdir().unwrap();
+    let exec = |prompt: &str, extra: &[&str]| -> String {
+        let mut arguments = vec!["exec", "--json", "--skip-git-repo-check"];
+        arguments.extend_from_slice(extra);
+        arguments.push(prompt);
+        let output = codex_command(&fake.url())
+            .args(&arguments)
+            .current_dir(project.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("codex");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let plain = exec("PLAIN", &[]);
+    let thread: Value = serde_json::from_str(plain.lines().next().expect("a first line")).expect("JSON");
+    let thread = thread["thread_id"].as_str().expect("a thread id").to_string();
+    let recordings = [
+        ("01_plain.jsonl", plain),
+        (
+            "02_resume_tool_call.jsonl",
+            exec("RESUME TOOL", &["--dangerously-bypass-approvals-and-sandbox", "resume", &thread]),
+        ),
+        ("03_fork.jsonl", exec("FORK", &["fork", &thread])),
+        ("04_usage_limit.jsonl", exec("LIMIT", &[])),
+        ("05_bad_request.jsonl", exec("BAD", &[])),
+    ];
+    for (name, stream) in recordings {
+        std::fs::write(fixtures.join(name), stream).unwrap();
+    }
+    // The thread's rollout, cut to what Baton reads (and a little context).
+    let rollout = walk(&fake.codex_home().join("sessions"))
+        .into_iter()
+        .find(|path| path.to_string_lossy().ends_with(&format!("-{thread}.jsonl")))
+        .expect("the thread's rollout");
+    let mut kept = String::new();
+    for line in std::fs::read_to_string(rollout).unwrap().lines() {
+        let mut object: Value = serde_json::from_str(line).expect("JSON");
+        let keep: &[&str] = match (object["type"].as_str(), object["payload"]["type"].as_str()) {
+            (Some("session_meta"), _) => &["id", "timestamp", "cwd", "originator", "cli_version"],
+            (Some("turn_context"), _) => &["cwd", "model", "effort", "approval_policy", "sandbox_policy"],
+            (Some("event_msg"), Some("token_count")) => &["type", "info"],
+            _ => continue,
+        };
+        let payload = object["payload"].as_object().cloned().unwrap_or_default();
+        object["payload"] = payload.into_iter().filter(|(key, _)| keep.contains(&key.as_str())).collect();
+        let line = object.to_string().replace(&project.path().to_string_lossy().into_owned(), "/home/dev/project");
+        kept.push_str(&line);
+        kept.push('\n');
+    }
+    std::fs::write(fixtures.join("rollout_of_01_and_02.jsonl"), kept).unwrap();
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

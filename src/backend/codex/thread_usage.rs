@@ -152,13 +152,12 @@ impl SeenTotals {
 mod tests {
     use super::*;
 
-    const THREAD: &str = "01a21199-1a78-7eb0-a4a5-a0191eb056bf";
+    const THREAD: &str = "01a211ab-6bad-78c2-b9f2-46b9b6824e6b";
 
     #[test]
     fn the_last_token_count_of_the_rollout_is_the_threads_baseline() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex");
-        let path = fixtures.join(format!("rollout-2026-11-25T07-30-00-{THREAD}.jsonl"));
-        let facts = rollout_facts(&path).expect("fixture");
+        let facts = rollout_facts(&fixtures.join("rollout_of_01_and_02.jsonl")).expect("fixture");
         assert_eq!(facts.totals, Some(TokenTotals { input: 30, cached_input: 6, output: 15 }));
         assert_eq!(facts.model.as_deref(), Some("gpt-5-codex"));
     }
