@@ -632,3 +632,35 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// The state's model, effort and `codex_config` reach the API as Codex sends them.
+#[test]
+fn model_effort_and_codex_config_reach_codex() {
+    let fake = FakeOpenAi::start(vec![Rule::when_prompt("TUNED STATE").reply_text("<result>ok</result>")]);
+    let frontmatter = "backend: codex\nmodel: gpt-5.5\neffort: high\ncodex_config: {model_verbosity: low}";
+    let test = Test::new().file("START.md", &format!("---\n{frontmatter}\n---\nTUNED STATE"));
+    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
+    outcome.status(0).stdout("ok\n");
+    let request = &fake.requests_for("TUNED STATE")[0].raw;
+    assert_eq!(request["model"], "gpt-5.5");
+    assert_eq!(request["reasoning"]["effort"], "high", "{}", request["reasoning"]);
+    assert_eq!(request["text"]["verbosity"], "low", "{}", request["text"]);
+}
+
+/// `add_dirs` makes a directory outside the agent's writable in `workspace-write`.
+#[test]
+fn add_dirs_lets_a_sandboxed_codex_state_write_elsewhere() {
+    for granted in [true, false] {
+        let extra = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let target = extra.path().join("out.txt");
+        let fake = FakeOpenAi::start(vec![
+            Rule::when_prompt("EXTRA STATE").on_round(0).reply_command(&format!("echo x > {}", target.display())),
+            Rule::when_prompt("EXTRA STATE").on_round(1).reply_text("<result>over</result>"),
+        ]);
+        let add_dirs = if granted { format!("\nadd_dirs: [{}]", extra.path().display()) } else { String::new() };
+        let state = format!("---\nbackend: codex\nsandbox: workspace-write{add_dirs}\n---\nEXTRA STATE");
+        let outcome = with_real_codex(Test::new().file("START.md", &state), &fake).run_workflow(&[]);
+        outcome.status(0).stdout("over\n");
+        assert_eq!(target.exists(), granted, "add_dirs {granted}: {}", fake.summary());
+    }
+}
