@@ -664,3 +664,12 @@ fn add_dirs_lets_a_sandboxed_codex_state_write_elsewhere() {
         assert_eq!(target.exists(), granted, "add_dirs {granted}: {}", fake.summary());
     }
 }
+
+#[test]
+fn a_run_that_keeps_permissions_runs_codex_in_workspace_write() {
+    let fake = FakeOpenAi::start(vec![Rule::when_prompt("CAREFUL").reply_text("<result>ok</result>")]);
+    let test = with_real_codex(Test::new().file("START.md", &codex_state("CAREFUL")), &fake);
+    let outcome = test.run_workflow(&["--dangerously-skip-permissions=false"]);
+    outcome.status(0).stdout("ok\n");
+    assert_eq!(sandbox_of(&fake, "CAREFUL"), "workspace-write");
+}
