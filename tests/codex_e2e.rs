@@ -24,7 +24,8 @@ pub(crate) fn with_real_codex(mut test: Test, fake: &FakeOpenAi) -> Test {
     for (key, value) in codex_env(&fake.url()) {
         test = test.env(&key, &value);
     }
-    test.env("BATON_CODEX_BIN", &codex_binary().to_string_lossy())
+    // Retries at once: the failure tests retry twice.
+    test.env("BATON_CODEX_BIN", &codex_binary().to_string_lossy()).env("BATON_RETRY_BASE_MS", "1")
 }
 
 /// A state file on Codex.
@@ -317,7 +318,7 @@ fn a_codex_stream_without_turn_completed_is_a_retryable_failure() {
                   echo '{\"type\":\"turn.started\"}'\n";
     std::fs::write(&fake, script).unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let outcome = test.run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
+    let outcome = test.env("BATON_RETRY_BASE_MS", "1").run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
     outcome.status(3);
     let state = outcome.state("test");
     assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
@@ -514,7 +515,7 @@ fn a_codex_turn_failed_with_exit_0_is_retried_then_pauses() {
                   echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"something broke\"}}'\nexit 0\n";
     std::fs::write(&fake, script).unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let outcome = test.run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
+    let outcome = test.env("BATON_RETRY_BASE_MS", "1").run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
     outcome.status(3);
     let state = outcome.state("test");
     assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
