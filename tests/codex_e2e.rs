@@ -674,3 +674,20 @@ fn a_run_that_keeps_permissions_runs_codex_in_workspace_write() {
     outcome.status(0).stdout("ok\n");
     assert_eq!(sandbox_of(&fake, "CAREFUL"), "workspace-write");
 }
+
+/// Bad input: no Codex anywhere stops the run at the first Codex state, saying
+/// where Baton looked and how to install it (resumable once it is there).
+#[test]
+fn a_missing_codex_cli_names_every_place_baton_looked() {
+    let test = Test::new()
+        .file("START.md", &codex_state("NOWHERE"))
+        .env_remove("BATON_CODEX_BIN")
+        .env("PATH", "/usr/bin:/bin");
+    let outcome = test.run_workflow(&[]);
+    outcome.status(1).stdout("");
+    outcome.stderr_contains(
+        "error: run test failed: agent main at START.md: cannot find the Codex CLI: give --codex-bin, set \
+         BATON_CODEX_BIN, set codex_bin in .baton/config.toml, or put `codex` on PATH (npm install -g \
+         @openai/codex@0.169.0)\ncontinue after fixing it with `baton resume test`\n",
+    );
+}
