@@ -144,6 +144,17 @@ fn a_shell_command_codex_runs_changes_a_file_in_the_agents_directory() {
     assert_eq!(std::fs::read_to_string(outcome.root().join("made.txt")).unwrap(), "made\n");
     let tools = outcome.events_of("test", "ToolInvocation");
     assert!(tools.iter().any(|tool| tool["tool_name"] == "shell"), "{tools:#?}");
+    // `baton logs --step` lays the Codex turn out: the command, its output, the answer.
+    let logs = outcome.into_test().args(["logs", "test", "--step", "1"]).run();
+    logs.status(0);
+    for expected in [
+        "--- shell `/bin/bash -lc 'echo made > made.txt'` (exit code 0)\n    (no output)\n",
+        "    Finished.\n    <result>turn over</result>\n",
+        "--- turn completed: the thread's totals so far 20 input (0 cached), 10 output tokens\n",
+        "--- tag <result>turn over</result>\n",
+    ] {
+        assert!(logs.stdout.contains(expected), "{expected:?} in:\n{}", logs.stdout);
+    }
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! the argv, `stream_reader` interprets `codex exec --json` events, `thread_usage`
 //! turns a thread's cumulative token counts into one turn's, `prices` prices
 //! them, `usage_limit` recognises the account's limits, `version` refuses a CLI
-//! too old to fork, and `backend` runs the CLI (`backend::jsonl_process`) behind
+//! too old to fork, `transcript` lays a turn out for `baton logs --step`, and
+//! `backend` runs the CLI (`backend::jsonl_process`) behind
 //! the [`crate::backend::Backend`] trait.
 
 pub(crate) mod backend;
@@ -15,6 +16,7 @@ pub(crate) mod options;
 pub(crate) mod prices;
 pub(crate) mod stream_reader;
 pub(crate) mod thread_usage;
+pub(crate) mod transcript;
 pub(crate) mod usage_limit;
 pub(crate) mod version;
 
