@@ -43,7 +43,7 @@ pub(crate) static PROFILE: Profile = Profile {
     default_model: "",
     is_model,
     claims_models: true,
-    model_examples: "an OpenAI model such as `gpt-5.5` or `gpt-5-codex`",
+    model_examples: "an OpenAI model such as `gpt-5-codex` or `gpt-5`",
     efforts: &REASONING_EFFORTS,
     capabilities: Capabilities {
         fork_session: true,
