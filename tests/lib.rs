@@ -11,6 +11,7 @@ mod browser_driver;
 mod claude_cli_smoke;
 mod claude_e2e;
 mod cli;
+mod codex_e2e;
 mod conformance;
 mod crash_resume;
 mod diagram;

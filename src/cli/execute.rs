@@ -16,6 +16,7 @@ use crate::backend::Backends;
 use crate::backend::binary::BinarySources;
 use crate::backend::claude::backend::ClaudeBackend;
 use crate::backend::codex::backend::CodexBackend;
+use crate::backend::codex::prices::PriceTable;
 use crate::backend::pi::backend::PiBackend;
 use crate::backend::profile::profile;
 use crate::cli::config::{Config, check_effort, check_model};
@@ -298,10 +299,10 @@ pub(crate) async fn execute(
             skip_permissions,
         )),
         Arc::new(PiBackend::new(binary(BackendName::Pi, &options.pi_bin, &config.pi_bin), skip_permissions)),
-        Arc::new(CodexBackend::new(
-            binary(BackendName::Codex, &options.codex_bin, &config.codex_bin),
-            skip_permissions,
-        )),
+        Arc::new(
+            CodexBackend::new(binary(BackendName::Codex, &options.codex_bin, &config.codex_bin), skip_permissions)
+                .with_prices(PriceTable::load(&context.baton_dir)),
+        ),
     );
     if let Some(name) = options.name.as_ref().or(config.name.as_ref()) {
         set_terminal_title(name, &state.run_id);

@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::backend::claude::stream_reader::invocation_cost;
+use crate::backend::codex::transcript::{CodexTranscript, Entry};
 use crate::events::{Event, StateType};
+use crate::ids::BackendName;
 use crate::inspect::logs::parse;
 use crate::observers::console::{ConsoleText, Verbosity};
 use crate::syntax::scanner::scan_each;
@@ -149,6 +151,9 @@ fn agent_of(event: &Event) -> Option<&str> {
 fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl Iterator<Item = &'a Event>) -> String {
     let mut out = String::new();
     let mut transcript = Transcript::default();
+    // Which backend's stream follows: each lays its own out.
+    let mut backend = BackendName::Claude;
+    let mut codex = CodexTranscript::default();
     // The output the step's tags were read from: a script's stdout, Claude's last result.
     let mut output: Option<String> = None;
     let mut header_written = false;
@@ -166,6 +171,18 @@ fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl 
                 let title = if *reminder == 0 { "prompt".to_string() } else { format!("reminder {reminder} prompt") };
                 section(&mut out, text, &title);
                 out.push_str(&indent(prompt, 4));
+            }
+            Event::ClaudeStreamOutput { json, .. } if backend == BackendName::Codex => {
+                for entry in codex.add(json) {
+                    match entry {
+                        Entry::Heading(title) => section(&mut out, text, &title),
+                        Entry::Said(said) => out.push_str(&indent(&said, 4)),
+                        Entry::ToolOutput(shown) => {
+                            out.push_str(&indent(&first_lines(&shown, TOOL_LINES, TOOL_LINE_WIDTH), 4));
+                        }
+                        Entry::Answer(answer) => output = Some(answer),
+                    }
+                }
             }
             Event::ClaudeStreamOutput { json, .. } => {
                 if let Some(result) = transcript.add(json, &mut out, text) {
@@ -196,7 +213,12 @@ fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl 
                     }
                 }
             }
-            other => out.push_str(&text.render(other).unwrap_or_default()),
+            other => {
+                if let Event::ClaudeInvocationStarted { backend: started, .. } = other {
+                    backend = *started;
+                }
+                out.push_str(&text.render(other).unwrap_or_default());
+            }
         }
     }
     out

@@ -3,8 +3,10 @@
 
 pub(crate) mod browser;
 pub(crate) mod claude_cli;
+pub(crate) mod codex_cli;
 pub(crate) mod fake_anthropic;
 pub(crate) mod fake_claude;
+pub(crate) mod fake_openai;
 pub(crate) mod pi_cli;
 pub(crate) mod serve;
 pub(crate) mod test_builder;

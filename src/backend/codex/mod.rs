@@ -2,18 +2,35 @@
 //! --json` process, its JSONL events read into text, a thread, tokens, and a
 //! cost from a price table (`docs/backends.md`).
 //!
-//! Split by concern: `options` reads a state's Codex options, and the rest of
-//! the folder runs the CLI behind the [`crate::backend::Backend`] trait.
+//! Split by concern: `options` reads a state's Codex options, `command` builds
+//! the argv, `stream_reader` interprets `codex exec --json` events, `thread_usage`
+//! turns a thread's cumulative token counts into one turn's, `prices` prices
+//! them, `usage_limit` recognises the account's limits, `version` refuses a CLI
+//! too old to fork, `transcript` lays a turn out for `baton logs --step`, and
+//! `backend` runs the CLI (`backend::jsonl_process`) behind
+//! the [`crate::backend::Backend`] trait.
 
 pub(crate) mod backend;
+pub(crate) mod command;
 pub(crate) mod options;
+pub(crate) mod prices;
+pub(crate) mod stream_reader;
+pub(crate) mod thread_usage;
+pub(crate) mod transcript;
+pub(crate) mod usage_limit;
+pub(crate) mod version;
 
 use crate::backend::options::{OptionError, OptionValues};
 use crate::backend::profile::{Capabilities, Profile};
 use crate::ids::BackendName;
 
-/// `model_reasoning_effort` levels.
-pub(crate) const REASONING_EFFORTS: [&str; 5] = ["minimal", "low", "medium", "high", "xhigh"];
+/// `model_reasoning_effort` levels. Codex 0.169 passes any text through to the
+/// API; its model catalog names `low` … `ultra`, and older models take `none`
+/// and `minimal`.
+pub(crate) const REASONING_EFFORTS: [&str; 8] = ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"];
+
+/// The version Baton is tested with (`tests/support/codex_cli.rs` pins the same).
+pub(crate) const TESTED_VERSION: &str = "0.169.0";
 
 pub(crate) static PROFILE: Profile = Profile {
     name: BackendName::Codex,

@@ -3,6 +3,7 @@
 //! writable directories, and raw `-c key=value` overrides.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -24,7 +25,7 @@ pub(crate) struct CodexOptions {
     /// A JSON Schema, as compact JSON text.
     pub(crate) output_schema: Option<String>,
     pub(crate) add_dirs: Vec<String>,
-    /// `-c key=value` overrides, values as TOML-ish text.
+    /// `-c key=value` overrides, values as TOML text.
     pub(crate) config: BTreeMap<String, String>,
 }
 
@@ -81,16 +82,12 @@ impl CodexOptions {
                     ));
                 };
                 for (name, setting) in entries {
-                    let text = match setting {
-                        Value::String(text) => format!("{text:?}"),
-                        Value::Number(_) | Value::Bool(_) | Value::Array(_) | Value::Object(_) => setting.to_string(),
-                        Value::Null => {
-                            return Err(OptionError::WrongType {
-                                key: format!("codex_config.{name}"),
-                                expected: "a value",
-                                found: describe(setting),
-                            });
-                        }
+                    let Some(text) = toml_value(setting) else {
+                        return Err(OptionError::WrongType {
+                            key: format!("codex_config.{name}"),
+                            expected: "a value (text, number, true/false, list or mapping) without nulls",
+                            found: describe(setting),
+                        });
                     };
                     self.config.insert(name.clone(), text);
                 }
@@ -98,5 +95,61 @@ impl CodexOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The options with `add_dirs` made absolute against the agent's `cwd`.
+    pub(crate) fn resolve_paths(&self, cwd: &Path) -> CodexOptions {
+        let mut resolved = self.clone();
+        resolved.add_dirs = self.add_dirs.iter().map(|dir| cwd.join(dir).to_string_lossy().into_owned()).collect();
+        resolved
+    }
+}
+
+/// A JSON value as the TOML text `codex -c key=value` parses; `None` for a null
+/// anywhere in it (TOML has none).
+fn toml_value(value: &Value) -> Option<String> {
+    Some(match value {
+        Value::Null => return None,
+        // JSON's string escapes are TOML's basic-string escapes.
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => value.to_string(),
+        Value::Array(items) => format!("[{}]", items.iter().map(toml_value).collect::<Option<Vec<_>>>()?.join(", ")),
+        Value::Object(entries) => {
+            let entries = entries
+                .iter()
+                .map(|(key, value)| Some(format!("{} = {}", Value::String(key.clone()), toml_value(value)?)))
+                .collect::<Option<Vec<_>>>()?;
+            format!("{{{}}}", entries.join(", "))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn codex_config_values_become_toml() {
+        let values: OptionValues = [(
+            "codex_config".to_string(),
+            json!({"model_verbosity": "low", "tools": {"web_search": true}, "n": 3, "list": ["a", "b\"c"]}),
+        )]
+        .into_iter()
+        .collect();
+        let options = CodexOptions::from_values(&values).expect("valid");
+        assert_eq!(options.config["model_verbosity"], "\"low\"");
+        assert_eq!(options.config["tools"], "{\"web_search\" = true}");
+        assert_eq!(options.config["n"], "3");
+        assert_eq!(options.config["list"], "[\"a\", \"b\\\"c\"]");
+    }
+
+    #[test]
+    fn a_null_in_codex_config_is_refused() {
+        let values: OptionValues = [("codex_config".to_string(), json!({"x": {"y": null}}))].into_iter().collect();
+        assert_eq!(
+            CodexOptions::from_values(&values).unwrap_err().to_string(),
+            "`codex_config.x` must be a value (text, number, true/false, list or mapping) without nulls, found a mapping"
+        );
     }
 }
