@@ -13,6 +13,7 @@
 
 mod anthropic_answers;
 mod claude;
+mod codex;
 mod pi;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -235,7 +236,7 @@ fn resume_after_kill(harness: &dyn Harness) {
 
 /// Every backend under test.
 fn harnesses() -> Vec<Box<dyn Harness>> {
-    vec![Box::new(claude::Claude), Box::new(pi::Pi)]
+    vec![Box::new(claude::Claude), Box::new(pi::Pi), Box::new(codex::Codex)]
 }
 
 #[test]
