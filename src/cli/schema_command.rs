@@ -66,4 +66,17 @@ mod tests {
         assert_eq!(workflow["$defs"]["policy"]["type"], "array");
         assert_eq!(schema(SchemaKind::Test)["properties"]["expect"]["type"], "object");
     }
+
+    /// Regression: the schemas knew only Claude's options, so an editor flagged a
+    /// pi or Codex state's valid keys.
+    #[test]
+    fn the_schemas_know_every_backends_options() {
+        let frontmatter = schema(SchemaKind::Frontmatter);
+        let workflow = schema(SchemaKind::YamlWorkflow);
+        let prompt_state = &workflow["$defs"]["state"]["oneOf"][0]["properties"];
+        for key in crate::backend::profile::all_option_keys().chain(["backend"]) {
+            assert!(frontmatter["properties"].get(key).is_some(), "the frontmatter schema lacks `{key}`");
+            assert!(prompt_state.get(key).is_some(), "the YAML workflow schema's prompt state lacks `{key}`");
+        }
+    }
 }
