@@ -36,8 +36,11 @@ use std::time::{Duration, Instant};
 
 use super::common::{RUN, archive, str_of};
 use crate::claude_e2e::with_real_claude;
+use crate::codex_e2e::with_real_codex;
+use crate::pi_e2e::with_real_pi_env;
 use crate::support::fake_anthropic::{FakeAnthropic, Rule};
 use crate::support::fake_claude::{FakeClaude, Reply};
+use crate::support::fake_openai::{self, FakeOpenAi};
 use crate::support::{Outcome, Test};
 use Flow::{Lib, Main};
 
@@ -75,9 +78,13 @@ enum Kind {
     Script,
     RealClaude,
     FakeClaude,
+    /// pi 0.73.1 against the fake Anthropic API, chosen by `--backend pi`.
+    RealPi,
+    /// Codex 0.169.0 against the fake Responses API, chosen by `--backend codex`.
+    RealCodex,
 }
 
-const KINDS: [Kind; 3] = [Kind::Script, Kind::RealClaude, Kind::FakeClaude];
+const KINDS: [Kind; 5] = [Kind::Script, Kind::RealClaude, Kind::FakeClaude, Kind::RealPi, Kind::RealCodex];
 
 impl Kind {
     fn label(self) -> &'static str {
@@ -85,13 +92,15 @@ impl Kind {
             Kind::Script => ".sh",
             Kind::RealClaude => ".md (real Claude CLI)",
             Kind::FakeClaude => ".md (fake-claude)",
+            Kind::RealPi => ".md (real pi CLI)",
+            Kind::RealCodex => ".md (real Codex CLI)",
         }
     }
 
     fn extension(self) -> &'static str {
         match self {
             Kind::Script => "sh",
-            Kind::RealClaude | Kind::FakeClaude => "md",
+            Kind::RealClaude | Kind::FakeClaude | Kind::RealPi | Kind::RealCodex => "md",
         }
     }
 }
@@ -329,7 +338,7 @@ impl Cell {
                 state.name,
                 self.tag(state, "${BATON_INPUT-}")
             ),
-            Kind::RealClaude | Kind::FakeClaude => {
+            Kind::RealClaude | Kind::FakeClaude | Kind::RealPi | Kind::RealCodex => {
                 format!("STATE {}:{} INPUT[{{{{input}}}}]", state.flow.name(), state.name)
             }
         }
@@ -395,7 +404,9 @@ impl Cell {
                         text.push_str(&format!("      {line}\n"));
                     }
                 }
-                Kind::RealClaude | Kind::FakeClaude => text.push_str(&format!("    prompt: \"{body}\"\n")),
+                Kind::RealClaude | Kind::FakeClaude | Kind::RealPi | Kind::RealCodex => {
+                    text.push_str(&format!("    prompt: \"{body}\"\n"))
+                }
             }
         }
         text
@@ -410,6 +421,50 @@ impl Cell {
                 let outcome = test.args(args).run();
                 let trail = std::fs::read_to_string(outcome.root().join("trail")).unwrap_or_default();
                 self.check(&outcome, trail.lines().map(str::to_string).collect())
+            }
+            Kind::RealPi => {
+                let rules = self
+                    .states()
+                    .iter()
+                    .map(|state| {
+                        Rule::when_prompt(&Self::prompt(state))
+                            .named(&state.effect())
+                            .reply_text(&self.tag(state, state.input))
+                    })
+                    .collect();
+                let fake = FakeAnthropic::start(rules);
+                let outcome =
+                    with_real_pi_env(test, &fake).args(args.iter().chain(&["--backend", "pi"]).copied()).run();
+                let effects = fake
+                    .requests()
+                    .into_iter()
+                    .map(|request| {
+                        request.rule.unwrap_or_else(|| format!("unmatched prompt {:?}", request.view.prompt))
+                    })
+                    .collect();
+                self.check(&outcome, effects)
+            }
+            Kind::RealCodex => {
+                let rules = self
+                    .states()
+                    .iter()
+                    .map(|state| {
+                        fake_openai::Rule::when_prompt(&Self::prompt(state))
+                            .named(&state.effect())
+                            .reply_text(&self.tag(state, state.input))
+                    })
+                    .collect();
+                let fake = FakeOpenAi::start(rules);
+                let outcome =
+                    with_real_codex(test, &fake).args(args.iter().chain(&["--backend", "codex"]).copied()).run();
+                let effects = fake
+                    .requests()
+                    .into_iter()
+                    .map(|request| {
+                        request.rule.unwrap_or_else(|| format!("unmatched prompt {:?}", request.view.prompt))
+                    })
+                    .collect();
+                self.check(&outcome, effects)
             }
             Kind::RealClaude => {
                 let rules = self
