@@ -286,18 +286,18 @@ fn the_projects_price_table_prices_codex_turns() {
     assert!((cost - 0.004).abs() < 1e-12, "{cost}");
 }
 
-/// Bad input: a `.baton/prices.toml` that is not a price table stops the first
-/// Codex state with the file and the expected shape.
+/// Bad input: a `.baton/prices.toml` that is not a price table pauses the first
+/// Codex state with the file and the expected shape, to be fixed and resumed.
 #[test]
-fn a_bad_prices_file_is_fatal_at_the_first_codex_state() {
+fn a_bad_prices_file_pauses_the_first_codex_state() {
     let fake = FakeOpenAi::start(vec![]);
     let test = Test::new()
         .file("START.md", &codex_state("PRICED"))
         .write(".baton/prices.toml", "[models.\"gpt-5\"]\ninput = \"cheap\"\n");
     let outcome = with_real_codex(test, &fake).run_workflow(&[]);
-    outcome.status(1).stdout("");
+    outcome.status(3).stdout("");
     outcome.stderr_contains(
-        "error: run test failed: agent main at START.md: [ROOT]/.baton/prices.toml: invalid type: string \"cheap\", \
+        "[main] paused at START.md (prompt_error): [ROOT]/.baton/prices.toml: invalid type: string \"cheap\", \
          expected f64; expected `[models.\"NAME\"]` tables with `input`, `cached_input` and `output` in USD per 1M \
          tokens\n",
     );
@@ -312,10 +312,11 @@ fn a_codex_cli_too_old_to_fork_is_refused() {
     std::fs::write(&fake, "#!/bin/sh\necho 'codex-cli 0.120.0'\n").unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let outcome = test.run_workflow(&["--codex-bin", &fake.to_string_lossy()]);
-    outcome.status(1).stdout("");
+    outcome.status(3).stdout("");
     outcome.stderr_contains(
-        "error: run test failed: agent main at START.md: Codex 0.120.0 (`[ROOT]/old-codex`) is too old: Baton needs \
-         codex-cli 0.169.0 or newer (for `codex exec fork`); install it with `npm install -g @openai/codex@0.169.0`\n",
+        "[main] paused at START.md (backend_not_available): state `START.md` runs on Codex: Codex 0.120.0 \
+         (`[ROOT]/old-codex`) is too old: Baton needs codex-cli 0.169.0 or newer (for `codex exec fork`); install it \
+         with `npm install -g @openai/codex@0.169.0`; once it can run, `baton resume test` goes on\n",
     );
 }
 
@@ -695,10 +696,10 @@ fn a_missing_codex_cli_names_every_place_baton_looked() {
         .env_remove("BATON_CODEX_BIN")
         .env("PATH", "/usr/bin:/bin");
     let outcome = test.run_workflow(&[]);
-    outcome.status(1).stdout("");
+    outcome.status(3).stdout("");
     outcome.stderr_contains(
-        "error: run test failed: agent main at START.md: cannot find the Codex CLI: give --codex-bin, set \
-         BATON_CODEX_BIN, set codex_bin in .baton/config.toml, or put `codex` on PATH (npm install -g \
-         @openai/codex@0.169.0)\ncontinue after fixing it with `baton resume test`\n",
+        "[main] paused at START.md (backend_not_available): state `START.md` runs on Codex: cannot find the Codex \
+         CLI: give --codex-bin, set BATON_CODEX_BIN, set codex_bin in .baton/config.toml, or put `codex` on PATH \
+         (npm install -g @openai/codex@0.169.0); once it can run, `baton resume test` goes on\n",
     );
 }

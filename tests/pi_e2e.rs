@@ -678,10 +678,11 @@ fn pi_ending_the_turn_without_assistant_text_fails() {
 fn a_missing_pi_says_how_to_install_it() {
     let test = Test::new().file("workflow.yaml", "id: no-pi\nbackend: pi\n").file("START.md", "HELLO");
     let outcome = test.env("PATH", "/usr/bin:/bin").run_workflow(&[]);
-    outcome.status(1);
+    outcome.status(3);
     outcome.stderr_contains(
-        "error: run test failed: agent main at START.md: cannot find the pi CLI: give --pi-bin, set BATON_PI_BIN, \
-         set pi_bin in .baton/config.toml, or put `pi` on PATH (npm install -g @mariozechner/pi-coding-agent@0.73.1)",
+        "[main] paused at START.md (backend_not_available): state `START.md` runs on pi: cannot find the pi CLI: \
+         give --pi-bin, set BATON_PI_BIN, set pi_bin in .baton/config.toml, or put `pi` on PATH (npm install -g \
+         @mariozechner/pi-coding-agent@0.73.1); once it can run, `baton resume test` goes on",
     );
 }
 
@@ -700,11 +701,12 @@ fn an_unsupported_pi_version_is_refused_before_any_turn() {
     std::fs::create_dir_all(root.join("bin")).expect("bin");
     std::os::unix::fs::symlink(root.join("pkg/dist/cli.js"), root.join("bin/pi")).expect("link");
     let outcome = test.env("BATON_PI_BIN", &root.join("bin/pi").to_string_lossy()).run_workflow(&[]);
-    outcome.status(1);
+    outcome.status(3);
     outcome.stderr_contains(
-        "error: run test failed: agent main at START.md: pi 2.0.0 (`[ROOT]/pkg/package.json`) is not supported: \
-         Baton reads the `--mode json` events of pi 0.73 up to 1.x; install the tested release with \
-         `npm install -g @mariozechner/pi-coding-agent@0.73.1`",
+        "[main] paused at START.md (backend_not_available): state `START.md` runs on pi: pi 2.0.0 \
+         (`[ROOT]/pkg/package.json`) is not supported: Baton reads the `--mode json` events of pi 0.73 up to 1.x; \
+         install the tested release with `npm install -g @mariozechner/pi-coding-agent@0.73.1`; once it can run, \
+         `baton resume test` goes on",
     );
     assert!(!root.join("ran.txt").exists(), "pi never ran");
 }

@@ -120,7 +120,8 @@ impl Backend for CodexBackend {
     ) -> BackendFuture<'a> {
         Box::pin(async move {
             let binary = self.binary.clone().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
-            let prices = self.prices.as_ref().map_err(|error| BackendError::NotAvailable(error.clone()))?;
+            // A broken price table is the project's to fix, like a broken option.
+            let prices = self.prices.as_ref().map_err(|error| BackendError::Refused(error.clone()))?;
             let problem = self.version_problem.get_or_init(|| super::version::check(&binary)).await;
             if let Some(problem) = problem {
                 return Err(BackendError::NotAvailable(problem.clone()));
