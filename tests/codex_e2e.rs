@@ -435,10 +435,9 @@ fn a_read_only_codex_state_cannot_write_and_a_workspace_write_one_can() {
         let test = Test::new().file("START.md", &format!("---\nbackend: codex\nsandbox: {sandbox}\n---\nWRITE STATE"));
         let outcome = with_real_codex(test, &fake).run_workflow(&[]);
         outcome.status(0).stdout("over\n");
+        // What Codex reports of the refused write varies from run to run (the
+        // command's output is not always in its item); the file is the fact.
         assert_eq!(outcome.root().join("made.txt").exists(), written, "{sandbox}: {}", fake.summary());
-        if !written {
-            outcome.stderr_contains("failed (exit code 1): /bin/bash: line 1: made.txt: Read-only file system");
-        }
     }
 }
 

@@ -1,0 +1,240 @@
+//! Baton's overhead per markdown step on each backend, against bare calls of the
+//! same CLI to the same fake model API (`cargo bench --bench backend_overhead
+//! [-- --backend claude|pi|codex] [--runs N] [--steps N]`; every backend by default).
+//!
+//! The floor is what the CLI costs on its own: one fresh call and `steps - 1`
+//! calls continuing its conversation (`claude --resume`, `pi --session`, `codex exec
+//! resume`), each pair measured right before the Baton run it is compared with. Baton
+//! runs a workflow of `steps` prompt states chained by implicit `goto`s (so it makes
+//! one fresh and `steps - 1` continuing calls too); overhead per step is
+//! `(Baton wall - floor) / steps`, the median over `--runs` (default 9) paired runs.
+//! Numbers only: nothing is asserted.
+
+#![allow(dead_code, unused_imports)] // The test support is shared; this bench uses part of it.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::fake_anthropic::FakeAnthropic;
+use support::fake_openai::FakeOpenAi;
+use support::{Test, claude_cli, codex_cli, pi_cli};
+
+/// One backend: how its CLI is called bare, as Baton calls it for a state
+/// without options in a run that skips permissions.
+struct Backend {
+    name: &'static str,
+    /// The CLI's command against the fake at `url`, with its environment.
+    command: fn(&str) -> Command,
+    /// Arguments of a fresh call, and of one continuing conversation `id`.
+    fresh: &'static [&'static str],
+    continuing: fn(&str) -> Vec<String>,
+    /// The object field holding the conversation's id in the CLI's stream.
+    id_field: &'static str,
+    /// `test` pointed at the fake at `url`, with this backend's binary.
+    environment: fn(Test, &str) -> Test,
+}
+
+const CLAUDE_FRESH: &[&str] = &[
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--dangerously-skip-permissions",
+    "--model",
+    "sonnet",
+    "--disallowed-tools",
+    "EnterPlanMode,ExitPlanMode,AskUserQuestion,NotebookEdit",
+];
+const CODEX_FRESH: &[&str] =
+    &["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-"];
+
+const BACKENDS: [Backend; 3] = [
+    Backend {
+        name: "claude",
+        command: claude_cli::claude_command,
+        fresh: CLAUDE_FRESH,
+        continuing: |id| CLAUDE_FRESH.iter().map(|arg| arg.to_string()).chain(["--resume".into(), id.into()]).collect(),
+        id_field: "session_id",
+        environment: |mut test, url| {
+            for key in claude_cli::CLAUDE_ENV_REMOVE {
+                test = test.env_remove(key);
+            }
+            for (key, value) in claude_cli::claude_env(url) {
+                test = test.env(&key, &value);
+            }
+            test.env("BATON_CLAUDE_BIN", &claude_cli::claude_binary().to_string_lossy())
+        },
+    },
+    Backend {
+        name: "pi",
+        command: pi_cli::pi_command,
+        fresh: &["--mode", "json", "-p"],
+        continuing: |id| ["--mode", "json", "-p", "--session", id].map(String::from).to_vec(),
+        id_field: "id",
+        environment: |mut test, url| {
+            for key in pi_cli::PI_ENV_REMOVE {
+                test = test.env_remove(key);
+            }
+            for (key, value) in pi_cli::pi_env(url) {
+                test = test.env(&key, &value);
+            }
+            test.env("BATON_PI_BIN", &pi_cli::pi_binary().to_string_lossy())
+        },
+    },
+    Backend {
+        name: "codex",
+        command: codex_cli::codex_command,
+        fresh: CODEX_FRESH,
+        continuing: |id| {
+            let (last, first) = CODEX_FRESH.split_last().expect("arguments");
+            first.iter().map(|arg| arg.to_string()).chain(["resume".into(), id.into(), last.to_string()]).collect()
+        },
+        id_field: "thread_id",
+        environment: |mut test, url| {
+            for key in codex_cli::CODEX_ENV_REMOVE {
+                test = test.env_remove(key);
+            }
+            for (key, value) in codex_cli::codex_env(url) {
+                test = test.env(&key, &value);
+            }
+            test.env("BATON_CODEX_BIN", &codex_cli::codex_binary().to_string_lossy())
+        },
+    },
+];
+
+/// The fake model API a backend talks to, kept alive while it is measured.
+enum Fake {
+    Anthropic(FakeAnthropic),
+    OpenAi(FakeOpenAi),
+}
+
+impl Fake {
+    fn for_backend(name: &str) -> Fake {
+        if name == "codex" {
+            use support::fake_openai::Rule;
+            Fake::OpenAi(FakeOpenAi::start(vec![
+                Rule::when_prompt("BENCH STATE").reply_text("ok"),
+                Rule::when_prompt("LAST STEP").reply_text("<result>done</result>"),
+                Rule::when_prompt("STEP").reply_text("ok"),
+            ]))
+        } else {
+            use support::fake_anthropic::Rule;
+            Fake::Anthropic(FakeAnthropic::start(vec![
+                Rule::when_prompt("BENCH STATE").reply_text("ok"),
+                Rule::when_prompt("LAST STEP").reply_text("<result>done</result>"),
+                Rule::when_prompt("STEP").reply_text("ok"),
+            ]))
+        }
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Fake::Anthropic(fake) => fake.url(),
+            Fake::OpenAi(fake) => fake.url(),
+        }
+    }
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+/// One bare call; its wall time and the conversation id it reported.
+fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Option<&str>) -> (Duration, String) {
+    let mut command = (backend.command)(url);
+    match continuing {
+        Some(id) => command.args((backend.continuing)(id)),
+        None => command.args(backend.fresh),
+    };
+    command.current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = command.spawn().expect("the CLI");
+    child.stdin.take().expect("stdin").write_all(b"BENCH STATE").expect("prompt");
+    let output = child.wait_with_output().expect("the CLI's output");
+    let elapsed = started.elapsed();
+    let id = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|value| value[backend.id_field].as_str().map(str::to_string))
+        .unwrap_or_default();
+    (elapsed, id)
+}
+
+fn measure(backend: &Backend, runs: usize, steps: usize) {
+    let fake = Fake::for_backend(backend.name);
+    let url = fake.url();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    // Warm the page cache: the first call after install is much slower.
+    bare_call(backend, &url, scratch.path(), None);
+
+    let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 0..runs {
+        // Paired: the bare calls and the Baton run of one iteration see the same machine.
+        let directory = tempfile::tempdir().expect("temp dir");
+        let (fresh_time, id) = bare_call(backend, &url, directory.path(), None);
+        let continued_time = bare_call(backend, &url, directory.path(), Some(&id)).0;
+        fresh.push(fresh_time);
+        continued.push(continued_time);
+        let floor = fresh_time + continued_time * (steps as u32 - 1);
+
+        // START.md → S2.md → … → S<steps>.md; each state's policy has a single goto,
+        // so the reply "ok" (no tag) takes the implicit transition (R5.11–R5.13).
+        let mut test = Test::new().file(&format!("S{steps}.md"), "LAST STEP");
+        for step in 1..steps {
+            let name = if step == 1 { "START.md".to_string() } else { format!("S{step}.md") };
+            let body =
+                format!("---\nallowed_transitions:\n  - {{ tag: goto, target: S{} }}\n---\nSTEP {step}", step + 1);
+            test = test.file(&name, &body);
+        }
+        let test = (backend.environment)(test, &url);
+        let started = Instant::now();
+        let run_id = format!("bench{run}");
+        let outcome = test.args(["run", "wf", "--run-id", &run_id, "-q", "--json", "--backend", backend.name]).run();
+        let wall = started.elapsed();
+        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+        baton.push(wall);
+        differences.push((wall.as_secs_f64() - floor.as_secs_f64()) / steps as f64);
+        let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("--json");
+        let metrics = &report["metrics"];
+        let cpu_ms = metrics["cpu_user_ms"].as_f64().unwrap_or(0.0) + metrics["cpu_system_ms"].as_f64().unwrap_or(0.0);
+        cpu_per_step.push(Duration::from_secs_f64(cpu_ms / 1000.0 / steps as f64));
+    }
+    differences.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    println!(
+        "{}: bare CLI (median of {runs}): fresh {:.3} s, continuing {:.3} s; baton, {steps} prompt states: {:.3} s",
+        backend.name,
+        median(fresh).as_secs_f64(),
+        median(continued).as_secs_f64(),
+        median(baton).as_secs_f64()
+    );
+    println!(
+        "{}: wall overhead per markdown step (median of paired runs): {:.1} ms; range {:.1} to {:.1} ms; baton CPU per step (median) {:.1} ms",
+        backend.name,
+        differences[differences.len() / 2] * 1000.0,
+        differences[0] * 1000.0,
+        differences[differences.len() - 1] * 1000.0,
+        median(cpu_per_step).as_secs_f64() * 1000.0
+    );
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut runs, mut steps, mut only) = (9usize, 5usize, None::<String>);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs),
+            "--steps" => steps = args.next().and_then(|v| v.parse().ok()).unwrap_or(steps),
+            "--backend" => only = args.next(),
+            _ => {}
+        }
+    }
+    for backend in BACKENDS.iter().filter(|backend| only.as_deref().is_none_or(|name| name == backend.name)) {
+        measure(backend, runs, steps);
+    }
+}
