@@ -16,24 +16,11 @@ use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
 use crate::workflow::resolution::{Platform, ResolveError, resolve_in_listing};
 use crate::workflow::specifier::{Caller, SpecifierError, WorkflowEntry, resolve_specifier};
+use crate::workflow::yaml_scope::STATE_KEYS;
 
 /// The frontmatter keys Baton reads (R5.2), besides the backends' options ([`all_option_keys`]).
 const FRONTMATTER_KEYS: [&str; 6] =
     ["allowed_transitions", "model", "effort", "force_implicit", "isolation", "backend"];
-/// The keys a YAML workflow's state may have (R13.6), besides the backends' options.
-const YAML_STATE_KEYS: [&str; 11] = [
-    "prompt",
-    "sh",
-    "ps1",
-    "bat",
-    "allowed_transitions",
-    "model",
-    "effort",
-    "force_implicit",
-    "isolation",
-    "timeout",
-    "backend",
-];
 
 /// Tags that take `task` (R3.x): new or inherit, and `reset` only `new`.
 const TASK_TAGS: [TagKind; 4] = [TagKind::Reset, TagKind::Fork, TagKind::ResetWorkflow, TagKind::ForkWorkflow];
@@ -272,7 +259,7 @@ impl<'a> StateChecker<'a> {
     /// workflow's own finding for its state.
     fn unknown_fields(&mut self, unknown: &[String]) {
         let (fields, known): (Vec<(String, Location)>, &[&str]) = match self.workflow.unknown_state_keys(self.file()) {
-            Some(keys) => (keys, &YAML_STATE_KEYS),
+            Some(keys) => (keys, STATE_KEYS),
             None => (unknown.iter().map(|field| (field.clone(), self.at_key(&[field]))).collect(), &FRONTMATTER_KEYS),
         };
         for (field, at) in fields {

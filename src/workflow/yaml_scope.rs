@@ -77,8 +77,9 @@ pub(crate) enum YamlError {
     Invalid { path: PathBuf, line: Option<usize>, message: String },
 }
 
-/// The keys a state may have besides the backends' options ([`all_option_keys`]).
-const STATE_KEYS: &[&str] = &[
+/// The keys a state may have besides the backends' options ([`all_option_keys`])
+/// (R13.6); lint suggests among them too.
+pub(crate) const STATE_KEYS: &[&str] = &[
     "prompt",
     "sh",
     "ps1",

@@ -412,6 +412,18 @@ impl Cell {
         text
     }
 
+    /// What the model answers each state of the cell: the prompt it receives, the
+    /// state's effect (the answering rule's name) and the reply holding its tag.
+    fn answers(&self) -> impl Iterator<Item = (String, String, String)> + '_ {
+        self.states().into_iter().map(|state| (Self::prompt(&state), state.effect(), self.tag(&state, state.input)))
+    }
+
+    /// The effects a fake API's requests show: the name of the rule that answered
+    /// each, in order, or the prompt no rule matched.
+    fn effects(requests: impl Iterator<Item = (Option<String>, String)>) -> Vec<String> {
+        requests.map(|(rule, prompt)| rule.unwrap_or_else(|| format!("unmatched prompt {prompt:?}"))).collect()
+    }
+
     /// Run the cell; the list of what went wrong (empty when it passed).
     fn run(&self) -> Vec<String> {
         let (test, argument) = self.render(Test::new());
@@ -422,70 +434,30 @@ impl Cell {
                 let trail = std::fs::read_to_string(outcome.root().join("trail")).unwrap_or_default();
                 self.check(&outcome, trail.lines().map(str::to_string).collect())
             }
-            Kind::RealPi => {
+            Kind::RealClaude | Kind::RealPi => {
                 let rules = self
-                    .states()
-                    .iter()
-                    .map(|state| {
-                        Rule::when_prompt(&Self::prompt(state))
-                            .named(&state.effect())
-                            .reply_text(&self.tag(state, state.input))
-                    })
-                    .collect();
-                let fake = FakeAnthropic::start(rules);
-                let outcome =
-                    with_real_pi_env(test, &fake).args(args.iter().chain(&["--backend", "pi"]).copied()).run();
-                let effects = fake
-                    .requests()
-                    .into_iter()
-                    .map(|request| {
-                        request.rule.unwrap_or_else(|| format!("unmatched prompt {:?}", request.view.prompt))
-                    })
-                    .collect();
-                self.check(&outcome, effects)
+                    .answers()
+                    .map(|(prompt, name, text)| Rule::when_prompt(&prompt).named(&name).reply_text(&text));
+                let fake = FakeAnthropic::start(rules.collect());
+                let outcome = match self.kind {
+                    Kind::RealPi => {
+                        with_real_pi_env(test, &fake).args(args.iter().chain(&["--backend", "pi"]).copied())
+                    }
+                    _ => with_real_claude(test, &fake).args(args),
+                }
+                .run();
+                let requests = fake.requests().into_iter().map(|request| (request.rule, request.view.prompt));
+                self.check(&outcome, Self::effects(requests))
             }
             Kind::RealCodex => {
                 let rules = self
-                    .states()
-                    .iter()
-                    .map(|state| {
-                        fake_openai::Rule::when_prompt(&Self::prompt(state))
-                            .named(&state.effect())
-                            .reply_text(&self.tag(state, state.input))
-                    })
-                    .collect();
-                let fake = FakeOpenAi::start(rules);
+                    .answers()
+                    .map(|(prompt, name, text)| fake_openai::Rule::when_prompt(&prompt).named(&name).reply_text(&text));
+                let fake = FakeOpenAi::start(rules.collect());
                 let outcome =
                     with_real_codex(test, &fake).args(args.iter().chain(&["--backend", "codex"]).copied()).run();
-                let effects = fake
-                    .requests()
-                    .into_iter()
-                    .map(|request| {
-                        request.rule.unwrap_or_else(|| format!("unmatched prompt {:?}", request.view.prompt))
-                    })
-                    .collect();
-                self.check(&outcome, effects)
-            }
-            Kind::RealClaude => {
-                let rules = self
-                    .states()
-                    .iter()
-                    .map(|state| {
-                        Rule::when_prompt(&Self::prompt(state))
-                            .named(&state.effect())
-                            .reply_text(&self.tag(state, state.input))
-                    })
-                    .collect();
-                let fake = FakeAnthropic::start(rules);
-                let outcome = with_real_claude(test, &fake).args(args).run();
-                let effects = fake
-                    .requests()
-                    .into_iter()
-                    .map(|request| {
-                        request.rule.unwrap_or_else(|| format!("unmatched prompt {:?}", request.view.prompt))
-                    })
-                    .collect();
-                self.check(&outcome, effects)
+                let requests = fake.requests().into_iter().map(|request| (request.rule, request.view.prompt));
+                self.check(&outcome, Self::effects(requests))
             }
             Kind::FakeClaude => {
                 let test = test.with_fake_claude();
