@@ -403,26 +403,17 @@ fn obedient_model() -> Rule {
     })
 }
 
-fn run_raymond(test: Test, fake: &FakeAnthropic) -> crate::support::Outcome {
-    with_pi_env(test, pi_env(&fake.url())).run_workflow(&[])
-}
-
-#[test]
-fn raymond_pi_smoke() {
-    let fake = FakeAnthropic::start(vec![obedient_model()]);
-    let test = raymond_workflow(
+/// raymond's `workflows/pi_smoke`.
+fn pi_smoke() -> Test {
+    raymond_workflow(
         &[("START.md", "Respond with exactly the following and nothing else:\n\n<result>ok</result>\n")],
         &manifest("pi-smoke"),
-    );
-    let outcome = run_raymond(test, &fake);
-    outcome.status(0).stdout("ok\n");
-    assert!(close(total_cost(&outcome), TURN_COST));
+    )
 }
 
-#[test]
-fn raymond_pi_smoke_resume() {
-    let fake = FakeAnthropic::start(vec![obedient_model()]);
-    let test = raymond_workflow(
+/// raymond's `workflows/pi_smoke_resume`.
+fn pi_smoke_resume() -> Test {
+    raymond_workflow(
         &[
             (
                 "START.md",
@@ -436,16 +427,12 @@ fn raymond_pi_smoke_resume() {
             ),
         ],
         &manifest("pi-smoke-resume"),
-    );
-    let outcome = run_raymond(test, &fake);
-    outcome.status(0).stdout("SECRET=8472\n");
-    assert_eq!(session_files(&fake).len(), 1);
+    )
 }
 
-#[test]
-fn raymond_pi_smoke_call() {
-    let fake = FakeAnthropic::start(vec![obedient_model()]);
-    let test = raymond_workflow(
+/// raymond's `workflows/pi_smoke_call`.
+fn pi_smoke_call() -> Test {
+    raymond_workflow(
         &[
             (
                 "START.md",
@@ -463,19 +450,12 @@ fn raymond_pi_smoke_call() {
             ),
         ],
         &manifest("pi-smoke-call"),
-    );
-    let outcome = run_raymond(test, &fake);
-    outcome.status(0).stdout("SECRET=8472\n");
-    // (1) the callee recalled the caller's secret, (2) in a session of its own,
-    // (3) without re-charging the caller's history: three turns, three prices.
-    assert_eq!(session_files(&fake).len(), 2);
-    assert!(close(total_cost(&outcome), 3.0 * TURN_COST), "{}", total_cost(&outcome));
+    )
 }
 
-#[test]
-fn raymond_pi_smoke_fork() {
-    let fake = FakeAnthropic::start(vec![obedient_model()]);
-    let test = raymond_workflow(
+/// raymond's `workflows/pi_smoke_fork`.
+fn pi_smoke_fork() -> Test {
+    raymond_workflow(
         &[
             (
                 "START.md",
@@ -491,7 +471,58 @@ fn raymond_pi_smoke_fork() {
             ),
         ],
         &manifest("pi-smoke-fork"),
-    );
+    )
+}
+
+/// raymond's `workflows/pi_test_fixture`.
+fn pi_test_fixture() -> Test {
+    raymond_workflow(
+        &[(
+            "START.sh",
+            "#!/bin/sh\n# START.sh — Entry state for pi test fixture.\n# This is a script state; it does not invoke the pi backend.\necho \"pi test fixture: START\"\necho \"<result>pi_test_fixture_done</result>\"\n",
+        )],
+        "id: pi-test-fixture\nname: Pi Backend Test Fixture\nbackend: pi\n",
+    )
+}
+
+fn run_raymond(test: Test, fake: &FakeAnthropic) -> crate::support::Outcome {
+    with_pi_env(test, pi_env(&fake.url())).run_workflow(&[])
+}
+
+#[test]
+fn raymond_pi_smoke() {
+    let fake = FakeAnthropic::start(vec![obedient_model()]);
+    let test = pi_smoke();
+    let outcome = run_raymond(test, &fake);
+    outcome.status(0).stdout("ok\n");
+    assert!(close(total_cost(&outcome), TURN_COST));
+}
+
+#[test]
+fn raymond_pi_smoke_resume() {
+    let fake = FakeAnthropic::start(vec![obedient_model()]);
+    let test = pi_smoke_resume();
+    let outcome = run_raymond(test, &fake);
+    outcome.status(0).stdout("SECRET=8472\n");
+    assert_eq!(session_files(&fake).len(), 1);
+}
+
+#[test]
+fn raymond_pi_smoke_call() {
+    let fake = FakeAnthropic::start(vec![obedient_model()]);
+    let test = pi_smoke_call();
+    let outcome = run_raymond(test, &fake);
+    outcome.status(0).stdout("SECRET=8472\n");
+    // (1) the callee recalled the caller's secret, (2) in a session of its own,
+    // (3) without re-charging the caller's history: three turns, three prices.
+    assert_eq!(session_files(&fake).len(), 2);
+    assert!(close(total_cost(&outcome), 3.0 * TURN_COST), "{}", total_cost(&outcome));
+}
+
+#[test]
+fn raymond_pi_smoke_fork() {
+    let fake = FakeAnthropic::start(vec![obedient_model()]);
+    let test = pi_smoke_fork();
     let outcome = run_raymond(test, &fake);
     outcome.status(0).stdout("ok\n");
     assert!(fake.unmatched().is_empty(), "{}", fake.summary());
@@ -502,15 +533,66 @@ fn raymond_pi_smoke_fork() {
 /// Script states only: pi is never started, so the run needs no pi at all.
 #[test]
 fn raymond_pi_test_fixture() {
-    let test = raymond_workflow(
-        &[(
-            "START.sh",
-            "#!/bin/sh\n# START.sh — Entry state for pi test fixture.\n# This is a script state; it does not invoke the pi backend.\necho \"pi test fixture: START\"\necho \"<result>pi_test_fixture_done</result>\"\n",
-        )],
-        "id: pi-test-fixture\nname: Pi Backend Test Fixture\nbackend: pi\n",
-    );
+    let test = pi_test_fixture();
     let outcome = test.env("BATON_PI_BIN", "/nonexistent/pi").env("PATH", "/usr/bin:/bin").run_workflow(&[]);
     outcome.status(0).stdout("pi_test_fixture_done\n");
+}
+
+/// raymond's five pi workflows under raymond itself and under Baton, side by side,
+/// against the same fake API and the same pi: `RAYMOND_BIN=…/ray cargo test --test
+/// integration pi_e2e::raymond_side_by_side -- --ignored --nocapture` (raymond is
+/// built from its public source by `../shared/bench/build-go-peer.sh`; nothing of
+/// it is in this repository). Prints each workflow's exit code, result and cost;
+/// fails when the two disagree on the result.
+#[test]
+#[ignore = "needs raymond's binary in RAYMOND_BIN"]
+fn raymond_side_by_side() {
+    let Some(ray) = std::env::var_os("RAYMOND_BIN") else { panic!("set RAYMOND_BIN to raymond's `ray`") };
+    type Workflow = (&'static str, fn() -> Test);
+    let workflows: [Workflow; 5] = [
+        ("pi_smoke", pi_smoke),
+        ("pi_smoke_resume", pi_smoke_resume),
+        ("pi_smoke_call", pi_smoke_call),
+        ("pi_smoke_fork", pi_smoke_fork),
+        ("pi_test_fixture", pi_test_fixture),
+    ];
+    let pi_dir = pi_binary().parent().expect("pi's directory").to_path_buf();
+    let path = format!("{}:{}", pi_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut disagreements = Vec::new();
+    println!("| workflow | raymond: exit, result | Baton: exit, result, cost |");
+    println!("| --- | --- | --- |");
+    for (name, workflow) in workflows {
+        let fake = FakeAnthropic::start(vec![obedient_model()]);
+        let baton = run_raymond(workflow(), &fake);
+        let baton_cost = baton.state("test")["total_cost_usd"].as_f64().unwrap_or_default();
+        let fake = FakeAnthropic::start(vec![obedient_model()]);
+        let test = workflow();
+        let root = std::fs::canonicalize(test.root()).expect("root");
+        let mut command = std::process::Command::new(&ray);
+        let entry = ["wf/START.md", "wf/START.sh"].into_iter().map(|file| root.join(file)).find(|file| file.exists());
+        command.arg(entry.expect("an entry state")).current_dir(&root).env("PATH", &path);
+        for key in PI_ENV_REMOVE {
+            command.env_remove(key);
+        }
+        command.envs(pi_env(&fake.url()));
+        let output = command.output().expect("raymond runs");
+        let raymond_out = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        let raymond_err = String::from_utf8_lossy(&output.stderr);
+        let result_line =
+            |text: &str| text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default().trim().to_string();
+        let raymond_result = if raymond_out.is_empty() { result_line(&raymond_err) } else { result_line(&raymond_out) };
+        println!(
+            "| {name} | {}, `{raymond_result}` | {}, `{}`, ${baton_cost:.4} |",
+            output.status.code().unwrap_or(-1),
+            baton.status,
+            baton.stdout.trim()
+        );
+        if !raymond_result.contains(baton.stdout.trim()) || baton.status != 0 {
+            disagreements
+                .push(format!("{name}: raymond said {raymond_result:?}\n{raymond_err}\nBaton said {:?}", baton.stdout));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
 
 /// How long a plain pi step takes through Baton and as a bare `pi --mode json`
