@@ -271,6 +271,11 @@ fn pi_runs_the_write_tool_the_model_asks_for() {
         .run_workflow(&["--dangerously-skip-permissions=false"]);
     outcome.status(0).stdout("wrote\n");
     assert_eq!(std::fs::read_to_string(outcome.root().join("made.txt")).expect("made.txt"), "made by pi\n");
+    let logs = outcome.into_test().args(["logs", "test", "--step", "1"]).run();
+    logs.status(0);
+    for line in ["--- tool write", "    path: made.txt", "--- result of write", "--- turn ended: stop, $"] {
+        assert!(logs.stdout.contains(line), "`baton logs --step` lays out the pi turn ({line}):\n{}", logs.stdout);
+    }
     let tools = &fake.requests()[0].raw["tools"];
     let names: Vec<&str> = tools.as_array().into_iter().flatten().filter_map(|tool| tool["name"].as_str()).collect();
     assert!(names.contains(&"write") && !names.contains(&"bash"), "the default tools, no shell: {names:?}");

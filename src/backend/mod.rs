@@ -18,6 +18,7 @@ pub(crate) mod options;
 pub(crate) mod pi;
 pub(crate) mod profile;
 mod session_mode;
+pub(crate) mod transcript;
 
 pub(crate) use session_mode::SessionMode;
 

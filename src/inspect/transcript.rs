@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::backend::claude::stream_reader::invocation_cost;
-use crate::backend::codex::transcript::{CodexTranscript, Entry};
+use crate::backend::codex::transcript::CodexTranscript;
+use crate::backend::pi::transcript::PiTranscript;
+use crate::backend::transcript::Entry;
 use crate::events::{Event, StateType};
 use crate::ids::BackendName;
 use crate::inspect::logs::parse;
@@ -154,6 +156,7 @@ fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl 
     // Which backend's stream follows: each lays its own out.
     let mut backend = BackendName::Claude;
     let mut codex = CodexTranscript::default();
+    let mut pi = PiTranscript::default();
     // The output the step's tags were read from: a script's stdout, Claude's last result.
     let mut output: Option<String> = None;
     let mut header_written = false;
@@ -172,8 +175,9 @@ fn render_step<'a>(text: &mut ConsoleText, agent: &str, step: u64, events: impl 
                 section(&mut out, text, &title);
                 out.push_str(&indent(prompt, 4));
             }
-            Event::ClaudeStreamOutput { json, .. } if backend == BackendName::Codex => {
-                for entry in codex.add(json) {
+            Event::ClaudeStreamOutput { json, .. } if backend != BackendName::Claude => {
+                let entries = if backend == BackendName::Pi { pi.add(json) } else { codex.add(json) };
+                for entry in entries {
                     match entry {
                         Entry::Heading(title) => section(&mut out, text, &title),
                         Entry::Said(said) => out.push_str(&indent(&said, 4)),

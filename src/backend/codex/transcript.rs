@@ -6,18 +6,7 @@
 
 use serde_json::Value;
 
-/// One piece of a Codex turn's transcript.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Entry {
-    /// A heading: the turn's start, a tool call, a warning, the turn's end.
-    Heading(String),
-    /// What Codex said (or reasoned), shown whole.
-    Said(String),
-    /// A tool's output, shown cut short.
-    ToolOutput(String),
-    /// The text the state's tags are read from: the turn's last message.
-    Answer(String),
-}
+pub(crate) use crate::backend::transcript::Entry;
 
 #[derive(Default)]
 pub(crate) struct CodexTranscript {

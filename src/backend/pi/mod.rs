@@ -4,7 +4,8 @@
 //!
 //! Split by concern: `options` reads a state's pi options (raymond's
 //! `backend.options` keys, R13.1), `command` builds the argv, `stream_reader`
-//! interprets the `--mode json` events, `version` checks which pi is installed,
+//! interprets the `--mode json` events, `transcript` lays them out for
+//! `baton logs --step`, `version` checks which pi is installed,
 //! and `backend` runs the CLI (`backend::jsonl_process`) behind the
 //! [`crate::backend::Backend`] trait. Nothing outside this folder knows pi's
 //! flags or events.
@@ -13,6 +14,7 @@ pub(crate) mod backend;
 pub(crate) mod command;
 pub(crate) mod options;
 pub(crate) mod stream_reader;
+pub(crate) mod transcript;
 mod version;
 
 use crate::backend::options::{OptionError, OptionValues};
