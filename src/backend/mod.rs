@@ -12,12 +12,14 @@
 
 pub(crate) mod binary;
 pub(crate) mod claude;
+pub(crate) mod cli_turn;
 pub(crate) mod codex;
 pub(crate) mod jsonl_process;
 pub(crate) mod options;
 pub(crate) mod pi;
 pub(crate) mod profile;
 mod session_mode;
+pub(crate) mod stream;
 pub(crate) mod transcript;
 
 pub(crate) use session_mode::SessionMode;

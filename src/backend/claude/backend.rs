@@ -13,11 +13,12 @@ use tokio::sync::watch;
 
 use super::command::ClaudeCommand;
 use super::options::ClaudeOptions;
-use super::stream_reader::{StreamReader, StreamSignal};
+use super::stream_reader::StreamReader;
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
-use crate::backend::jsonl_process::{CliProcess, CliProcessError, run_cli};
+use crate::backend::cli_turn::{CliTurn, exit_code_phrase, run_turn};
 
 use crate::backend::binary::BinaryError;
+use crate::backend::stream::StreamRead;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -63,39 +64,9 @@ impl Backend for ClaudeBackend {
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
-            let process = CliProcess {
-                cli: "Claude Code",
-                program: &binary,
-                arguments: &arguments,
-                prompt: Some(&request.prompt),
-                env_remove: &["CLAUDECODE"],
-                cwd: &request.cwd,
-                env: &request.env,
-                idle_timeout: request.idle_timeout,
-            };
-            let on_object = |object: serde_json::Value| {
-                for signal in reader.push(&object) {
-                    on_event(match signal {
-                        StreamSignal::AssistantText(text) => BackendEvent::AssistantText(text),
-                        StreamSignal::Progress(text) => BackendEvent::Progress(text),
-                        StreamSignal::Tool { name, detail } => BackendEvent::Tool { name, detail },
-                        StreamSignal::ToolError(text) => BackendEvent::ToolError(text),
-                    });
-                }
-                on_event(BackendEvent::Raw(object));
-            };
-            let exit = match run_cli(process, on_object, stop, watchdog).await {
-                Ok(exit) => exit,
-                Err(CliProcessError::Cancelled { .. }) => return Err(BackendError::Cancelled),
-                Err(CliProcessError::IdleTimeout { after, .. }) => {
-                    return Err(BackendError::Timeout(format!(
-                        "Claude Code printed nothing for {} and was stopped (timeout from {})",
-                        crate::text::duration::seconds_phrase(after.as_secs_f64()),
-                        request.timeout_source
-                    )));
-                }
-                Err(error) => return Err(BackendError::Failed { message: error.to_string(), cost_usd: 0.0 }),
-            };
+            let turn =
+                CliTurn { cli: "Claude Code", program: &binary, arguments: &arguments, env_remove: &["CLAUDECODE"] };
+            let exit = run_turn(turn, &request, &mut reader, on_event, stop, watchdog).await?;
             let summary = reader.finish();
             let limit_text = if summary.is_error && is_usage_limit_text(&summary.text) {
                 Some(summary.text.clone())
@@ -128,7 +99,7 @@ impl Backend for ClaudeBackend {
             match exit.exit_code {
                 Some(0) => {}
                 code => {
-                    let code = code.map_or_else(|| "a signal".to_string(), |code| format!("code {code}"));
+                    let code = exit_code_phrase(code);
                     let detail = if !summary.text.trim().is_empty() {
                         head(&summary.text, MESSAGE_CHARS)
                     } else if !exit.stderr.trim().is_empty() {

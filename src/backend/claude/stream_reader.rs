@@ -8,20 +8,8 @@
 
 use serde_json::Value;
 
+use crate::backend::stream::{StreamRead, StreamSignal, file_name, number_at, string_at, text_signals};
 use crate::ids::SessionId;
-
-/// Something worth showing while the stream is read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum StreamSignal {
-    /// A text block of an assistant message (fed to the `<print>` extractor).
-    AssistantText(String),
-    /// The first line of an assistant text block.
-    Progress(String),
-    /// Claude called a tool; `detail` is the file name or command.
-    Tool { name: String, detail: String },
-    /// A tool call failed; the error text without `<tool_use_error>` markers.
-    ToolError(String),
-}
 
 /// A usage limit reported by structured fields (A15), before any text matching.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -70,14 +58,6 @@ pub(crate) struct StreamReader {
     assistant_text: Vec<String>,
 }
 
-fn string_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-fn number_at(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
 fn strip_tool_error(text: &str) -> String {
     match (text.find("<tool_use_error>"), text.find("</tool_use_error>")) {
         (Some(start), Some(end)) if start < end => text[start + "<tool_use_error>".len()..end].to_string(),
@@ -88,9 +68,7 @@ fn strip_tool_error(text: &str) -> String {
 /// The detail shown for a tool call: a file's name for file tools, the command for Bash.
 fn tool_detail(name: &str, input: &Value) -> String {
     match name {
-        "Read" | "Write" | "Edit" => string_at(input, "file_path")
-            .map(|path| path.rsplit('/').next().unwrap_or(path).to_string())
-            .unwrap_or_default(),
+        "Read" | "Write" | "Edit" => string_at(input, "file_path").map(file_name).unwrap_or_default(),
         "Bash" => string_at(input, "command").unwrap_or_default().to_string(),
         _ => String::new(),
     }
@@ -101,8 +79,44 @@ impl StreamReader {
         StreamReader::default()
     }
 
+    fn assistant(&mut self, object: &Value, signals: &mut Vec<StreamSignal>) {
+        if let Some(uuid) = string_at(object, "uuid") {
+            self.summary.message_uuid = Some(uuid.to_string());
+        }
+        let mut text_of_message = String::new();
+        for block in content_blocks(object) {
+            match string_at(block, "type") {
+                Some("text") => {
+                    let text = string_at(block, "text").unwrap_or_default();
+                    text_of_message.push_str(text);
+                    self.assistant_text.push(text.to_string());
+                    text_signals(text, signals);
+                }
+                Some("tool_use") => {
+                    let name = string_at(block, "name").unwrap_or("?").to_string();
+                    let detail = tool_detail(&name, block.get("input").unwrap_or(&Value::Null));
+                    signals.push(StreamSignal::Tool { name, detail });
+                }
+                _ => {}
+            }
+        }
+        if let Some(content) = object.get("message").and_then(|message| message.get("content")).and_then(Value::as_str)
+        {
+            self.assistant_text.push(content.to_string());
+        }
+        // The synthetic message Claude Code writes for an API error names its kind (A15).
+        if string_at(object, "error") == Some("rate_limit") {
+            let limit = self.summary.limit.get_or_insert_with(LimitSignal::default);
+            limit.message = Some(text_of_message);
+        }
+    }
+}
+
+impl StreamRead for StreamReader {
+    type Summary = StreamSummary;
+
     /// Take in the next object of the stream.
-    pub(crate) fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
+    fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
         let mut signals = Vec::new();
         let session = string_at(object, "session_id")
             .or_else(|| object.get("metadata").and_then(|metadata| string_at(metadata, "session_id")));
@@ -157,43 +171,8 @@ impl StreamReader {
         signals
     }
 
-    fn assistant(&mut self, object: &Value, signals: &mut Vec<StreamSignal>) {
-        if let Some(uuid) = string_at(object, "uuid") {
-            self.summary.message_uuid = Some(uuid.to_string());
-        }
-        let mut text_of_message = String::new();
-        for block in content_blocks(object) {
-            match string_at(block, "type") {
-                Some("text") => {
-                    let text = string_at(block, "text").unwrap_or_default();
-                    text_of_message.push_str(text);
-                    self.assistant_text.push(text.to_string());
-                    if let Some(first) = text.lines().find(|line| !line.trim().is_empty()) {
-                        signals.push(StreamSignal::Progress(first.trim().to_string()));
-                    }
-                    signals.push(StreamSignal::AssistantText(text.to_string()));
-                }
-                Some("tool_use") => {
-                    let name = string_at(block, "name").unwrap_or("?").to_string();
-                    let detail = tool_detail(&name, block.get("input").unwrap_or(&Value::Null));
-                    signals.push(StreamSignal::Tool { name, detail });
-                }
-                _ => {}
-            }
-        }
-        if let Some(content) = object.get("message").and_then(|message| message.get("content")).and_then(Value::as_str)
-        {
-            self.assistant_text.push(content.to_string());
-        }
-        // The synthetic message Claude Code writes for an API error names its kind (A15).
-        if string_at(object, "error") == Some("rate_limit") {
-            let limit = self.summary.limit.get_or_insert_with(LimitSignal::default);
-            limit.message = Some(text_of_message);
-        }
-    }
-
     /// The summary of everything pushed.
-    pub(crate) fn finish(mut self) -> StreamSummary {
+    fn finish(mut self) -> StreamSummary {
         self.summary.text = if self.results.is_empty() { self.assistant_text.concat() } else { self.results.concat() };
         self.summary
     }
@@ -233,18 +212,10 @@ fn block_text(block: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STREAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/claude-streams");
+    use crate::backend::stream::{fixture_objects, read_fixture};
 
     fn read(name: &str) -> (StreamSummary, Vec<StreamSignal>) {
-        let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
-        let mut reader = StreamReader::new();
-        let mut signals = Vec::new();
-        for line in text.lines().filter(|line| !line.trim().is_empty()) {
-            let value: Value = serde_json::from_str(line).expect("fixture lines are JSON");
-            signals.extend(reader.push(&value));
-        }
-        (reader.finish(), signals)
+        read_fixture::<StreamReader>("claude-streams", name)
     }
 
     #[test]
@@ -324,10 +295,8 @@ mod tests {
         for name in ["02a_session_start.jsonl", "02b_resume.jsonl", "02c_resume_fork_session.jsonl"] {
             let (summary, _) = read(name);
             assert!((summary.cost_usd - turn).abs() < 1e-12, "{name}: {}", summary.cost_usd);
-            let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
-            let result: Value = text
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            let result = fixture_objects("claude-streams", name)
+                .into_iter()
                 .find(|object| object["type"] == "result")
                 .expect("a result line");
             cumulative.push(result["total_cost_usd"].as_f64().expect("a total"));

@@ -23,11 +23,13 @@ use tokio::sync::{OnceCell, watch};
 use super::command::{CodexCommand, Permissions};
 use super::options::CodexOptions;
 use super::prices::PriceTable;
-use super::stream_reader::{StreamReader, StreamSignal, StreamSummary};
+use super::stream_reader::{StreamReader, StreamSummary};
 use super::thread_usage::{RolloutFacts, SeenTotals, TokenTotals, codex_home, rollout_facts, rollout_file};
 use super::usage_limit::{is_usage_limit_text, parse_reset};
 use crate::backend::binary::BinaryError;
-use crate::backend::jsonl_process::{CliExit, CliProcess, CliProcessError, run_cli};
+use crate::backend::cli_turn::{CliTurn, run_turn};
+use crate::backend::jsonl_process::CliExit;
+use crate::backend::stream::StreamRead;
 use crate::backend::{
     Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse, SessionMode,
 };
@@ -158,39 +160,8 @@ impl Backend for CodexBackend {
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
-            let process = CliProcess {
-                cli: "Codex",
-                program: &binary,
-                arguments: &arguments,
-                prompt: Some(&request.prompt),
-                env_remove: &[],
-                cwd: &request.cwd,
-                env: &request.env,
-                idle_timeout: request.idle_timeout,
-            };
-            let on_object = |object: serde_json::Value| {
-                for signal in reader.push(&object) {
-                    on_event(match signal {
-                        StreamSignal::AssistantText(text) => BackendEvent::AssistantText(text),
-                        StreamSignal::Progress(text) => BackendEvent::Progress(text),
-                        StreamSignal::Tool { name, detail } => BackendEvent::Tool { name, detail },
-                        StreamSignal::ToolError(text) => BackendEvent::ToolError(text),
-                    });
-                }
-                on_event(BackendEvent::Raw(object));
-            };
-            let exit = match run_cli(process, on_object, stop, watchdog).await {
-                Ok(exit) => exit,
-                Err(CliProcessError::Cancelled { .. }) => return Err(BackendError::Cancelled),
-                Err(CliProcessError::IdleTimeout { after, .. }) => {
-                    return Err(BackendError::Timeout(format!(
-                        "Codex printed nothing for {} and was stopped (timeout from {})",
-                        crate::text::duration::seconds_phrase(after.as_secs_f64()),
-                        request.timeout_source
-                    )));
-                }
-                Err(error) => return Err(BackendError::Failed { message: error.to_string(), cost_usd: 0.0 }),
-            };
+            let turn = CliTurn { cli: "Codex", program: &binary, arguments: &arguments, env_remove: &[] };
+            let exit = run_turn(turn, &request, &mut reader, on_event, stop, watchdog).await?;
             drop(schema_file);
             let summary = reader.finish();
             let zone = request

@@ -18,16 +18,8 @@
 use serde_json::Value;
 
 use crate::backend::codex::thread_usage::TokenTotals;
+use crate::backend::stream::{StreamRead, StreamSignal, first_line, string_at, text_signals};
 use crate::ids::SessionId;
-
-/// What the backend reports as it happens.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum StreamSignal {
-    AssistantText(String),
-    Progress(String),
-    Tool { name: String, detail: String },
-    ToolError(String),
-}
 
 /// What the whole stream said.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -49,55 +41,9 @@ pub(crate) struct StreamReader {
     summary: StreamSummary,
 }
 
-fn string_at<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
-    object.get(key).and_then(Value::as_str)
-}
-
-/// The first non-blank line of `text`, trimmed.
-fn first_line(text: &str) -> Option<String> {
-    text.lines().map(str::trim).find(|line| !line.is_empty()).map(str::to_string)
-}
-
 impl StreamReader {
     pub(crate) fn new() -> StreamReader {
         StreamReader::default()
-    }
-
-    /// Take one event; returns what to report now.
-    pub(crate) fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
-        let mut signals = Vec::new();
-        match string_at(object, "type") {
-            Some("thread.started") => {
-                self.summary.thread_id = string_at(object, "thread_id").map(SessionId::from);
-            }
-            Some("item.started") => {
-                if let Some(item) = object.get("item") {
-                    self.item_started(item, &mut signals);
-                }
-            }
-            Some("item.completed") => {
-                if let Some(item) = object.get("item") {
-                    self.item_completed(item, &mut signals);
-                }
-            }
-            Some("turn.completed") => {
-                self.summary.completed = true;
-                self.summary.thread_totals = object.get("usage").map(TokenTotals::from_usage);
-            }
-            Some("turn.failed") => {
-                let message = object.get("error").and_then(|error| string_at(error, "message")).unwrap_or_default();
-                self.summary.failure = Some(message.trim().to_string());
-            }
-            Some("error") => {
-                let message = string_at(object, "message").unwrap_or_default().trim().to_string();
-                if let Some(line) = first_line(&message) {
-                    signals.push(StreamSignal::Progress(format!("Codex: {line}")));
-                }
-                self.summary.errors.push(message);
-            }
-            _ => {}
-        }
-        signals
     }
 
     fn item_started(&mut self, item: &Value, signals: &mut Vec<StreamSignal>) {
@@ -112,10 +58,7 @@ impl StreamReader {
             Some("agent_message") => {
                 let text = string_at(item, "text").unwrap_or_default();
                 self.summary.text = text.to_string();
-                if let Some(line) = first_line(text) {
-                    signals.push(StreamSignal::Progress(line));
-                }
-                signals.push(StreamSignal::AssistantText(text.to_string()));
+                text_signals(text, signals);
             }
             Some("command_execution") => {
                 let command = string_at(item, "command").unwrap_or_default();
@@ -170,8 +113,49 @@ impl StreamReader {
             _ => {}
         }
     }
+}
 
-    pub(crate) fn finish(self) -> StreamSummary {
+impl StreamRead for StreamReader {
+    type Summary = StreamSummary;
+
+    /// Take one event; returns what to report now.
+    fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
+        let mut signals = Vec::new();
+        match string_at(object, "type") {
+            Some("thread.started") => {
+                self.summary.thread_id = string_at(object, "thread_id").map(SessionId::from);
+            }
+            Some("item.started") => {
+                if let Some(item) = object.get("item") {
+                    self.item_started(item, &mut signals);
+                }
+            }
+            Some("item.completed") => {
+                if let Some(item) = object.get("item") {
+                    self.item_completed(item, &mut signals);
+                }
+            }
+            Some("turn.completed") => {
+                self.summary.completed = true;
+                self.summary.thread_totals = object.get("usage").map(TokenTotals::from_usage);
+            }
+            Some("turn.failed") => {
+                let message = object.get("error").and_then(|error| string_at(error, "message")).unwrap_or_default();
+                self.summary.failure = Some(message.trim().to_string());
+            }
+            Some("error") => {
+                let message = string_at(object, "message").unwrap_or_default().trim().to_string();
+                if let Some(line) = first_line(&message) {
+                    signals.push(StreamSignal::Progress(format!("Codex: {line}")));
+                }
+                self.summary.errors.push(message);
+            }
+            _ => {}
+        }
+        signals
+    }
+
+    fn finish(self) -> StreamSummary {
         self.summary
     }
 }
@@ -179,25 +163,16 @@ impl StreamReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STREAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/codex");
+    use crate::backend::stream::{fixture_objects, read_fixture};
 
     fn read(name: &str) -> (StreamSummary, Vec<StreamSignal>) {
-        let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
-        let mut reader = StreamReader::new();
-        let mut signals = Vec::new();
-        for line in text.lines().filter(|line| !line.trim().is_empty()) {
-            let value: Value = serde_json::from_str(line).expect("fixture lines are JSON");
-            signals.extend(reader.push(&value));
-        }
-        (reader.finish(), signals)
+        read_fixture::<StreamReader>("codex", name)
     }
 
     #[test]
     fn a_plain_turn_gives_its_thread_answer_and_the_threads_totals() {
         let (summary, signals) = read("01_plain.jsonl");
-        let text = std::fs::read_to_string(format!("{STREAMS}/01_plain.jsonl")).expect("fixture");
-        let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
+        let first = fixture_objects("codex", "01_plain.jsonl").into_iter().next().expect("a line");
         assert_eq!(summary.thread_id.as_ref().map(ToString::to_string).as_deref(), first["thread_id"].as_str());
         assert_eq!(summary.text, "Hello from fake. <goto>NEXT.md</goto>");
         assert!(summary.completed && summary.failure.is_none());

@@ -17,10 +17,11 @@ use tokio::sync::watch;
 
 use super::command::{PiCommand, PiSession};
 use super::options::PiOptions;
-use super::stream_reader::{StreamReader, StreamSignal};
+use super::stream_reader::StreamReader;
 use super::version::check_version;
 use crate::backend::binary::BinaryError;
-use crate::backend::jsonl_process::{CliProcess, CliProcessError, run_cli};
+use crate::backend::cli_turn::{CliTurn, exit_code_phrase, run_turn};
+use crate::backend::stream::StreamRead;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -79,43 +80,12 @@ impl Backend for PiBackend {
             };
             let arguments = command.arguments();
             let mut reader = StreamReader::new();
-            let process = CliProcess {
-                cli: "pi",
-                program: binary,
-                arguments: &arguments,
-                prompt: Some(&request.prompt),
-                env_remove: &[],
-                cwd: &request.cwd,
-                env: &request.env,
-                idle_timeout: request.idle_timeout,
-            };
-            let on_object = |object: serde_json::Value| {
-                for signal in reader.push(&object) {
-                    on_event(match signal {
-                        StreamSignal::AssistantText(text) => BackendEvent::AssistantText(text),
-                        StreamSignal::Progress(text) => BackendEvent::Progress(text),
-                        StreamSignal::Tool { name, detail } => BackendEvent::Tool { name, detail },
-                        StreamSignal::ToolError(text) => BackendEvent::ToolError(text),
-                    });
-                }
-                on_event(BackendEvent::Raw(object));
-            };
-            let exit = match run_cli(process, on_object, stop, watchdog).await {
-                Ok(exit) => exit,
-                Err(CliProcessError::Cancelled { .. }) => return Err(BackendError::Cancelled),
-                Err(CliProcessError::IdleTimeout { after, .. }) => {
-                    return Err(BackendError::Timeout(format!(
-                        "pi printed nothing for {} and was stopped (timeout from {})",
-                        crate::text::duration::seconds_phrase(after.as_secs_f64()),
-                        request.timeout_source
-                    )));
-                }
-                Err(error) => return Err(BackendError::Failed { message: error.to_string(), cost_usd: 0.0 }),
-            };
+            let turn = CliTurn { cli: "pi", program: binary, arguments: &arguments, env_remove: &[] };
+            let exit = run_turn(turn, &request, &mut reader, on_event, stop, watchdog).await?;
             let summary = reader.finish();
             let cost_usd = summary.cost_usd;
             if exit.exit_code != Some(0) {
-                let code = exit.exit_code.map_or_else(|| "a signal".to_string(), |code| format!("code {code}"));
+                let code = exit_code_phrase(exit.exit_code);
                 let detail = if !exit.stderr.trim().is_empty() {
                     head(exit.stderr.trim(), MESSAGE_CHARS)
                 } else if let Some(error) = summary.error_message.as_deref().filter(|error| !error.trim().is_empty()) {

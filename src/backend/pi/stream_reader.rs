@@ -17,20 +17,8 @@
 
 use serde_json::Value;
 
+use crate::backend::stream::{StreamRead, StreamSignal, file_name, number_at, string_at, text_signals};
 use crate::ids::SessionId;
-
-/// Something worth showing while the stream is read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum StreamSignal {
-    /// The text of a finished assistant message (fed to the `<print>` extractor).
-    AssistantText(String),
-    /// Its first non-empty line.
-    Progress(String),
-    /// pi started a tool; `detail` is the file name or command.
-    Tool { name: String, detail: String },
-    /// A tool call failed; its result text.
-    ToolError(String),
-}
 
 /// What one invocation's stream said, once it is over.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -70,14 +58,6 @@ pub(crate) struct StreamReader {
     summary: StreamSummary,
 }
 
-fn string_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-fn number_at(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
 /// The text parts of a message's content, joined.
 fn message_text(message: &Value) -> String {
     match message.get("content") {
@@ -94,10 +74,9 @@ fn message_text(message: &Value) -> String {
 /// The detail shown for a tool call: a file's name for file tools, the command for bash.
 fn tool_detail(name: &str, args: &Value) -> String {
     match name {
-        "read" | "write" | "edit" => string_at(args, "path")
-            .or_else(|| string_at(args, "file_path"))
-            .map(|path| path.rsplit('/').next().unwrap_or(path).to_string())
-            .unwrap_or_default(),
+        "read" | "write" | "edit" => {
+            string_at(args, "path").or_else(|| string_at(args, "file_path")).map(file_name).unwrap_or_default()
+        }
         "bash" => string_at(args, "command").unwrap_or_default().to_string(),
         _ => String::new(),
     }
@@ -108,8 +87,31 @@ impl StreamReader {
         StreamReader::default()
     }
 
+    fn assistant(&mut self, message: &Value, signals: &mut Vec<StreamSignal>) {
+        let text = message_text(message);
+        // A message of tool calls alone has no text to show.
+        if !text.is_empty() {
+            text_signals(&text, signals);
+        }
+        let summary = &mut self.summary;
+        summary.text = text;
+        summary.stop_reason = string_at(message, "stopReason").map(str::to_string);
+        summary.error_message = string_at(message, "errorMessage").map(str::to_string);
+        if let Some(usage) = message.get("usage").filter(|usage| usage.is_object()) {
+            summary.cost_usd +=
+                usage.get("cost").and_then(|cost| cost.get("total")).and_then(Value::as_f64).unwrap_or(0.0);
+            summary.input_tokens +=
+                number_at(usage, "input") + number_at(usage, "cacheRead") + number_at(usage, "cacheWrite");
+            summary.output_tokens += number_at(usage, "output");
+        }
+    }
+}
+
+impl StreamRead for StreamReader {
+    type Summary = StreamSummary;
+
     /// Take in the next object of the stream.
-    pub(crate) fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
+    fn push(&mut self, object: &Value) -> Vec<StreamSignal> {
         let mut signals = Vec::new();
         match string_at(object, "type") {
             Some("session") => {
@@ -144,29 +146,8 @@ impl StreamReader {
         signals
     }
 
-    fn assistant(&mut self, message: &Value, signals: &mut Vec<StreamSignal>) {
-        let text = message_text(message);
-        if let Some(first) = text.lines().find(|line| !line.trim().is_empty()) {
-            signals.push(StreamSignal::Progress(first.trim().to_string()));
-        }
-        if !text.is_empty() {
-            signals.push(StreamSignal::AssistantText(text.clone()));
-        }
-        let summary = &mut self.summary;
-        summary.text = text;
-        summary.stop_reason = string_at(message, "stopReason").map(str::to_string);
-        summary.error_message = string_at(message, "errorMessage").map(str::to_string);
-        if let Some(usage) = message.get("usage").filter(|usage| usage.is_object()) {
-            summary.cost_usd +=
-                usage.get("cost").and_then(|cost| cost.get("total")).and_then(Value::as_f64).unwrap_or(0.0);
-            summary.input_tokens +=
-                number_at(usage, "input") + number_at(usage, "cacheRead") + number_at(usage, "cacheWrite");
-            summary.output_tokens += number_at(usage, "output");
-        }
-    }
-
     /// The summary of everything pushed.
-    pub(crate) fn finish(self) -> StreamSummary {
+    fn finish(self) -> StreamSummary {
         self.summary
     }
 }
@@ -174,18 +155,10 @@ impl StreamReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STREAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pi");
+    use crate::backend::stream::read_fixture;
 
     fn read(name: &str) -> (StreamSummary, Vec<StreamSignal>) {
-        let text = std::fs::read_to_string(format!("{STREAMS}/{name}")).expect("fixture");
-        let mut reader = StreamReader::new();
-        let mut signals = Vec::new();
-        for line in text.lines().filter(|line| !line.trim().is_empty()) {
-            let value: Value = serde_json::from_str(line).expect("fixture lines are JSON");
-            signals.extend(reader.push(&value));
-        }
-        (reader.finish(), signals)
+        read_fixture::<StreamReader>("pi", name)
     }
 
     fn close(a: f64, b: f64) -> bool {
