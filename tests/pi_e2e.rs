@@ -564,7 +564,7 @@ fn raymond_side_by_side() {
     let pi_dir = pi_binary().parent().expect("pi's directory").to_path_buf();
     let path = format!("{}:{}", pi_dir.display(), std::env::var("PATH").unwrap_or_default());
     let mut disagreements = Vec::new();
-    println!("| workflow | raymond: exit, result | Baton: exit, result, cost |");
+    println!("| workflow | raymond: exit, result, cost | Baton: exit, result, cost |");
     println!("| --- | --- | --- |");
     for (name, workflow) in workflows {
         let fake = FakeAnthropic::start(vec![obedient_model()]);
@@ -583,18 +583,27 @@ fn raymond_side_by_side() {
         let output = command.output().expect("raymond runs");
         let raymond_out = String::from_utf8_lossy(&output.stdout).trim().to_string();
         let raymond_err = String::from_utf8_lossy(&output.stderr);
-        let result_line =
-            |text: &str| text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default().trim().to_string();
-        let raymond_result = if raymond_out.is_empty() { result_line(&raymond_err) } else { result_line(&raymond_out) };
+        // raymond prints `=> Result: "…"` for a terminating agent and its total last.
+        let raymond_result = raymond_out
+            .lines()
+            .rev()
+            .find_map(|line| line.trim().strip_prefix("=> Result: "))
+            .map(|quoted| quoted.trim_matches('"').to_string())
+            .unwrap_or_default();
+        let raymond_cost =
+            raymond_out.lines().rev().find_map(|line| line.strip_prefix("Workflow completed. Total cost: "));
         println!(
-            "| {name} | {}, `{raymond_result}` | {}, `{}`, ${baton_cost:.4} |",
+            "| {name} | {}, `{raymond_result}`, {} | {}, `{}`, ${baton_cost:.4} |",
             output.status.code().unwrap_or(-1),
+            raymond_cost.unwrap_or("no total"),
             baton.status,
             baton.stdout.trim()
         );
-        if !raymond_result.contains(baton.stdout.trim()) || baton.status != 0 {
-            disagreements
-                .push(format!("{name}: raymond said {raymond_result:?}\n{raymond_err}\nBaton said {:?}", baton.stdout));
+        if raymond_result != baton.stdout.trim() || baton.status != 0 {
+            disagreements.push(format!(
+                "{name}: raymond said {raymond_result:?}\n{raymond_out}\n{raymond_err}\nBaton said {:?}",
+                baton.stdout
+            ));
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
