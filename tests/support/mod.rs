@@ -7,6 +7,7 @@ pub(crate) mod codex_cli;
 pub(crate) mod fake_anthropic;
 pub(crate) mod fake_claude;
 pub(crate) mod fake_openai;
+pub(crate) mod npm_cli;
 pub(crate) mod pi_cli;
 pub(crate) mod serve;
 pub(crate) mod test_builder;
