@@ -5,6 +5,7 @@ pub(crate) mod browser;
 pub(crate) mod claude_cli;
 pub(crate) mod codex_cli;
 pub(crate) mod fake_anthropic;
+pub(crate) mod fake_api;
 pub(crate) mod fake_claude;
 pub(crate) mod fake_openai;
 pub(crate) mod npm_cli;
