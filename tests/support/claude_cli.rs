@@ -11,9 +11,8 @@
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
+use super::npm_cli::{NpmCli, VersionCheck};
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -23,6 +22,20 @@ pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.330";
 
 /// Overrides the installed CLI with this executable.
 pub(crate) const CLAUDE_BIN_VAR: &str = "BATON_TEST_CLAUDE_BIN";
+
+/// The pinned CLI; `--version` prints `<CLAUDE_CODE_VERSION> (Claude Code)`.
+/// npm may skip the package's postinstall, which puts the native binary in
+/// place of `bin/claude.exe`; it is then run by hand.
+pub(crate) static CLAUDE: NpmCli = NpmCli {
+    package: "@anthropic-ai/claude-code",
+    version: CLAUDE_CODE_VERSION,
+    binary: "claude",
+    dir_name: "claude-code",
+    override_var: CLAUDE_BIN_VAR,
+    version_check: VersionCheck::Output { word: 0, env: &[("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")] },
+    postinstall: Some("node_modules/@anthropic-ai/claude-code/install.cjs"),
+    installed: OnceLock::new(),
+};
 
 /// Variables to remove from a claude process's environment: they would make
 /// it authenticate differently, use another provider or model, or believe it
@@ -44,28 +57,15 @@ pub(crate) const CLAUDE_ENV_REMOVE: &[&str] = &[
     "CLAUDE_CODE_MAX_RETRIES",
 ];
 
-/// The pinned CLI (or `BATON_TEST_CLAUDE_BIN`), installed on first use. The
-/// install is tried once per test run: when it fails, every later test fails at
-/// once with the same one-line reason instead of trying npm again.
+/// The pinned CLI (or `BATON_TEST_CLAUDE_BIN`), installed on first use (see
+/// [`NpmCli::binary_path`]).
 pub(crate) fn claude_binary() -> PathBuf {
-    if let Some(binary) = std::env::var_os(CLAUDE_BIN_VAR).filter(|value| !value.is_empty()) {
-        return PathBuf::from(binary);
-    }
-    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BINARY.get_or_init(|| install(Path::new("npm"), &install_dir())) {
-        Ok(binary) => binary.clone(),
-        Err(reason) => panic!("{reason}"),
-    }
+    CLAUDE.binary_path()
 }
 
 /// `<CARGO_TARGET_DIR or the target dir of this build>/claude-code`.
 pub(crate) fn install_dir() -> PathBuf {
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|value| !value.is_empty()) {
-        Some(target) => PathBuf::from(target),
-        // Cargo sets CARGO_TARGET_TMPDIR to `<target dir>/tmp` for integration tests.
-        None => Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target dir").to_path_buf(),
-    };
-    target.join("claude-code")
+    CLAUDE.install_dir()
 }
 
 /// The environment a claude process (or Baton, which spawns it) needs to talk
@@ -130,90 +130,4 @@ pub(super) fn config_dir(server_url: &str) -> PathBuf {
             tempfile::Builder::new().tempdir_in(parent).expect("claude config dir").keep()
         })
         .clone()
-}
-
-/// Install the pinned CLI into `dir` with `npm`, or say in one line why not.
-fn install(npm: &Path, dir: &Path) -> Result<PathBuf, String> {
-    let binary = dir.join("node_modules/.bin/claude");
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    let package = format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}");
-    let failed = |why: String| {
-        format!(
-            "cannot install {package} for the end-to-end tests into {}: {why}; make the npm registry reachable, or \
-             set {CLAUDE_BIN_VAR} to a claude {CLAUDE_CODE_VERSION} executable",
-            dir.display()
-        )
-    };
-    std::fs::create_dir_all(dir).map_err(|error| failed(format!("cannot create it: {error}")))?;
-    let lock_path = dir.join(".install.lock");
-    let lock =
-        File::create(&lock_path).map_err(|error| failed(format!("cannot create {}: {error}", lock_path.display())))?;
-    // Blocks while another test binary installs; released when `lock` closes.
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(failed(format!("cannot lock {}: {}", lock_path.display(), std::io::Error::last_os_error())));
-    }
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    eprintln!("installing {package} into {} (first use)", dir.display());
-    let output = Command::new(npm)
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .arg(&package)
-        .output()
-        .map_err(|error| failed(format!("cannot run {}: {error} (install Node.js and npm)", npm.display())))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no output");
-        return Err(failed(format!("npm install failed ({}): {}", output.status, last.trim())));
-    }
-    if !is_pinned_version(&binary) {
-        // npm may skip the package's postinstall, which puts the native binary
-        // in place of `bin/claude.exe`; run it by hand.
-        let script = dir.join("node_modules/@anthropic-ai/claude-code/install.cjs");
-        let status = Command::new("node").arg(&script).status();
-        if !status.as_ref().is_ok_and(std::process::ExitStatus::success) {
-            return Err(failed(format!("{} failed ({status:?})", script.display())));
-        }
-    }
-    if !is_pinned_version(&binary) {
-        return Err(failed(format!("{} does not report version {CLAUDE_CODE_VERSION}", binary.display())));
-    }
-    Ok(binary)
-}
-
-/// `binary --version` prints `<CLAUDE_CODE_VERSION> (Claude Code)`.
-fn is_pinned_version(binary: &Path) -> bool {
-    binary.exists()
-        && Command::new(binary)
-            .arg("--version")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .output()
-            .is_ok_and(|output| {
-                String::from_utf8_lossy(&output.stdout).split_whitespace().next() == Some(CLAUDE_CODE_VERSION)
-            })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: without a reachable registry every Claude test retried the
-    /// install (about 70 s each, 19 minutes in all). A failing install is tried
-    /// once and reported in one line naming the way out.
-    #[test]
-    fn a_failed_install_is_reported_in_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let npm = dir.path().join("npm");
-        std::fs::write(&npm, "#!/bin/sh\necho 'npm error network request failed' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        let reason = install(&npm, &dir.path().join("claude-code")).unwrap_err();
-        assert!(!reason.contains('\n'), "{reason}");
-        assert!(reason.starts_with(&format!("cannot install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}")));
-        assert!(reason.contains("npm install failed (exit status: 1): npm error network request failed;"), "{reason}");
-        assert!(reason.ends_with(&format!("or set {CLAUDE_BIN_VAR} to a claude {CLAUDE_CODE_VERSION} executable")));
-    }
 }

@@ -17,9 +17,8 @@
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
+use super::npm_cli::{NpmCli, VersionCheck};
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -29,6 +28,18 @@ pub(crate) const CODEX_VERSION: &str = "0.169.0";
 
 /// Overrides the installed CLI with this executable.
 pub(crate) const CODEX_BIN_VAR: &str = "BATON_TEST_CODEX_BIN";
+
+/// The pinned CLI; `--version` prints `codex-cli <CODEX_VERSION>`.
+pub(crate) static CODEX: NpmCli = NpmCli {
+    package: "@openai/codex",
+    version: CODEX_VERSION,
+    binary: "codex",
+    dir_name: "codex-cli",
+    override_var: CODEX_BIN_VAR,
+    version_check: VersionCheck::Output { word: 1, env: &[] },
+    postinstall: None,
+    installed: OnceLock::new(),
+};
 
 /// The model the fake's config names: in the built-in price table (Baton prices
 /// it), but not in Codex 0.169's model catalog (each turn warns "Model metadata
@@ -49,26 +60,15 @@ pub(crate) const CODEX_ENV_REMOVE: &[&str] = &[
     "RUST_LOG",
 ];
 
-/// The pinned CLI (or `BATON_TEST_CODEX_BIN`), installed on first use; a failed
-/// install is tried once per test run.
+/// The pinned CLI (or `BATON_TEST_CODEX_BIN`), installed on first use (see
+/// [`NpmCli::binary_path`]).
 pub(crate) fn codex_binary() -> PathBuf {
-    if let Some(binary) = std::env::var_os(CODEX_BIN_VAR).filter(|value| !value.is_empty()) {
-        return PathBuf::from(binary);
-    }
-    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BINARY.get_or_init(|| install(Path::new("npm"), &install_dir())) {
-        Ok(binary) => binary.clone(),
-        Err(reason) => panic!("{reason}"),
-    }
+    CODEX.binary_path()
 }
 
 /// `<CARGO_TARGET_DIR or the target dir of this build>/codex-cli`.
 pub(crate) fn install_dir() -> PathBuf {
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|value| !value.is_empty()) {
-        Some(target) => PathBuf::from(target),
-        None => Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target dir").to_path_buf(),
-    };
-    target.join("codex-cli")
+    CODEX.install_dir()
 }
 
 /// The environment a codex process (or Baton, which spawns it) needs to talk to
@@ -148,73 +148,4 @@ fn codex_home(server_url: &str) -> PathBuf {
             home
         })
         .clone()
-}
-
-/// Install the pinned CLI into `dir` with `npm`, or say in one line why not.
-fn install(npm: &Path, dir: &Path) -> Result<PathBuf, String> {
-    let binary = dir.join("node_modules/.bin/codex");
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    let package = format!("@openai/codex@{CODEX_VERSION}");
-    let failed = |why: String| {
-        format!(
-            "cannot install {package} for the end-to-end tests into {}: {why}; make the npm registry reachable, or \
-             set {CODEX_BIN_VAR} to a codex {CODEX_VERSION} executable",
-            dir.display()
-        )
-    };
-    std::fs::create_dir_all(dir).map_err(|error| failed(format!("cannot create it: {error}")))?;
-    let lock_path = dir.join(".install.lock");
-    let lock =
-        File::create(&lock_path).map_err(|error| failed(format!("cannot create {}: {error}", lock_path.display())))?;
-    // Blocks while another test binary installs; released when `lock` closes.
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(failed(format!("cannot lock {}: {}", lock_path.display(), std::io::Error::last_os_error())));
-    }
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    eprintln!("installing {package} into {} (first use)", dir.display());
-    let output = Command::new(npm)
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .arg(&package)
-        .output()
-        .map_err(|error| failed(format!("cannot run {}: {error} (install Node.js and npm)", npm.display())))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no output");
-        return Err(failed(format!("npm install failed ({}): {}", output.status, last.trim())));
-    }
-    if !is_pinned_version(&binary) {
-        return Err(failed(format!("{} does not report version {CODEX_VERSION}", binary.display())));
-    }
-    Ok(binary)
-}
-
-/// `binary --version` prints `codex-cli <CODEX_VERSION>`.
-fn is_pinned_version(binary: &Path) -> bool {
-    binary.exists()
-        && Command::new(binary).arg("--version").output().is_ok_and(|output| {
-            String::from_utf8_lossy(&output.stdout).split_whitespace().nth(1) == Some(CODEX_VERSION)
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_install_is_reported_in_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let npm = dir.path().join("npm");
-        std::fs::write(&npm, "#!/bin/sh\necho 'npm error network request failed' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        let reason = install(&npm, &dir.path().join("codex-cli")).unwrap_err();
-        assert!(!reason.contains('\n'), "{reason}");
-        assert!(reason.starts_with(&format!("cannot install @openai/codex@{CODEX_VERSION}")));
-        assert!(reason.ends_with(&format!("or set {CODEX_BIN_VAR} to a codex {CODEX_VERSION} executable")));
-    }
 }

@@ -17,8 +17,7 @@
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
+use super::npm_cli::{NpmCli, VersionCheck};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -36,6 +35,19 @@ pub(crate) const PI_PACKAGE: &str = "@mariozechner/pi-coding-agent";
 /// Overrides the installed CLI with this executable.
 pub(crate) const PI_BIN_VAR: &str = "BATON_TEST_PI_BIN";
 
+/// The pinned CLI; its version is read from the package's `package.json`, as
+/// Baton does, because `pi --version` starts pi (1–2 s).
+pub(crate) static PI: NpmCli = NpmCli {
+    package: PI_PACKAGE,
+    version: PI_VERSION,
+    binary: "pi",
+    dir_name: "pi-cli",
+    override_var: PI_BIN_VAR,
+    version_check: VersionCheck::PackageJson,
+    postinstall: None,
+    installed: OnceLock::new(),
+};
+
 /// The provider and model [`pi_env`] configures.
 pub(crate) const PI_PROVIDER: &str = "fake";
 pub(crate) const PI_MODEL: &str = "fake-model";
@@ -44,23 +56,15 @@ pub(crate) const PI_MODEL: &str = "fake-model";
 /// sessions or config elsewhere.
 pub(crate) const PI_ENV_REMOVE: &[&str] = &["PI_CODING_AGENT_SESSION_DIR", "PI_PACKAGE_DIR", "PI_SHARE_VIEWER_URL"];
 
-/// The pinned CLI (or `BATON_TEST_PI_BIN`), installed on first use. The install
-/// is tried once per test run: when it fails, every later test fails at once
-/// with the same one-line reason instead of trying npm again.
+/// The pinned CLI (or `BATON_TEST_PI_BIN`), installed on first use (see
+/// [`NpmCli::binary_path`]).
 pub(crate) fn pi_binary() -> PathBuf {
-    if let Some(binary) = std::env::var_os(PI_BIN_VAR).filter(|value| !value.is_empty()) {
-        return PathBuf::from(binary);
-    }
-    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BINARY.get_or_init(|| install(Path::new("npm"), &install_dir())) {
-        Ok(binary) => binary.clone(),
-        Err(reason) => panic!("{reason}"),
-    }
+    PI.binary_path()
 }
 
 /// `<CARGO_TARGET_DIR or the target dir of this build>/pi-cli`.
 pub(crate) fn install_dir() -> PathBuf {
-    super::claude_cli::install_dir().with_file_name("pi-cli")
+    PI.install_dir()
 }
 
 /// The environment pi (or Baton, which spawns it) needs to talk to the fake
@@ -132,80 +136,4 @@ fn write_agent_dir(dir: &Path, server_url: &str, settings: Value) {
         all.extend(extra);
     }
     std::fs::write(dir.join("settings.json"), all.to_string()).expect("settings.json");
-}
-
-/// Install the pinned CLI into `dir` with `npm`, or say in one line why not.
-fn install(npm: &Path, dir: &Path) -> Result<PathBuf, String> {
-    let binary = dir.join("node_modules/.bin/pi");
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    let package = format!("{PI_PACKAGE}@{PI_VERSION}");
-    let failed = |why: String| {
-        format!(
-            "cannot install {package} for the end-to-end tests into {}: {why}; make the npm registry reachable, or \
-             set {PI_BIN_VAR} to a pi {PI_VERSION} executable",
-            dir.display()
-        )
-    };
-    std::fs::create_dir_all(dir).map_err(|error| failed(format!("cannot create it: {error}")))?;
-    let lock_path = dir.join(".install.lock");
-    let lock =
-        File::create(&lock_path).map_err(|error| failed(format!("cannot create {}: {error}", lock_path.display())))?;
-    // Blocks while another test binary installs; released when `lock` closes.
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(failed(format!("cannot lock {}: {}", lock_path.display(), std::io::Error::last_os_error())));
-    }
-    if is_pinned_version(&binary) {
-        return Ok(binary);
-    }
-    eprintln!("installing {package} into {} (first use)", dir.display());
-    let output = Command::new(npm)
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .arg(&package)
-        .output()
-        .map_err(|error| failed(format!("cannot run {}: {error} (install Node.js and npm)", npm.display())))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no output");
-        return Err(failed(format!("npm install failed ({}): {}", output.status, last.trim())));
-    }
-    if !is_pinned_version(&binary) {
-        return Err(failed(format!("{} is not version {PI_VERSION}", binary.display())));
-    }
-    Ok(binary)
-}
-
-/// The package next to `binary` is [`PI_VERSION`]: read from its
-/// `package.json`, as Baton does, because `pi --version` starts pi (1–2 s).
-fn is_pinned_version(binary: &Path) -> bool {
-    let Ok(script) = std::fs::canonicalize(binary) else { return false };
-    script.ancestors().skip(1).take(4).any(|dir| {
-        std::fs::read_to_string(dir.join("package.json"))
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .is_some_and(|package| package["name"] == PI_PACKAGE && package["version"] == PI_VERSION)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Like Claude Code's: a failing install is tried once and reported in one
-    /// line naming the way out.
-    #[test]
-    fn a_failed_pi_install_is_reported_in_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let npm = dir.path().join("npm");
-        std::fs::write(&npm, "#!/bin/sh\necho 'npm error 404 Not Found' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        let reason = install(&npm, &dir.path().join("pi-cli")).unwrap_err();
-        assert!(!reason.contains('\n'), "{reason}");
-        assert!(reason.starts_with(&format!("cannot install {PI_PACKAGE}@{PI_VERSION}")), "{reason}");
-        assert!(reason.contains("npm install failed (exit status: 1): npm error 404 Not Found;"), "{reason}");
-        assert!(reason.ends_with(&format!("or set {PI_BIN_VAR} to a pi {PI_VERSION} executable")));
-    }
 }

@@ -2,10 +2,10 @@
 //! (through a provider with `api: anthropic-messages`) talk to.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::{Answer, FakeModel, Reply};
-use crate::support::fake_anthropic::{FakeAnthropic, Rule, ToolUse};
+use super::answer_rules::{AnswerFormat, answer_rules};
+use super::{Answer, FakeModel};
+use crate::support::fake_anthropic::{FakeAnthropic, Reply as ApiReply, Rule, ToolUse};
 
 /// The name each CLI gives its shell tool: Claude Code's `Bash`, pi's `bash`.
 #[derive(Clone, Copy)]
@@ -16,26 +16,16 @@ pub(super) fn rules(answers: Vec<Answer>, shell: ShellTool) -> Vec<Rule> {
 }
 
 fn rule(answer: Answer, shell: ShellTool) -> Vec<Rule> {
-    let base = || {
-        let mut rule = Rule::when_prompt(answer.prompt);
-        if let Some(text) = answer.history_has {
-            rule = rule.history_contains(text);
-        }
-        if let Some(text) = answer.history_lacks {
-            rule = rule.history_lacks(text);
-        }
-        rule
-    };
-    match answer.reply {
-        Reply::Text(text) => vec![base().reply_text(text)],
-        Reply::Bash { command, then } => {
-            let tool = ToolUse::new(shell.0, serde_json::json!({"command": command}));
-            vec![base().on_round(0).reply_tool_use(tool), base().on_round(1).reply_text(then)]
-        }
-        Reply::ApiError => vec![base().http_error(400, "invalid_request_error: the fake refuses this turn")],
-        Reply::UsageLimit => vec![base().http_error(400, "You've hit your limit · resets 3pm (America/Chicago)")],
-        Reply::Slow => vec![base().times(1).delay(Duration::from_secs(60)).reply_text("late")],
-    }
+    let call_shell =
+        |rule: Rule, command: &str| rule.reply_tool_use(ToolUse::new(shell.0, serde_json::json!({"command": command})));
+    answer_rules(
+        answer,
+        &AnswerFormat {
+            shell: &call_shell,
+            api_error: || ApiReply::http_error(400, "invalid_request_error: the fake refuses this turn"),
+            usage_limit: || ApiReply::http_error(400, "You've hit your limit · resets 3pm (America/Chicago)"),
+        },
+    )
 }
 
 /// The fake Anthropic API as a cell's [`FakeModel`].

@@ -1,9 +1,9 @@
 //! Codex 0.169.0 against the fake OpenAI Responses API (`support::fake_openai`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::{Answer, Can, FakeModel, Harness, Reply};
+use super::answer_rules::{AnswerFormat, answer_rules};
+use super::{Answer, Can, FakeModel, Harness};
 use crate::codex_e2e::with_real_codex;
 use crate::support::Test;
 use crate::support::fake_openai::{self, FakeOpenAi, Rule};
@@ -31,28 +31,19 @@ impl Harness for Codex {
 }
 
 fn rule(answer: Answer) -> Vec<Rule> {
-    let base = || {
-        let mut rule = Rule::when_prompt(answer.prompt);
-        if let Some(text) = answer.history_has {
-            rule = rule.history_contains(text);
-        }
-        if let Some(text) = answer.history_lacks {
-            rule = rule.history_lacks(text);
-        }
-        rule
-    };
-    match answer.reply {
-        Reply::Text(text) => vec![base().reply_text(text)],
-        Reply::Bash { command, then } => {
-            vec![base().on_round(0).reply_command(command), base().on_round(1).reply_text(then)]
-        }
-        Reply::ApiError => vec![base().http_error(
-            400,
-            r#"{"error": {"message": "the fake refuses this turn", "type": "invalid_request_error"}}"#,
-        )],
-        Reply::UsageLimit => vec![base().reply(fake_openai::Reply::usage_limit(1_795_900_000))],
-        Reply::Slow => vec![base().times(1).delay(Duration::from_secs(60)).reply_text("late")],
-    }
+    answer_rules(
+        answer,
+        &AnswerFormat {
+            shell: &|rule: Rule, command: &str| rule.reply_command(command),
+            api_error: || {
+                fake_openai::Reply::http_error(
+                    400,
+                    r#"{"error": {"message": "the fake refuses this turn", "type": "invalid_request_error"}}"#,
+                )
+            },
+            usage_limit: || fake_openai::Reply::usage_limit(1_795_900_000),
+        },
+    )
 }
 
 struct OpenAiModel(Arc<FakeOpenAi>);

@@ -11,6 +11,7 @@
 //! still pause the agent, as a failed turn), never a skipped test. Failing cells
 //! are reported together, as `backend × scenario`.
 
+mod answer_rules;
 mod anthropic_answers;
 mod claude;
 mod codex;

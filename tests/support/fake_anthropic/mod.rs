@@ -19,8 +19,9 @@
 //! recorded with the rule that answered it, so tests can also assert what
 //! did *not* happen (e.g. a request's history lacks another agent's turns).
 //!
-//! The server runs on its own tokio runtime, so plain synchronous `#[test]`s
-//! use it; it stops when the [`FakeAnthropic`] is dropped. It also owns a
+//! The server is [`fake_api`](super::fake_api)'s, shared with the fake OpenAI
+//! API: this module keeps only the Messages API's format. It stops when the
+//! [`FakeAnthropic`] is dropped. It also owns a
 //! temporary `CLAUDE_CONFIG_DIR` (see [`FakeAnthropic::config_dir`]) so each
 //! test's Claude sessions are isolated and removed with it.
 //!
@@ -55,100 +56,74 @@ mod reply;
 mod request_view;
 mod rule;
 
+pub(crate) use super::fake_api::{NO_RULE_MATCHED, Role, Turn};
 pub(crate) use reply::{Reply, ToolUse};
-pub(crate) use request_view::{RequestView, Role, Turn};
+pub(crate) use request_view::RequestView;
 pub(crate) use rule::Rule;
 
+use std::ops::Deref;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use axum::routing::post;
 use serde_json::Value;
 
-/// The text answered when no rule matches.
-pub(crate) const NO_RULE_MATCHED: &str = "FAKE: no rule matched";
+use super::fake_api::{self, FakeServer, WireFormat};
 
 /// One request the fake received, with how it was answered.
-#[derive(Clone, Debug)]
-pub(crate) struct Recorded {
-    pub(crate) view: RequestView,
-    /// The whole request body.
-    pub(crate) raw: Value,
-    /// Request headers (lower-case names).
-    pub(crate) headers: Vec<(String, String)>,
-    /// The name of the rule that answered; `None` for the fallback.
-    pub(crate) rule: Option<String>,
-    /// The HTTP status answered.
-    pub(crate) status: u16,
-    /// When it arrived, since the server started.
-    pub(crate) received_at: Duration,
+pub(crate) type Recorded = fake_api::Recorded<RequestView>;
+
+/// The Anthropic Messages API's wire format.
+pub(crate) struct Anthropic;
+
+impl WireFormat for Anthropic {
+    type View = RequestView;
+    type Reply = Reply;
+    const PATH: &'static str = "/v1/messages";
+    const NAME: &'static str = "fake-anthropic";
+    const SSE_CONTENT_TYPE: &'static str = "text/event-stream; charset=utf-8";
+    const REQUEST_ID_HEADER: &'static str = "request-id";
+
+    fn view(body: &Value, headers: &HeaderMap) -> RequestView {
+        let session_header = headers.get("x-claude-code-session-id").and_then(|value| value.to_str().ok());
+        RequestView::from_request(body, session_header)
+    }
+
+    /// Unique across servers too: Claude Code keys its session files on message ids.
+    fn serial(started_nanos: u64, count: u64) -> String {
+        format!("{:012x}{count:04x}", started_nanos & 0xffff_ffff_ffff)
+    }
+
+    fn sse(reply: &Reply, view: &RequestView, serial: &str) -> String {
+        reply.sse(&view.model, view.cwd.as_deref(), serial)
+    }
+
+    fn other_request(method: &Method, uri: &Uri) -> Response {
+        if method == Method::HEAD && uri.path() == "/" {
+            // Claude Code's preconnect, sent once at startup.
+            return fake_api::plain_response(StatusCode::OK, String::new());
+        }
+        let body = r#"{"type":"error","error":{"type":"not_found_error","message":"fake API: not found"}}"#;
+        fake_api::json_response(StatusCode::NOT_FOUND, body)
+    }
 }
 
-/// A running fake API; stops when dropped.
+/// A running fake API; stops when dropped. Its requests, rules and summary are
+/// the [`FakeServer`]'s (`fake.requests_for(..)`, `fake.fired(..)`, …).
+/// [`FakeServer::other_requests`]: Claude Code 2.1.197 sends one `HEAD /` (a
+/// preconnect, answered 200) per process; anything else is answered 404.
 pub(crate) struct FakeAnthropic {
-    url: String,
-    shared: Arc<Shared>,
+    server: FakeServer<Anthropic>,
     config_dir: tempfile::TempDir,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-struct Shared {
-    /// Rules with how often each has fired, in match order.
-    rules: Mutex<Vec<(Rule, usize)>>,
-    log: Mutex<Vec<Recorded>>,
-    /// Requests to anything but `POST /v1/messages`, as `METHOD /path`.
-    other: Mutex<Vec<String>>,
-    started: Instant,
-    serial: AtomicU64,
-    serial_prefix: u64,
 }
 
 impl FakeAnthropic {
     /// Start serving `rules` (first match wins) on `127.0.0.1:<free port>`.
     pub(crate) fn start(rules: Vec<Rule>) -> FakeAnthropic {
-        let shared = Arc::new(Shared {
-            rules: Mutex::new(rules.into_iter().map(|rule| (rule, 0)).collect()),
-            log: Mutex::new(Vec::new()),
-            other: Mutex::new(Vec::new()),
-            started: Instant::now(),
-            serial: AtomicU64::new(0),
-            serial_prefix: SystemTime::now().duration_since(UNIX_EPOCH).map(|now| now.as_nanos() as u64).unwrap_or(0),
-        });
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("fake-anthropic")
-            .enable_all()
-            .build()
-            .expect("fake API runtime");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind fake API");
-        let url = format!("http://{}", listener.local_addr().expect("fake API address"));
-        listener.set_nonblocking(true).expect("non-blocking listener");
-        let listener = {
-            let _context = runtime.enter();
-            tokio::net::TcpListener::from_std(listener).expect("tokio listener")
-        };
-        let app =
-            Router::new().route("/v1/messages", post(messages)).fallback(other_request).with_state(Arc::clone(&shared));
-        runtime.spawn(async move {
-            if let Err(error) = axum::serve(listener, app).await {
-                eprintln!("fake Anthropic API stopped: {error}");
-            }
-        });
+        let server = FakeServer::start(rules);
         let config_dir = tempfile::Builder::new().prefix("baton-claude-config-").tempdir().expect("config dir");
-        super::claude_cli::register_config_dir(&url, config_dir.path());
-        FakeAnthropic { url, shared, config_dir, runtime: Some(runtime) }
-    }
-
-    /// `http://127.0.0.1:PORT`, the value for `ANTHROPIC_BASE_URL`.
-    pub(crate) fn url(&self) -> String {
-        self.url.clone()
+        super::claude_cli::register_config_dir(&server.url(), config_dir.path());
+        FakeAnthropic { server, config_dir }
     }
 
     /// The `CLAUDE_CONFIG_DIR` [`claude_env`](super::claude_cli::claude_env)
@@ -156,143 +131,19 @@ impl FakeAnthropic {
     pub(crate) fn config_dir(&self) -> &Path {
         self.config_dir.path()
     }
+}
 
-    /// Add a rule after the existing ones.
-    pub(crate) fn push_rule(&self, rule: Rule) {
-        self.shared.rules.lock().expect("rules").push((rule, 0));
-    }
+/// `url()` is the value for `ANTHROPIC_BASE_URL`.
+impl Deref for FakeAnthropic {
+    type Target = FakeServer<Anthropic>;
 
-    /// Every `POST /v1/messages` so far, in arrival order.
-    pub(crate) fn requests(&self) -> Vec<Recorded> {
-        self.shared.log.lock().expect("log").clone()
-    }
-
-    /// The requests answered by rules named `name`.
-    pub(crate) fn requests_for(&self, name: &str) -> Vec<Recorded> {
-        self.requests().into_iter().filter(|request| request.rule.as_deref() == Some(name)).collect()
-    }
-
-    /// How many requests rules named `name` answered.
-    pub(crate) fn fired(&self, name: &str) -> usize {
-        self.requests_for(name).len()
-    }
-
-    /// The requests no rule matched (answered with [`NO_RULE_MATCHED`]).
-    pub(crate) fn unmatched(&self) -> Vec<Recorded> {
-        self.requests().into_iter().filter(|request| request.rule.is_none()).collect()
-    }
-
-    /// Requests to anything but `POST /v1/messages`, as `METHOD /path?query`:
-    /// Claude Code 2.1.197 sends one `HEAD /` (a preconnect, answered 200) per
-    /// process; anything else is answered 404.
-    pub(crate) fn other_requests(&self) -> Vec<String> {
-        self.shared.other.lock().expect("other").clone()
-    }
-
-    /// All requests, one line each, for assertion messages.
-    pub(crate) fn summary(&self) -> String {
-        self.requests()
-            .iter()
-            .map(|request| {
-                format!(
-                    "{:>6} ms  {}  rule={:?}  round={}  fresh={}  session={:?}  prompt={:?}",
-                    request.received_at.as_millis(),
-                    request.status,
-                    request.rule,
-                    request.view.round,
-                    request.view.is_fresh(),
-                    request.view.session_id,
-                    request.view.prompt.chars().take(80).collect::<String>(),
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn deref(&self) -> &FakeServer<Anthropic> {
+        &self.server
     }
 }
 
 impl Drop for FakeAnthropic {
     fn drop(&mut self) {
-        super::claude_cli::unregister_config_dir(&self.url);
-        if let Some(runtime) = self.runtime.take() {
-            // Don't wait for replies still sleeping in a delay.
-            runtime.shutdown_background();
-        }
+        super::claude_cli::unregister_config_dir(&self.server.url());
     }
-}
-
-async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let raw: Value = match serde_json::from_slice(&body) {
-        Ok(raw) => raw,
-        Err(error) => return plain_response(StatusCode::BAD_REQUEST, format!("fake API: body is not JSON: {error}")),
-    };
-    let session_header = headers.get("x-claude-code-session-id").and_then(|value| value.to_str().ok());
-    let view = RequestView::from_request(&raw, session_header);
-    let (rule, reply) = {
-        let mut rules = shared.rules.lock().expect("rules");
-        match rules.iter_mut().find(|(rule, fired)| rule.matches(&view, *fired)) {
-            Some((rule, fired)) => {
-                *fired += 1;
-                (Some(rule.name().to_string()), rule.reply_for(&view))
-            }
-            None => (None, Reply::text(NO_RULE_MATCHED)),
-        }
-    };
-    let serial = shared.serial.fetch_add(1, Ordering::Relaxed);
-    let serial = format!("{:012x}{serial:04x}", shared.serial_prefix & 0xffff_ffff_ffff);
-    let cwd = view.cwd.clone();
-    let model = view.model.clone();
-    shared.log.lock().expect("log").push(Recorded {
-        view,
-        raw,
-        headers: headers
-            .iter()
-            .map(|(name, value)| (name.as_str().to_string(), value.to_str().unwrap_or_default().to_string()))
-            .collect(),
-        rule,
-        status: reply.http_status(),
-        received_at: shared.started.elapsed(),
-    });
-    if !reply.delay.is_zero() {
-        tokio::time::sleep(reply.delay).await;
-    }
-    let mut response = match reply.error_body() {
-        Some(body) => {
-            let mut response = Response::new(Body::from(body));
-            *response.status_mut() = StatusCode::from_u16(reply.http_status()).expect("HTTP status");
-            response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
-            response
-        }
-        None => {
-            let mut response = Response::new(Body::from(reply.sse(&model, cwd.as_deref(), &serial)));
-            response.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream; charset=utf-8"));
-            response.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
-            response
-        }
-    };
-    let request_id = HeaderValue::from_str(&format!("req_fake_{serial}")).expect("request id");
-    response.headers_mut().insert("request-id", request_id);
-    for (name, value) in &reply.headers {
-        let name = HeaderName::from_bytes(name.as_bytes()).expect("header name");
-        response.headers_mut().append(name, HeaderValue::from_str(value).expect("header value"));
-    }
-    response
-}
-
-async fn other_request(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
-    shared.other.lock().expect("other").push(format!("{method} {uri}"));
-    if method == Method::HEAD && uri.path() == "/" {
-        // Claude Code's preconnect, sent once at startup.
-        return plain_response(StatusCode::OK, String::new());
-    }
-    let body = r#"{"type":"error","error":{"type":"not_found_error","message":"fake API: not found"}}"#;
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
-    response
-}
-
-fn plain_response(status: StatusCode, text: String) -> Response {
-    let mut response = Response::new(Body::from(text));
-    *response.status_mut() = status;
-    response
 }

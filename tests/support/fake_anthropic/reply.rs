@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::super::fake_api::{FakeReply, fake_reply_for};
+
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
     pub(super) blocks: Vec<Block>,
@@ -279,3 +281,5 @@ fn error_type_for(status: u16) -> &'static str {
         _ => "api_error",
     }
 }
+
+fake_reply_for!(Reply);

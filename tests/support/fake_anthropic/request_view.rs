@@ -9,25 +9,14 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
+use super::super::fake_api::{self, RequestFacts, Role, Turn, request_facts_for};
+
 /// Claude Code appends this as a user message after an assistant message
 /// with no content, then calls again; it is never a prompt.
 const EMPTY_ANSWER_NUDGE: &str = "[Your previous response had no visible output";
 
 static SYSTEM_REMINDER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)<system-reminder>.*?</system-reminder>").expect("regex"));
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    User,
-    Assistant,
-}
-
-/// One earlier message of the conversation, as its visible text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Turn {
-    pub(crate) role: Role,
-    pub(crate) text: String,
-}
 
 #[derive(Clone, Debug)]
 pub(crate) struct RequestView {
@@ -82,25 +71,17 @@ impl RequestView {
         self.history.is_empty()
     }
 
-    /// The history as `user: …` / `assistant: …` lines, for messages and `contains`.
+    /// The history as `user: …` / `assistant: …` lines, for messages.
     pub(crate) fn history_text(&self) -> String {
-        self.history
-            .iter()
-            .map(|turn| {
-                let role = match turn.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                format!("{role}: {}", turn.text)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        fake_api::history_text(&self.history)
     }
 
     pub(crate) fn history_contains(&self, needle: &str) -> bool {
         self.history.iter().any(|turn| turn.text.contains(needle))
     }
 }
+
+request_facts_for!(RequestView, session_id, "session");
 
 /// A user or assistant message with its visible text ("" when it has none,
 /// e.g. a tool round); `None` for other roles.

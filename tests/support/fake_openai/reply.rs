@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::super::fake_api::{FakeReply, fake_reply_for};
+
 #[derive(Clone, Debug)]
 pub(crate) struct Reply {
     pub(super) items: Vec<Item>,
@@ -179,3 +181,5 @@ impl Reply {
         stream
     }
 }
+
+fake_reply_for!(Reply);

@@ -5,18 +5,7 @@
 
 use serde_json::Value;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    User,
-    Assistant,
-}
-
-/// One earlier message of the conversation, as its visible text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Turn {
-    pub(crate) role: Role,
-    pub(crate) text: String,
-}
+use super::super::fake_api::{self, RequestFacts, Role, Turn, request_facts_for};
 
 #[derive(Clone, Debug)]
 pub(crate) struct RequestView {
@@ -90,13 +79,11 @@ impl RequestView {
 
     /// The history as `user: …` / `assistant: …` lines, for messages.
     pub(crate) fn history_text(&self) -> String {
-        self.history
-            .iter()
-            .map(|turn| format!("{}: {}", if turn.role == Role::User { "user" } else { "assistant" }, turn.text))
-            .collect::<Vec<_>>()
-            .join("\n")
+        fake_api::history_text(&self.history)
     }
 }
+
+request_facts_for!(RequestView, thread_id, "thread");
 
 /// A user or assistant message with its visible text ("" when it has none);
 /// `None` for other items and roles (developer instructions, tool calls).
