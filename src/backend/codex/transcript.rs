@@ -91,12 +91,10 @@ mod tests {
     use super::*;
 
     fn entries(name: &str) -> Vec<Entry> {
-        let path = format!("{}/fixtures/codex/{name}", env!("CARGO_MANIFEST_DIR"));
         let mut transcript = CodexTranscript::default();
-        std::fs::read_to_string(path)
-            .expect("fixture")
-            .lines()
-            .flat_map(|line| transcript.add(&serde_json::from_str(line).expect("JSON")))
+        crate::backend::stream::fixture_objects("codex", name)
+            .iter()
+            .flat_map(|object| transcript.add(object))
             .collect()
     }
 

@@ -150,13 +150,8 @@ mod tests {
     use super::*;
 
     fn entries(name: &str) -> Vec<Entry> {
-        let path = format!("{}/fixtures/pi/{name}", env!("CARGO_MANIFEST_DIR"));
         let mut transcript = PiTranscript::default();
-        std::fs::read_to_string(path)
-            .expect("fixture")
-            .lines()
-            .flat_map(|line| transcript.add(&serde_json::from_str(line).expect("JSON")))
-            .collect()
+        crate::backend::stream::fixture_objects("pi", name).iter().flat_map(|object| transcript.add(object)).collect()
     }
 
     #[test]
