@@ -1,8 +1,10 @@
 //! `baton report`: what a run spent where, computed from its trace.
 //!
 //! Per state: visits, time, tokens, cost, retries, reminders and tool calls by
-//! tool (with failures, read from Claude's stream: a `tool_result` marked
-//! `is_error` for a `tool_use` id); per agent: steps, cost, result; the run's
+//! tool (with failures: on Claude read from its stream, a `tool_result` marked
+//! `is_error` for a `tool_use` id; on pi and Codex from the `ToolInvocation` and
+//! `ToolError` events their backends publish, a failure going to the agent's
+//! last tool); per agent: steps, cost, result; the run's
 //! totals; the slowest and the most expensive steps. The run's status comes from
 //! its state, so a live, failed or paused run reports what it did so far.
 
@@ -52,6 +54,9 @@ struct Line<'a> {
     model: Option<Cow<'a, str>>,
     #[serde(default)]
     is_reminder: Option<bool>,
+    /// `ToolInvocation`'s tool.
+    #[serde(default, borrow)]
+    tool_name: Option<Cow<'a, str>>,
     /// A step's tokens on a backend whose stream is not read here (`StateCompleted`).
     #[serde(default)]
     tokens: Option<Usage>,
@@ -215,6 +220,9 @@ pub(crate) struct ReportBuilder {
     open_steps: HashMap<(String, u64), usize>,
     /// Each `tool_use` id's tool, for the `tool_result` that may report its failure.
     tool_names: HashMap<String, String>,
+    /// Each agent's last tool on a backend whose stream is not read here, for a
+    /// `ToolError` that follows it.
+    last_tool: HashMap<String, String>,
     first_ts: Option<String>,
     last_ts: Option<String>,
     unreadable_lines: u64,
@@ -248,6 +256,7 @@ impl ReportBuilder {
                     figures.model = Some(line.model.as_deref().unwrap_or_default().to_string());
                 }
             }
+            "ToolInvocation" | "ToolError" => self.tool_event(&line, agent),
             "AgentTerminated" => self.agent(&agent).result = line.result.clone(),
             _ => {}
         }
@@ -286,6 +295,34 @@ impl ReportBuilder {
             .max_by_key(|((_, step), _)| *step)
             .map(|(_, index)| *index)?;
         self.steps.get_mut(index).filter(|figures| Some(figures.state.as_str()) == state)
+    }
+
+    /// A tool call or failure of a pi or Codex step (Claude's are read from its
+    /// stream, which says which call failed).
+    fn tool_event(&mut self, line: &Line<'_>, agent: String) {
+        let running = self
+            .open_steps
+            .iter()
+            .filter(|((owner, _), _)| *owner == agent)
+            .max_by_key(|((_, step), _)| *step)
+            .and_then(|(_, index)| self.steps.get(*index));
+        let Some(step) = running.filter(|step| step.backend.is_some_and(|backend| backend != BackendName::Claude))
+        else {
+            return;
+        };
+        let state = step.state.clone();
+        match (&*line.kind, &line.tool_name) {
+            ("ToolInvocation", Some(tool)) => {
+                self.state(&state).tools.entry(tool.to_string()).or_default().calls += 1;
+                self.last_tool.insert(agent, tool.to_string());
+            }
+            ("ToolError", _) => {
+                if let Some(tool) = self.last_tool.get(&agent).cloned() {
+                    self.state(&state).tools.entry(tool).or_default().failures += 1;
+                }
+            }
+            _ => {}
+        }
     }
 
     fn state_completed(&mut self, line: &Line<'_>, agent: String) {
@@ -551,6 +588,31 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!((report.totals.tokens.input_tokens, report.totals.tokens.output_tokens), (600, 70));
+    }
+
+    /// Regression: a pi or Codex step's tool calls were counted only from Claude's
+    /// stream, so they showed none.
+    #[test]
+    fn a_codex_steps_tool_calls_and_failures_are_counted_from_its_events() {
+        let lines: Vec<String> = [
+            serde_json::json!({"type":"StateStarted","agent_id":"main","state":"REVIEW.md","step":1,"attempt":1}),
+            serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"REVIEW.md","backend":"codex","model":"","is_reminder":false}),
+            serde_json::json!({"type":"ToolInvocation","agent_id":"main","tool_name":"command","detail":"ls"}),
+            serde_json::json!({"type":"ToolInvocation","agent_id":"main","tool_name":"command","detail":"false"}),
+            serde_json::json!({"type":"ToolError","agent_id":"main","message":"failed (exit code 1)"}),
+            serde_json::json!({"type":"StateCompleted","agent_id":"main","state":"REVIEW.md","step":1,"cost_usd":0.0,"duration_ms":10}),
+            serde_json::json!({"type":"StateStarted","agent_id":"main","state":"PLAN.md","step":2,"attempt":1}),
+            serde_json::json!({"type":"ClaudeInvocationStarted","agent_id":"main","state":"PLAN.md","backend":"claude","model":"sonnet","is_reminder":false}),
+            serde_json::json!({"type":"ToolInvocation","agent_id":"main","tool_name":"Bash","detail":"ls"}),
+        ]
+        .iter()
+        .map(|value| line(value.clone()))
+        .collect();
+        let report = report(lines.iter().map(String::as_str));
+        let review = report.states.iter().find(|state| state.state == "REVIEW.md").expect("REVIEW.md");
+        assert_eq!(review.tools["command"], ToolFigures { calls: 2, failures: 1 });
+        let plan = report.states.iter().find(|state| state.state == "PLAN.md").expect("PLAN.md");
+        assert!(plan.tools.is_empty(), "Claude's tools come from its stream, not counted twice");
     }
 
     #[test]
