@@ -65,28 +65,6 @@ fn a_call_child_sees_the_callers_history_but_the_caller_never_sees_the_childs() 
 }
 
 #[test]
-fn function_reset_and_fork_workers_start_fresh_conversations() {
-    let fake = FakeAnthropic::start(vec![
-        Rule::when_prompt("FIRST").reply_text("<function return=\"AFTER\">FUNC</function>"),
-        Rule::when_prompt("FUNC BODY").fresh().reply_text("<result>f</result>"),
-        Rule::when_prompt("AFTER FUNC").resumed().history_contains("FIRST").reply_text("<reset>FRESH</reset>"),
-        Rule::when_prompt("FRESH START").fresh().reply_text("<fork next=\"JOIN\">WORKER</fork>"),
-        Rule::when_prompt("WORKER BODY").fresh().reply_text("<result>worker</result>"),
-        Rule::when_prompt("JOIN BODY").resumed().history_contains("FRESH START").reply_text("<result>joined</result>"),
-    ]);
-    let test = Test::new()
-        .file("START.md", "FIRST")
-        .file("FUNC.md", "FUNC BODY")
-        .file("AFTER.md", "AFTER FUNC")
-        .file("FRESH.md", "FRESH START")
-        .file("WORKER.md", "WORKER BODY")
-        .file("JOIN.md", "JOIN BODY");
-    let outcome = with_real_claude(test, &fake).run_workflow(&[]);
-    outcome.status(0).stdout("joined\n");
-    assert!(fake.unmatched().is_empty(), "every turn matched its fresh/resumed rule:\n{}", fake.summary());
-}
-
-#[test]
 fn cross_workflow_tags_carry_sessions_across_workflows() {
     let fake = FakeAnthropic::start(vec![
         Rule::when_prompt("MAIN START").fresh().reply_text("<call-workflow return=\"BACK\">../lib/</call-workflow>"),

@@ -107,32 +107,6 @@ fn r3_13_a_call_child_forks_the_callers_thread_which_never_sees_the_childs_turn(
 }
 
 #[test]
-fn function_reset_and_fork_workers_start_fresh_codex_threads() {
-    let fake = FakeOpenAi::start(vec![
-        Rule::when_prompt("FIRST").reply_text("<function return=\"AFTER\">FUNC</function>"),
-        Rule::when_prompt("FUNC BODY").fresh().reply_text("<result>f</result>"),
-        Rule::when_prompt("AFTER FUNC").resumed().history_contains("FIRST").reply_text("<reset>FRESH</reset>"),
-        Rule::when_prompt("FRESH START").fresh().reply_text("<fork next=\"JOIN\">WORKER</fork>"),
-        Rule::when_prompt("WORKER BODY").fresh().reply_text("<result>worker</result>"),
-        Rule::when_prompt("JOIN BODY").resumed().history_contains("FRESH START").reply_text("<result>joined</result>"),
-    ]);
-    let mut test = Test::new();
-    for (file, body) in [
-        ("START.md", "FIRST"),
-        ("FUNC.md", "FUNC BODY"),
-        ("AFTER.md", "AFTER FUNC"),
-        ("FRESH.md", "FRESH START"),
-        ("WORKER.md", "WORKER BODY"),
-        ("JOIN.md", "JOIN BODY"),
-    ] {
-        test = test.file(file, &codex_state(body));
-    }
-    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
-    outcome.status(0).stdout("joined\n");
-    assert!(fake.unmatched().is_empty(), "every turn matched its fresh/resumed rule:\n{}", fake.summary());
-}
-
-#[test]
 fn a_shell_command_codex_runs_changes_a_file_in_the_agents_directory() {
     let fake = FakeOpenAi::start(vec![
         Rule::when_prompt("WRITE STATE").on_round(0).reply_text("Writing.").reply_command("echo made > made.txt"),
@@ -532,31 +506,6 @@ fn a_codex_turn_failed_with_exit_0_is_retried_then_pauses() {
     assert_eq!(state["agents"][0]["pause_reason"], "claude_error");
     assert_eq!(state["agents"][0]["error"], "Codex's turn failed (exited with code 0): something broke");
     assert_eq!(outcome.events_of("test", "ClaudeInvocationStarted").len(), 3, "retried twice");
-}
-
-#[test]
-fn a_cross_workflow_call_forks_the_callers_codex_thread() {
-    let fake = FakeOpenAi::start(vec![
-        Rule::when_prompt("MAIN START").fresh().reply_text("<call-workflow return=\"BACK\">../lib/</call-workflow>"),
-        Rule::when_prompt("LIB ENTRY")
-            .history_contains("MAIN START")
-            .reply_text("lib-only detail 6061\n<result>from lib</result>"),
-        Rule::when_prompt("BACK HOME")
-            .resumed()
-            .history_contains("MAIN START")
-            .history_lacks("lib-only detail")
-            .reply_text("<result>home again</result>"),
-    ]);
-    let test = Test::new()
-        .file("START.md", &codex_state("MAIN START"))
-        .file("BACK.md", &codex_state("BACK HOME, lib said: {{input}}"))
-        .write("lib/START.md", &codex_state("LIB ENTRY"));
-    let outcome = with_real_codex(test, &fake).run_workflow(&[]);
-    outcome.status(0).stdout("home again\n");
-    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
-    let (main, lib, back) = (threads(&fake, "MAIN START"), threads(&fake, "LIB ENTRY"), threads(&fake, "BACK HOME"));
-    assert_ne!(lib, main, "the callee forked the caller's thread");
-    assert_eq!(back, main, "the return state resumed the caller's own thread");
 }
 
 /// Records `fixtures/codex/` (the stream reader's and thread usage's unit tests

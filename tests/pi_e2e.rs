@@ -216,31 +216,6 @@ fn r5_16_a_reminder_continues_the_pi_session() {
     outcome.stderr_contains("[main]   reminder 1: asking again for exactly one allowed tag");
 }
 
-/// `--backend pi` runs every workflow of the run on pi, the called ones too: a
-/// `<call-workflow>` forks the caller's pi session, the return continues it.
-#[test]
-fn call_workflow_forks_the_pi_session_across_workflows_under_the_backend_flag() {
-    let fake = FakeAnthropic::start(vec![
-        Rule::when_prompt("MAIN START").fresh().reply_text("<call-workflow return=\"BACK\">../lib/</call-workflow>"),
-        Rule::when_prompt("LIB ENTRY")
-            .history_contains("MAIN START")
-            .reply_text("lib-only detail 6061\n<result>from lib</result>"),
-        Rule::when_prompt("BACK HOME")
-            .resumed()
-            .history_contains("MAIN START")
-            .history_lacks("lib-only detail")
-            .reply_text("<result>home</result>"),
-    ]);
-    let test = Test::new()
-        .file("START.md", "MAIN START")
-        .file("BACK.md", "BACK HOME, lib said: {{input}}")
-        .write("lib/START.md", "LIB ENTRY");
-    let outcome = with_pi_env(test, pi_env(&fake.url())).run_workflow(&["--backend", "pi"]);
-    outcome.status(0).stdout("home\n");
-    assert!(fake.unmatched().is_empty(), "{}", fake.summary());
-    assert_eq!(session_files(&fake).len(), 2, "the caller's session and the callee's fork");
-}
-
 /// A state's own `backend: pi` frontmatter, in a workflow of Claude states,
 /// with its pi options: `tools` replaces the default set.
 #[test]

@@ -98,7 +98,7 @@ pub(crate) trait Harness: Sync {
 
 type Scenario = fn(&dyn Harness);
 
-const SCENARIOS: [(&str, Scenario); 9] = [
+const SCENARIOS: [(&str, Scenario); 11] = [
     ("a plain step", plain_step),
     ("goto continues the conversation", goto_continues),
     ("call and result", call_and_result),
@@ -108,6 +108,8 @@ const SCENARIOS: [(&str, Scenario); 9] = [
     ("a failed turn", failed_turn),
     ("a usage limit", usage_limit),
     ("resume after SIGKILL mid-turn", resume_after_kill),
+    ("function, reset and fork workers start afresh", function_reset_and_fork_workers),
+    ("call-workflow forks across workflows", call_workflow_across_workflows),
 ];
 
 /// Run the workflow of `test` with the harness's backend chosen by `--backend`.
@@ -233,6 +235,46 @@ fn resume_after_kill(harness: &dyn Harness) {
     fake.push(Answer::to("SLOW STATE", Reply::Text("<result>second time</result>")));
     let outcome = test.args(["resume", "cell", "-q"]).run();
     assert_eq!(outcome.stdout, "second time\n", "{}\n{}", outcome.stderr, fake.summary());
+}
+
+fn function_reset_and_fork_workers(harness: &dyn Harness) {
+    let (test, fake) = harness.prepare(
+        Test::new()
+            .file("START.md", "FIRST STATE")
+            .file("FUNC.md", "FUNC BODY")
+            .file("AFTER.md", "AFTER FUNC")
+            .file("FRESH.md", "FRESH START")
+            .file("WORKER.md", "WORKER BODY")
+            .file("JOIN.md", "JOIN BODY"),
+        vec![
+            Answer::to("FIRST STATE", Reply::Text("<function return=\"AFTER\">FUNC</function>")),
+            Answer::to("FUNC BODY", Reply::Text("<result>f</result>")).lacks("FIRST STATE"),
+            Answer::to("AFTER FUNC", Reply::Text("<reset>FRESH</reset>")).has("FIRST STATE"),
+            Answer::to("FRESH START", Reply::Text("<fork next=\"JOIN\">WORKER</fork>")).lacks("AFTER FUNC"),
+            Answer::to("WORKER BODY", Reply::Text("<result>worker</result>")).lacks("FRESH START"),
+            Answer::to("JOIN BODY", Reply::Text("<result>joined</result>")).has("FRESH START"),
+        ],
+    );
+    let outcome = run(test, &["--backend", harness.name()]);
+    assert_eq!(outcome.status, 0, "{}\n{}", outcome.stderr, fake.summary());
+    assert!(outcome.stdout.lines().any(|line| line == "joined"), "{}\n{}", outcome.stdout, fake.summary());
+}
+
+fn call_workflow_across_workflows(harness: &dyn Harness) {
+    let (test, fake) = harness.prepare(
+        Test::new()
+            .file("START.md", "MAIN START")
+            .file("BACK.md", "BACK HOME, lib said: {{input}}")
+            .write("lib/START.md", "LIB ENTRY"),
+        vec![
+            Answer::to("MAIN START", Reply::Text("<call-workflow return=\"BACK\">../lib/</call-workflow>")),
+            Answer::to("LIB ENTRY", Reply::Text("lib-only detail 6061\n<result>from lib</result>")).has("MAIN START"),
+            Answer::to("BACK HOME", Reply::Text("<result>home</result>")).has("MAIN START").lacks("lib-only detail"),
+        ],
+    );
+    // `--backend` carries into the called workflow, which has no manifest.
+    let outcome = run(test, &["--backend", harness.name()]);
+    assert_eq!(outcome.stdout, "home\n", "{}\n{}", outcome.stderr, fake.summary());
 }
 
 /// Every backend under test.
