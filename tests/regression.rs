@@ -395,7 +395,13 @@ cp .baton/runs/full/transitions.log .baton/runs/full/events.jsonl .baton/runs/fu
     let steps = state["steps_completed"].as_u64().unwrap();
     assert_eq!(steps, 301);
     let transitions = read("transitions.log");
-    assert_eq!(transitions.lines().count() as u64, steps, "one line per step, none missing, none twice");
+    let tail: Vec<&str> = transitions.lines().rev().take(4).collect();
+    assert_eq!(
+        transitions.lines().count() as u64,
+        steps,
+        "one line per step, none missing, none twice; the last lines, newest first: {tail:#?}\n{}",
+        read("resume.stderr")
+    );
     let mut commits: Vec<u64> = read("events.jsonl")
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
