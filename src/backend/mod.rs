@@ -15,6 +15,7 @@ pub(crate) mod claude;
 pub(crate) mod cli_turn;
 pub(crate) mod codex;
 pub(crate) mod jsonl_process;
+pub(crate) mod npm_package;
 pub(crate) mod options;
 pub(crate) mod pi;
 pub(crate) mod profile;

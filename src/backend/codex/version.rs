@@ -14,6 +14,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::backend::codex::TESTED_VERSION;
+use crate::backend::npm_package::package_version;
 
 /// The oldest version with everything Baton uses (`exec fork`, `--json` events).
 pub(crate) const MINIMUM_VERSION: (u64, u64, u64) = (0, 169, 0);
@@ -33,12 +34,8 @@ fn npm_package_version(binary: &Path) -> Option<(u64, u64, u64)> {
     if launcher.file_name()? != "codex.js" {
         return None;
     }
-    let manifest = launcher.parent()?.parent()?.join("package.json");
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
-    if manifest.get("name").and_then(serde_json::Value::as_str) != Some("@openai/codex") {
-        return None;
-    }
-    parse_version(manifest.get("version")?.as_str()?)
+    let (version, _) = package_version(&launcher, |name| name == "@openai/codex")?;
+    parse_version(&version)
 }
 
 /// Why `binary` cannot serve, or `None` when it can (or its version is unknown).

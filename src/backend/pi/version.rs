@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use crate::backend::npm_package::package_version;
 
 /// The oldest pi Baton reads, as (major, minor).
 const OLDEST: (u64, u64) = (0, 73);
@@ -20,7 +20,8 @@ const UNKNOWN_MAJOR: u64 = 2;
 
 /// `Err` with the message when the pi at `binary` is a version Baton cannot read.
 pub(crate) fn check_version(binary: &Path) -> Result<(), String> {
-    let Some((version, package)) = package_version(binary) else { return Ok(()) };
+    let pi = |name: &str| name.ends_with("/pi-coding-agent");
+    let Some((version, package)) = package_version(binary, pi) else { return Ok(()) };
     match parse(&version) {
         Some((major, minor)) if (major, minor) >= OLDEST && major < UNKNOWN_MAJOR => Ok(()),
         _ => Err(format!(
@@ -37,22 +38,6 @@ fn parse(version: &str) -> Option<(u64, u64)> {
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
     Some((major, minor))
-}
-
-/// The `version` of the pi package whose script `binary` is (npm's `.bin/pi`
-/// is a link to `<package>/dist/cli.js`), with that `package.json`'s path.
-fn package_version(binary: &Path) -> Option<(String, std::path::PathBuf)> {
-    let script = std::fs::canonicalize(binary).ok()?;
-    script.ancestors().skip(1).take(4).find_map(|dir| {
-        let path = dir.join("package.json");
-        let text = std::fs::read_to_string(&path).ok()?;
-        let package: Value = serde_json::from_str(&text).ok()?;
-        let name = package.get("name")?.as_str()?;
-        if !name.ends_with("/pi-coding-agent") {
-            return None;
-        }
-        Some((package.get("version")?.as_str()?.to_string(), path))
-    })
 }
 
 #[cfg(test)]
