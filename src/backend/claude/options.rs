@@ -188,7 +188,7 @@ fn max_turns(value: Value) -> Result<Option<u64>, OptionError> {
 fn config_source(key: &'static str, value: Value, expected: &'static str) -> Result<Option<ConfigSource>, OptionError> {
     match value {
         Value::Null => Ok(None),
-        Value::Object(_) => Ok(Some(ConfigSource::Json(sorted_json(&value).to_string()))),
+        Value::Object(_) => Ok(Some(ConfigSource::Json(value.to_string()))),
         Value::String(path) if path.trim().is_empty() => Ok(None),
         Value::String(path) => Ok(Some(ConfigSource::Path(path.trim().to_string()))),
         other => Err(wrong(key, expected, &other)),
@@ -251,7 +251,7 @@ fn add_dirs(value: Value) -> Result<Vec<String>, OptionError> {
 fn output_schema(value: Value) -> Result<Option<String>, OptionError> {
     match value {
         Value::Null => Ok(None),
-        Value::Object(_) => Ok(Some(sorted_json(&value).to_string())),
+        Value::Object(_) => Ok(Some(value.to_string())),
         other => Err(wrong("output_schema", "a JSON Schema written as a mapping, such as `{type: object}`", &other)),
     }
 }
@@ -280,12 +280,6 @@ impl ClaudeOptions {
         resolved.add_dirs = self.add_dirs.iter().map(|dir| cwd.join(dir).to_string_lossy().into_owned()).collect();
         Ok(resolved)
     }
-}
-
-/// The value as JSON text for a flag: serde_json's maps keep keys sorted, so the
-/// text is the same on every load.
-fn sorted_json(value: &Value) -> Value {
-    value.clone()
 }
 
 #[cfg(test)]
@@ -471,6 +465,7 @@ mod tests {
     #[test]
     fn json_keys_are_sorted() {
         let value: Value = serde_json::from_str(r#"{"zeta":1,"alpha":1,"mid":1}"#).unwrap();
-        assert_eq!(sorted_json(&value).to_string(), r#"{"alpha":1,"mid":1,"zeta":1}"#);
+        // serde_json's maps keep keys sorted, so the flag's text is the same on every load.
+        assert_eq!(value.to_string(), r#"{"alpha":1,"mid":1,"zeta":1}"#);
     }
 }
