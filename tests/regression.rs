@@ -40,6 +40,36 @@ fn store_failure_message_has_no_empty_agent_or_state() {
     assert!(failed.starts_with("error: run full failed: cannot write the journal "), "{failed}");
 }
 
+/// Before: a step whose journal append failed (a full disk) was still published, so
+/// its transition reached `transitions.log`; the resume ran the unsaved step again
+/// and the trace held it twice (CI once saw 302 lines for 301 steps in
+/// `a_full_disk_is_reported_once_and_the_run_resumes_without_gaps`). A step's
+/// transition is now published only with the commit that saves it.
+#[test]
+fn a_step_whose_journal_append_failed_is_traced_once_after_the_resume() {
+    let run = loop_of(20)
+        .env("BATON_FAILPOINT", "journal_append_fails:5")
+        .args(["run", "wf", "--run-id", "unsaved", "-q"])
+        .run();
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("error: run unsaved failed: cannot write the journal "), "{}", run.stderr);
+    let transitions_of = |outcome: &crate::support::test_builder::Outcome| {
+        std::fs::read_to_string(outcome.run_dir("unsaved").join("transitions.log")).expect("transitions.log")
+    };
+    let before = transitions_of(&run);
+    assert_eq!(before.lines().count(), 3, "only the saved steps are traced: {before}");
+
+    let resume = run.into_test().env_remove("BATON_FAILPOINT").args(["resume", "unsaved", "-q"]).run();
+    assert_eq!(resume.status, 0, "{}", resume.stderr);
+    let transitions = transitions_of(&resume);
+    assert_eq!(transitions.lines().count(), 21, "one line per step, none twice: {transitions}");
+    let mut commits: Vec<u64> =
+        resume.events_of("unsaved", "TransitionOccurred").iter().filter_map(|event| event["commit"].as_u64()).collect();
+    let traced = commits.len();
+    commits.dedup();
+    assert_eq!((traced, commits.len()), (21, 21), "every committed step traced once");
+}
+
 /// Before: `--timeout 1e300` (and `2e19`, `--grace 1e20`) panicked converting to a
 /// `Duration`, `--timeout 1e19` panicked in a worker thread and left a run that
 /// panicked again on resume, and `--timeout -5` was taken as "disabled". Every

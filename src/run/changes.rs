@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::events::Event;
 use crate::ids::AgentId;
 use crate::model::agent::Agent;
 use crate::model::run_state::TerminatedAgent;
@@ -90,6 +91,24 @@ impl WorkflowLoop {
                 self.context.bus.hold_until(seq);
             }
         });
+        match &committed {
+            // The step an earlier failed commit left unsaved is saved with this one.
+            Ok(()) => {
+                let unsaved = std::mem::take(&mut self.unsaved);
+                self.outbox.splice(0..0, unsaved);
+            }
+            // A resume runs the unsaved step again: its transition, and the agents it
+            // started or ended, are published only once a commit saves them, or the
+            // trace would hold the step twice.
+            Err(_) => {
+                let (unsaved, rest) = std::mem::take(&mut self.outbox).into_iter().partition(|event| {
+                    matches!(event, Event::TransitionOccurred { commit, .. } if *commit == entry.commit)
+                        || matches!(event, Event::AgentSpawned { .. } | Event::AgentTerminated { .. })
+                });
+                self.unsaved.extend::<Vec<Event>>(unsaved);
+                self.outbox = rest;
+            }
+        }
         if committed.is_err() {
             self.state.journal_commit -= 1;
             self.state.last_step = previous_last_step;

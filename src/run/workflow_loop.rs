@@ -95,6 +95,8 @@ pub(crate) struct WorkflowLoop {
     pub(super) pending_step: Option<StepSummary>,
     /// Events to publish once the current change is committed.
     pub(super) outbox: Vec<Event>,
+    /// Events of a step whose commit failed, published with the commit that saves it.
+    pub(super) unsaved: Vec<Event>,
     /// When this invocation started driving the run (tokio's clock, so tests
     /// with paused time see the time they advanced).
     pub(super) started: Instant,
@@ -163,6 +165,7 @@ impl WorkflowLoop {
             dirty: false,
             pending_step: None,
             outbox: Vec::new(),
+            unsaved: Vec::new(),
             started: Instant::now(),
             elapsed_at_start,
             positions,

@@ -35,3 +35,10 @@ pub(crate) fn hit(name: &str) {
         }
     }
 }
+
+/// Whether the failure point `name` is armed and has been reached at least `n`
+/// times, counting this one: from then on every call says yes.
+pub(crate) fn fails(name: &str) -> bool {
+    let Some(armed) = ARMED.as_ref() else { return false };
+    armed.name == name && armed.hits.fetch_add(1, Ordering::Relaxed) + 1 >= armed.at_hit
+}

@@ -24,6 +24,7 @@ use crate::model::agent::Agent;
 use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 use crate::store::disk_full::DiskFull;
+use crate::store::failpoint;
 use crate::store::syncer::{Synced, Syncer};
 
 pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
@@ -310,7 +311,12 @@ impl Journal {
         let mut line = serde_json::to_vec(entry)
             .map_err(|error| JournalError::Write { path: self.path.clone(), source: io::Error::other(error) })?;
         line.push(b'\n');
-        if let Err(source) = (&*self.file).write_all(&line) {
+        let written = if failpoint::fails("journal_append_fails") {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        } else {
+            (&*self.file).write_all(&line)
+        };
+        if let Err(source) = written {
             // Leave no partial line behind for a later append to run into.
             let _ = self.file.set_len(self.length);
             return Err(match DiskFull::of(&source, &self.path, line.len() as u64) {
