@@ -486,3 +486,24 @@ fn run_ids_starting_with_a_dash_are_created_rerun_and_resumed_through_the_daemon
         "error: run `-a` has already completed; `baton status -a` shows its result"
     );
 }
+
+/// A run its lint gate refused was answered 400 with the gate's first line only
+/// ("… fix them, or run with --no-lint:") and none of the findings it announced: the
+/// daemon kept the child's `error:` lines and dropped the indented lines under them.
+#[test]
+fn a_run_the_lint_gate_refused_was_answered_without_its_findings_now_they_follow() {
+    let test = Test::new().file("START.sh", "echo '<goto>NOWHERE</goto>'\n").file("NEXT.sh", "echo '<ask>Go?</ask>'\n");
+    let daemon = Daemon::start(&test, &[]);
+    let refused = daemon.post("/api/v1/runs", &json!({"workflow": "wf", "run_id": "r"}));
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let root = test.root().display().to_string();
+    let said = refused.json()["error"].as_str().unwrap_or_default().replace(&root, "[ROOT]");
+    assert_eq!(
+        said,
+        "workflow `[ROOT]/wf` has 2 lint errors that would fail the run; fix them, or run with --no-lint:\n  \
+         wf/NEXT.sh:1:7: error[missing-ask-next]: <ask> needs a non-empty `next` attribute; a run stops if the agent \
+         emits this `<ask>`\n  \
+         wf/START.sh:1:7: error[missing-target]: `<goto>` target `NOWHERE` is not a state of this workflow"
+    );
+    assert!(!test.root().join(".baton/runs/r").exists(), "nothing ran");
+}

@@ -34,7 +34,8 @@ pub(crate) struct Arguments {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Start a run of a workflow directory (or of one state file in it).
+    /// Start a run of a workflow: a directory (or one state file in it), a YAML or zip workflow,
+    /// or a zip at an http(s) URL whose name pins its SHA-256.
     Run(RunArguments),
     /// Continue a run that stopped (crash, error, pause or interrupt).
     Resume(ResumeArguments),
@@ -292,7 +293,8 @@ pub(crate) struct ExecutionArguments {
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArguments {
-    /// A workflow directory, or a state file inside one.
+    /// A workflow directory or a state file inside one, a YAML workflow (`flow.yaml`,
+    /// `flow.yaml/STATE`), a zip (`pack.zip`, `pack.zip/STATE`), or `https://…/name-<sha256>.zip`.
     pub(crate) workflow: String,
     /// Input for the first state (`{{input}}` / `$BATON_INPUT`); `--input=-x` for text that
     /// starts with `-`.
@@ -304,7 +306,7 @@ pub(crate) struct RunArguments {
     /// Name the run instead of generating an id.
     #[arg(long, value_name = "ID", alias = "workflow-id")]
     pub(crate) run_id: Option<String>,
-    /// Stop the run when Claude costs exceed this many US dollars (0 = unlimited).
+    /// Stop the run when the model costs (Claude, pi, Codex) exceed this many US dollars (0 = unlimited).
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub(crate) budget: Option<f64>,
     /// Start from a fork of the latest Claude session of this directory (`claude -c --fork-session`).

@@ -522,9 +522,18 @@ fn log_since(path: &Path, start: u64) -> String {
     String::from_utf8_lossy(&text[start..]).into_owned()
 }
 
-/// The `error:` lines of a child's output (its whole output when it has none).
+/// The `error:` lines of a child's output, each with the indented lines that
+/// continue it (the lint gate's findings follow its `error:` line that way), or its
+/// whole output when it has none.
 fn error_lines(said: &str) -> String {
-    let errors: Vec<&str> = said.lines().filter(|line| line.starts_with("error: ")).collect();
+    let mut errors: Vec<&str> = Vec::new();
+    let mut continued = false;
+    for line in said.lines() {
+        continued = line.starts_with("error: ") || (continued && line.starts_with("  "));
+        if continued {
+            errors.push(line);
+        }
+    }
     let text = if errors.is_empty() { said.trim().to_string() } else { errors.join("\n") };
     let text = text.strip_prefix("error: ").map(str::to_string).unwrap_or(text);
     if text.is_empty() { "baton exited without a word".to_string() } else { text }
@@ -556,6 +565,12 @@ mod tests {
     #[test]
     fn a_refusal_is_the_childs_error_lines() {
         assert_eq!(error_lines("warning: x\nerror: workflow `w` has a lint error\n"), "workflow `w` has a lint error");
+        assert_eq!(
+            error_lines(
+                "error: workflow `w` has a lint error; fix it:\n  w/START.sh:1:1: error[x]: y\n[main] z\n  not this\n"
+            ),
+            "workflow `w` has a lint error; fix it:\n  w/START.sh:1:1: error[x]: y"
+        );
         assert_eq!(error_lines(""), "baton exited without a word");
     }
 }
