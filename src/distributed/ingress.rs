@@ -65,10 +65,17 @@ pub(crate) struct Ingress {
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
-/// The text of a response body, bounded, for messages.
+/// The text of a response body, bounded, for messages: an HTML page is named, not quoted.
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
-    text.trim().to_string()
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        "an empty body".to_string()
+    } else if text.starts_with('<') {
+        "an HTML page".to_string()
+    } else {
+        format!("`{text}`")
+    }
 }
 
 impl Ingress {
@@ -98,11 +105,12 @@ impl Ingress {
         }
         let request = builder.body(Full::new(body)).map_err(|error| IngressError::Transport(error.to_string()))?;
         let response = self.client.request(request).await.map_err(|error| {
-            // The legacy client's own text is "client error (Connect)": the cause says more.
+            // The legacy client's own text is "client error (Connect)": the innermost
+            // cause ("Connection refused (os error 111)") says what happened.
             let mut reason = error.to_string();
             let mut source = std::error::Error::source(&error);
             while let Some(cause) = source {
-                reason = format!("{reason}: {cause}");
+                reason = cause.to_string();
                 source = cause.source();
             }
             IngressError::Transport(reason)
@@ -129,7 +137,11 @@ impl Ingress {
         if (200..300).contains(&status) {
             Ok(reply)
         } else {
-            Err(IngressError::Status { status, body: excerpt(&reply) })
+            // Restate's errors are `{"code": …, "message": "…"}`: the message is the news.
+            let message = serde_json::from_slice::<serde_json::Value>(&reply)
+                .ok()
+                .and_then(|error| error.get("message").and_then(|message| message.as_str()).map(str::to_string));
+            Err(IngressError::Status { status, body: message.unwrap_or_else(|| excerpt(&reply)) })
         }
     }
 
