@@ -377,3 +377,57 @@ fn a_restate_run_resumed_with_engine_local_is_refused() {
         )
     );
 }
+
+/// SIGTERM: the worker takes no new connections, lets the running step finish and
+/// its reply reach the run, then exits 0.
+#[test]
+fn a_worker_drains_on_sigterm_and_the_running_step_finishes() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test = Test::new().file(
+        "START.sh",
+        "echo started > started\nfor i in $(seq 1 1000); do [ -e go ] && break; sleep 0.02; done\n\
+         echo '<result>drained</result>'\n",
+    );
+    let mut worker = server.start_worker(&test, "w1", &[]);
+    let engine = server.engine();
+    let coordinator = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine]);
+    wait_until(Duration::from_secs(20), "the step to start", || test.root().join("started").exists());
+    // SAFETY: signalling the worker this test started.
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let (lines, received) = std::sync::mpsc::channel();
+    let stderr = worker.stderr.take().expect("the worker's stderr");
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let line =
+            received.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).expect("draining");
+        if line.contains("SIGTERM, draining") {
+            assert!(line.ends_with("1 running step(s) get 30 s to finish"), "{line}");
+            break;
+        }
+    }
+    std::fs::write(test.root().join("go"), "").unwrap();
+    let output = coordinator.wait_with_output().expect("the run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "drained\n");
+    wait_until(Duration::from_secs(10), "the worker to exit", || worker.try_wait().ok().flatten().is_some());
+    assert_eq!(worker.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn engine_in_the_config_file_runs_new_runs_on_restate() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test = Test::new()
+        .file("START.sh", "echo '<result>from config</result>'\n")
+        .write(".baton/config.toml", &format!("engine = \"{}\"\n", server.engine()));
+    let _worker = Reaped(server.start_worker(&test, "w1", &[]));
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("from config\n");
+    assert_eq!(outcome.events_of("test", "StepRanOn")[0]["worker"], "w1");
+}

@@ -156,16 +156,21 @@ pub(crate) fn engine_for_new_run(
     Ok(engine)
 }
 
-/// A stored run's engine: the one it started with. `--engine` may move it to
-/// another server of the same engine (a new URL), never to the other engine.
-fn engine_for_stored_run(options: &ExecutionArguments, state: &mut RunState) -> Result<Engine, CliError> {
+/// A stored run's engine: the one it started with. `--engine` may move a resumed
+/// run to another server of the same engine (a new URL), never to the other
+/// engine; a rerun (`may_switch`: a new run, nothing of it in flight) may take either.
+fn engine_for_stored_run(
+    options: &ExecutionArguments,
+    state: &mut RunState,
+    may_switch: bool,
+) -> Result<Engine, CliError> {
     let started = match state.launch_params.engine.as_deref() {
         Some(text) => parse_engine(text)?,
         None => Engine::Local,
     };
     let Some(text) = options.engine.as_deref() else { return Ok(started) };
     let given = parse_engine(text)?;
-    if given.kind() != started.kind() {
+    if given.kind() != started.kind() && !may_switch {
         return Err(CliError::EngineMismatch {
             run_id: state.run_id.to_string(),
             started: started.described(),
@@ -207,6 +212,7 @@ pub(crate) fn continue_with_options(
     budget: Option<f64>,
     options: &ExecutionArguments,
     config: &Config,
+    may_switch_engine: bool,
 ) -> Result<(StateTimeout, RunLimits), CliError> {
     if let Some(budget) = check_budget(budget)? {
         state.budget_usd = budget;
@@ -216,7 +222,7 @@ pub(crate) fn continue_with_options(
         state.launch_params.timeout_seconds = Some(seconds);
     }
     apply_launch_options(options, &mut state.launch_params, config)?;
-    engine_for_stored_run(options, state)?;
+    engine_for_stored_run(options, state, may_switch_engine)?;
     let limits = limits(options, &state.launch_params, config)?;
     Ok((timeout, limits))
 }

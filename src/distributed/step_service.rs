@@ -209,3 +209,80 @@ pub(crate) fn definition(worker: Arc<WorkerState>, longest: Duration) -> Service
         .into_service_definition()
         .options(ServiceOptions::new().inactivity_timeout(longest).abort_timeout(longest))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    use super::*;
+    use crate::distributed::protocol::StepSettings;
+    use crate::executor::context::{StateTimeout, TimeoutSource};
+    use crate::executor::step_failure::FailureClass;
+    use crate::ids::{RunId, StateName};
+    use crate::model::agent::Agent;
+
+    fn worker(name: &str) -> WorkerState {
+        WorkerState {
+            name: name.to_string(),
+            versions: Versions::own(),
+            slots: Arc::new(Semaphore::new(1)),
+            stop: watch::channel(StopLevel::Run).1,
+            watchdog: None,
+            running: Arc::new(watch::channel(0).0),
+        }
+    }
+
+    fn request(root: &Path, cwd: &Path) -> StepRequest {
+        let agent = Agent::main(StateName::from("START.sh"), root.to_path_buf(), cwd.to_path_buf(), root.join("task"));
+        StepRequest {
+            versions: Versions::own(),
+            run_id: RunId::from("r1".to_string()),
+            run_dir: root.to_path_buf(),
+            baton_dir: root.to_path_buf(),
+            agent,
+            step: 3,
+            attempt: 1,
+            total_cost_at_launch: 0.0,
+            settings: StepSettings {
+                environment: BTreeMap::new(),
+                timeout: StateTimeout::from_seconds(600.0, TimeoutSource::Default),
+                budget_usd: 0.0,
+                default_backend: BackendName::Claude,
+                default_model: None,
+                default_effort: None,
+                borrowed_sessions: BTreeSet::new(),
+                skip_permissions: true,
+            },
+            files: Files::Shared,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_step_whose_working_directory_the_worker_cannot_see_is_refused_naming_it() {
+        let root = tempfile::tempdir().unwrap();
+        let missing = root.path().join("elsewhere");
+        let reply = worker("w1").run_step(request(root.path(), &missing)).await;
+        let failure = reply.outcome.unwrap_err();
+        assert_eq!(failure.class, FailureClass::Pause(PauseReason::WorkerRefused));
+        assert_eq!(
+            failure.message,
+            format!(
+                "worker `w1` cannot run step 3 of agent `main`: the agent's working directory {} does not exist on \
+                 this worker (with shared files, a worker must see the coordinator's paths: the same machine, or a \
+                 shared filesystem mounted at the same place)",
+                missing.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_step_with_shipped_files_is_refused_by_this_worker() {
+        let root = tempfile::tempdir().unwrap();
+        let mut shipped = request(root.path(), root.path());
+        shipped.files = Files::Shipped {};
+        let failure = worker("w1").run_step(shipped).await.outcome.unwrap_err();
+        assert_eq!(failure.kind, ErrorKind::WorkerRefused);
+        assert!(failure.message.starts_with("worker `w1` cannot run a step whose files are shipped with it"));
+    }
+}

@@ -126,9 +126,7 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
     let signal = tokio::select! {
         () = accept => None,
         signal = async {
-            if let Err(error) = registration.await {
-                return Err(error);
-            }
+            registration.await?;
             Ok(signals.recv().await)
         } => match signal {
             Ok(signal) => signal,

@@ -206,6 +206,6 @@ impl Drop for Reaped {
 pub(crate) fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|stat| stat.rsplit(')').next().map(|rest| rest.trim_start().chars().next() != Some('Z')))
+        .and_then(|stat| stat.rsplit(')').next().map(|rest| !rest.trim_start().starts_with('Z')))
         .unwrap_or(false)
 }
