@@ -40,12 +40,18 @@ pub(crate) enum ErrorKind {
     ClaudeNotAvailable,
     /// A backend turn was stopped by a shutdown.
     Cancelled,
+    /// The distributed engine (Restate) could not be reached for a step's whole retry window.
+    EngineUnavailable,
+    /// A warning: the distributed engine did not answer; the step is being sent again.
+    EngineRetrying,
+    /// A distributed worker refused the step (another Baton version, a missing directory).
+    WorkerRefused,
 }
 
 impl ErrorKind {
     /// Reported, but the step goes on.
     pub(crate) fn is_warning(self) -> bool {
-        matches!(self, ErrorKind::UnknownField | ErrorKind::IgnoredAttribute)
+        matches!(self, ErrorKind::UnknownField | ErrorKind::IgnoredAttribute | ErrorKind::EngineRetrying)
     }
 }
 
