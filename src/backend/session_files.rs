@@ -151,6 +151,43 @@ fn checked_relative(path: &str) -> Result<PathBuf, SessionFilesError> {
     Ok(relative.to_path_buf())
 }
 
+/// `bytes` (JSON lines) with the first top-level `"cwd"` (pi's session header)
+/// set to `cwd`. Only that value changes; every other byte of the file stays
+/// as it was (a line that is not JSON too).
+pub(crate) fn with_first_cwd(bytes: &[u8], cwd: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut done = false;
+    for line in bytes.split_inclusive(|byte| *byte == b'\n') {
+        let found = if done {
+            None
+        } else {
+            serde_json::from_slice::<serde_json::Value>(line)
+                .ok()
+                .and_then(|value| value.get("cwd").and_then(serde_json::Value::as_str).map(str::to_string))
+        };
+        let Some(found) = found else {
+            out.extend(line);
+            continue;
+        };
+        let text = |value: &str| format!("\"cwd\":{}", serde_json::Value::String(value.to_string()));
+        let (from, to) = (text(&found), text(cwd));
+        match find(line, from.as_bytes()) {
+            Some(at) => {
+                out.extend(&line[..at]);
+                out.extend(to.as_bytes());
+                out.extend(&line[at + from.len()..]);
+            }
+            None => out.extend(line),
+        }
+        done = true;
+    }
+    out
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
+}
+
 /// A home-relative default: `$HOME/<tail>`.
 pub(crate) fn under_home(tail: &str) -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|home| !home.is_empty()).map(|home| Path::new(&home).join(tail))
@@ -209,6 +246,16 @@ mod tests {
         let root = tempfile::tempdir().expect("root");
         write_files(root.path(), &[back]).expect("written");
         assert_eq!(std::fs::read(root.path().join("s/subagents/a.jsonl")).expect("read"), vec![0, 255, b'\n']);
+    }
+
+    #[test]
+    fn with_first_cwd_changes_that_value_and_no_other_byte() {
+        let text = "not json\n{\"type\":\"session\",\"cwd\":\"/a/x\",\"n\":\"cwd /a/x\"}\n{\"cwd\":\"/a/x\"}";
+        let moved = String::from_utf8(with_first_cwd(text.as_bytes(), "/b \"y\"")).expect("utf8");
+        assert_eq!(
+            moved,
+            "not json\n{\"type\":\"session\",\"cwd\":\"/b \\\"y\\\"\",\"n\":\"cwd /a/x\"}\n{\"cwd\":\"/a/x\"}"
+        );
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! that is not an ASCII letter or digit replaced by `-`. `--resume ID` looks the
 //! session up in the folder of the directory it runs in, so the files travel
 //! relative to that folder and are installed under the name of the receiver's
-//! working directory: a session made in `/a/x` continues in `/b/y`.
+//! working directory: a session made in `/a/x` continues in `/b/y`. Nothing in
+//! the files is rewritten: resumed in another directory, Claude Code 2.1.330
+//! runs there and tells the model so itself ("# Environment update - Primary
+//! working directory: /b/y (was /a/x)"; checked by the real-CLI test).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,7 +76,8 @@ fn find_elsewhere(projects: &Path, transcript_name: &str) -> Option<PathBuf> {
 }
 
 /// Put `files` (from [`collect`] on another machine) where `claude --resume`
-/// run in `cwd` with `config_dir` finds them.
+/// run in `cwd` with `config_dir` finds them. The files are written as they
+/// came: Claude Code itself notices that the directory moved.
 pub(crate) fn install(files: &[SessionFile], cwd: &Path, config_dir: &Path) -> Result<(), SessionFilesError> {
     write_files(&project_dir(config_dir, cwd), files)
 }

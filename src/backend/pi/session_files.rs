@@ -18,9 +18,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::backend::session_files::{SessionFile, SessionFilesError, read_files, real_cwd, under_home, write_files};
+use crate::backend::session_files::{
+    SessionFile, SessionFilesError, read_files, real_cwd, under_home, with_first_cwd, write_files,
+};
 use crate::ids::BackendName;
 
 /// pi's agent dir: `PI_CODING_AGENT_DIR` (the step's environment first), else
@@ -83,34 +83,15 @@ pub(crate) fn install(files: &[SessionFile], cwd: &Path, agent_dir: &Path) -> Re
     let cwd_text = real_cwd(cwd).to_string_lossy().into_owned();
     let rewritten: Vec<SessionFile> = files
         .iter()
-        .map(|file| SessionFile { path: file.path.clone(), bytes: with_header_cwd(&file.bytes, &cwd_text) })
+        .map(|file| SessionFile { path: file.path.clone(), bytes: with_first_cwd(&file.bytes, &cwd_text) })
         .collect();
     write_files(&sessions_dir(agent_dir, cwd), &rewritten)
-}
-
-/// `bytes` with the `cwd` of its first `session` line set to `cwd`; the other
-/// lines as they were, byte for byte.
-fn with_header_cwd(bytes: &[u8], cwd: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + cwd.len());
-    let mut rewritten = false;
-    for line in bytes.split_inclusive(|byte| *byte == b'\n') {
-        if !rewritten && let Ok(Value::Object(mut header)) = serde_json::from_slice::<Value>(line) {
-            if header.get("type").and_then(Value::as_str) == Some("session") {
-                header.insert("cwd".to_string(), Value::String(cwd.to_string()));
-                out.extend(Value::Object(header).to_string().as_bytes());
-                out.extend(if line.ends_with(b"\n") { &b"\n"[..] } else { &b""[..] });
-                rewritten = true;
-                continue;
-            }
-        }
-        out.extend(line);
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn the_folder_is_pis_name_for_the_working_directory() {
