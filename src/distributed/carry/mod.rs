@@ -17,3 +17,5 @@
 mod cli_fakes;
 #[cfg(test)]
 mod real_cli_tests;
+
+pub(crate) mod workdir;
