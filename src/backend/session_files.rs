@@ -200,17 +200,17 @@ pub(crate) fn real_cwd(cwd: &Path) -> PathBuf {
 }
 
 /// Bytes as one base64 string in JSON: a quarter larger, not four times as an
-/// array of numbers would be.
-mod base64_bytes {
+/// array of numbers would be (`#[serde(with = …)]`; the workflow bundle's zip too).
+pub(crate) mod base64_bytes {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&STANDARD.encode(bytes))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
         let text = String::deserialize(deserializer)?;
         STANDARD.decode(text.as_bytes()).map_err(serde::de::Error::custom)
     }

@@ -19,3 +19,4 @@ mod cli_fakes;
 mod real_cli_tests;
 
 pub(crate) mod workdir;
+pub(crate) mod workflow_bundle;
