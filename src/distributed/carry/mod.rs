@@ -18,5 +18,8 @@ mod cli_fakes;
 #[cfg(test)]
 mod real_cli_tests;
 
+pub(crate) mod session;
+pub(crate) mod shipped;
+pub(crate) mod task_folder;
 pub(crate) mod workdir;
 pub(crate) mod workflow_bundle;

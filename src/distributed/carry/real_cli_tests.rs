@@ -22,6 +22,7 @@ use super::cli_fakes::fake_anthropic::{self, FakeAnthropic};
 use super::cli_fakes::fake_openai::{self, FakeOpenAi};
 use crate::backend::session_files::SessionFile;
 use crate::backend::{claude, codex, pi};
+use crate::ids::BackendName;
 
 const CLI_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -74,13 +75,18 @@ impl Ran {
 
 /// Run `program args` in `machine`'s cwd with only `env` (and PATH), `stdin` written.
 fn run(program: &Path, args: &[&str], machine: &Machine, env: &[(&str, String)], stdin: &str) -> Ran {
+    run_in(program, args, &machine.home, &machine.cwd, env, stdin)
+}
+
+/// [`run`] with this HOME and cwd.
+fn run_in(program: &Path, args: &[&str], home: &Path, cwd: &Path, env: &[(&str, String)], stdin: &str) -> Ran {
     let mut command = Command::new(program);
     command
         .args(args)
-        .current_dir(&machine.cwd)
+        .current_dir(cwd)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &machine.home)
+        .env("HOME", home)
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env("no_proxy", "127.0.0.1,localhost")
         .envs(env.iter().map(|(key, value)| (*key, value)))
@@ -259,4 +265,112 @@ fn a_codex_thread_made_on_one_machine_is_continued_on_another() {
     let requests = fake.requests();
     let last = &requests.last().expect("requests").view;
     assert!(last.history_contains("REMEMBER the secret 8472"), "{:?}", last.history);
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    crate::process::git::git_with(dir, args, &[]).unwrap_or_else(|error| panic!("git {args:?}: {error}"));
+}
+
+/// The whole of `--files shipped` with the real Claude Code: a coordinator
+/// (its own HOME, a git checkout, a task folder) and two workers (each its own
+/// HOME and worker dir). Step 1 runs on worker 1 and writes a file; the file,
+/// the task folder and the session come back; step 2 runs on worker 2 and
+/// continues the conversation of step 1.
+#[test]
+fn a_claude_step_on_one_worker_is_continued_by_the_next_step_on_another() {
+    let root = tempfile::tempdir().expect("root");
+    let path = |name: &str| root.path().join(name);
+    let remote = path("remote.git");
+    git(root.path(), &["init", "--quiet", "--bare", &remote.to_string_lossy()]);
+    let project = path("coordinator/project");
+    std::fs::create_dir_all(project.join("src")).expect("project");
+    std::fs::write(project.join("README.md"), "project\n").expect("readme");
+    git(&project, &["init", "--quiet"]);
+    git(&project, &["add", "-A"]);
+    git(&project, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "first"]);
+    git(&project, &["remote", "add", "origin", &remote.to_string_lossy()]);
+    let scope = path("coordinator/flows/main");
+    std::fs::create_dir_all(&scope).expect("scope");
+    std::fs::write(scope.join("START.md"), "STEP ONE").expect("state");
+    let task_folder = path("coordinator/project/.baton/tasks/run-9/main");
+    std::fs::create_dir_all(&task_folder).expect("task folder");
+    std::fs::write(task_folder.join("plan.md"), "the plan").expect("plan");
+    let cwd = project.join("src");
+    let homes: Vec<PathBuf> = ["coordinator-home", "w1-home", "w2-home"].iter().map(|name| path(name)).collect();
+    let envs: Vec<BTreeMap<String, String>> = homes
+        .iter()
+        .map(|home| {
+            BTreeMap::from([("CLAUDE_CONFIG_DIR".to_string(), home.join(".claude").to_string_lossy().into_owned())])
+        })
+        .collect();
+    let worker_cwd = |worker: &str| path(worker).join("checkouts/run-9/main/src");
+    let written = worker_cwd("w1").join("answer.md");
+    let fake = FakeAnthropic::start(vec![
+        fake_anthropic::Rule::when_prompt("STEP ONE")
+            .on_round(0)
+            .reply_tool_use(fake_anthropic::ToolUse::write(&written.to_string_lossy(), "42\n")),
+        fake_anthropic::Rule::when_prompt("STEP ONE").on_round(1).reply_text("Wrote it."),
+        fake_anthropic::Rule::when_prompt("STEP TWO").resumed().history_contains("Wrote it.").reply_text("Continued."),
+    ]);
+    let claude = cli("BATON_TEST_CLAUDE_BIN", "claude-code", "claude");
+    let remote_url = super::workdir::remote_for(&cwd, None).expect("origin");
+    let step = |worker: &str, env: &BTreeMap<String, String>, prompt: &str, sessions: &[(BackendName, String)]| {
+        let prepared = super::shipped::prepare(&super::shipped::Outgoing {
+            run_id: "run-9",
+            agent_id: "main",
+            scope: &scope,
+            cwd: &cwd,
+            task_folder: &task_folder,
+            remote: &remote_url,
+            sessions,
+            step_env: &envs[0],
+        })
+        .expect("prepared");
+        assert_eq!(prepared.notices, Vec::<String>::new());
+        let request: super::shipped::ShippedFiles =
+            serde_json::from_str(&serde_json::to_string(&prepared.files).expect("json")).expect("back");
+        let workspace = super::shipped::materialise(&request, "run-9", &path(worker), env).expect("materialised");
+        assert_eq!(workspace.cwd, worker_cwd(worker));
+        let worker_scope = workspace.workflows.to_worker(&scope).expect("scope on the worker");
+        assert_eq!(std::fs::read_to_string(worker_scope.join("START.md")).expect("state"), "STEP ONE");
+        assert_eq!(
+            std::fs::read_to_string(workspace.task_folder.worker_root.join("plan.md")).expect("plan"),
+            "the plan"
+        );
+        let mut args = vec!["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"];
+        args.extend(["--model", "sonnet"]);
+        if let Some((_, session)) = sessions.first() {
+            args.extend(["--resume", session.as_str()]);
+        }
+        let mut claude_env = claude_env(&fake.url());
+        claude_env.push(("CLAUDE_CONFIG_DIR", env["CLAUDE_CONFIG_DIR"].clone()));
+        let home = path(&format!("{worker}-home"));
+        let ran = run_in(&claude, &args, &home, &workspace.cwd, &claude_env, prompt);
+        assert_eq!(ran.status, 0, "claude failed\n{}\n{}", ran.describe(), fake.summary());
+        let result = ran.lines().pop().expect("result");
+        let session = result["session_id"].as_str().expect("session").to_string();
+        std::fs::write(workspace.task_folder.worker_root.join(format!("{worker}.md")), "was here").expect("task");
+        let back =
+            super::shipped::send_back(&workspace, &[(BackendName::Claude, session.clone())], &workspace.cwd, env)
+                .expect("sent back");
+        let back: super::shipped::ShippedBack =
+            serde_json::from_str(&serde_json::to_string(&back).expect("json")).expect("back");
+        let received = super::shipped::receive(&request, &back, &cwd, &envs[0]).expect("received");
+        (result, session, received.changed)
+    };
+
+    let (first, session, changed) = step("w1", &envs[1], "STEP ONE: write the answer", &[]);
+    assert_eq!(first["result"], "Wrote it.", "{}", fake.summary());
+    assert_eq!(changed, ["src/answer.md"]);
+    assert_eq!(std::fs::read_to_string(cwd.join("answer.md")).expect("answer"), "42\n");
+    assert!(task_folder.join("w1.md").is_file());
+
+    let (second, resumed, _) = step("w2", &envs[2], "STEP TWO: go on", &[(BackendName::Claude, session.clone())]);
+    assert_eq!(second["result"], "Continued.", "{}", fake.summary());
+    assert_eq!(resumed, session);
+    let requests = fake.requests();
+    assert!(requests.last().expect("requests").view.history_contains("STEP ONE: write the answer"));
+    // Worker 2 saw worker 1's file and task note; all of it is back on the coordinator.
+    assert!(task_folder.join("w1.md").is_file() && task_folder.join("w2.md").is_file());
+    assert!(claude::session_files::collect(&session, &cwd, &homes[0].join(".claude")).is_ok());
 }

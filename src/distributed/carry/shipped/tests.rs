@@ -1,0 +1,57 @@
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    crate::process::git::git_with(dir, args, &[]).unwrap_or_else(|error| panic!("git {args:?}: {error}"));
+}
+
+#[test]
+fn a_session_that_cannot_travel_is_dropped_with_a_notice_and_the_step_still_goes() {
+    let root = tempfile::tempdir().expect("root");
+    let remote = root.path().join("remote.git");
+    git(root.path(), &["init", "--quiet", "--bare", &remote.to_string_lossy()]);
+    let project = root.path().join("project");
+    std::fs::create_dir_all(&project).expect("project");
+    std::fs::write(project.join("a.txt"), "a\n").expect("a");
+    git(&project, &["init", "--quiet"]);
+    git(&project, &["add", "-A"]);
+    git(&project, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "first"]);
+    let scope = root.path().join("flows/main");
+    std::fs::create_dir_all(&scope).expect("scope");
+    std::fs::write(scope.join("START.sh"), "echo '<result>ok</result>'\n").expect("state");
+    let config = root.path().join("claude-config");
+    let env = BTreeMap::from([("CLAUDE_CONFIG_DIR".to_string(), config.to_string_lossy().into_owned())]);
+    let sessions = [(BackendName::Claude, "gone".to_string())];
+    let remote = remote.to_string_lossy().into_owned();
+    let prepared = prepare(&Outgoing {
+        run_id: "r",
+        agent_id: "main",
+        scope: &scope,
+        cwd: &project,
+        task_folder: &root.path().join("tasks/r/main"),
+        remote: &remote,
+        sessions: &sessions,
+        step_env: &env,
+    })
+    .expect("prepared");
+    assert_eq!(prepared.dropped, ["gone"]);
+    let project = std::fs::canonicalize(&project).expect("canonical");
+    let mangled: String =
+        project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    assert_eq!(
+        prepared.notices,
+        [format!(
+            "claude session `gone` has no files under {}/projects/{mangled}; the agent's next turn starts a fresh \
+             conversation",
+            config.display()
+        )]
+    );
+    let worker = root.path().join("worker");
+    let workspace = materialise(&prepared.files, "r", &worker, &env).expect("materialised");
+    assert_eq!(workspace.cwd, worker.join("checkouts/r/main"));
+    std::fs::write(workspace.cwd.join("a.txt"), "a, by the script\n").expect("step");
+    let back = send_back(&workspace, &[], &workspace.cwd, &env).expect("sent back");
+    let received = receive(&prepared.files, &back, &project, &env).expect("received");
+    assert_eq!(received.changed, ["a.txt"]);
+    assert_eq!(std::fs::read_to_string(project.join("a.txt")).expect("a"), "a, by the script\n");
+    assert!(root.path().join("tasks/r/main").is_dir(), "the task folder exists after the step, empty");
+}
