@@ -7,10 +7,12 @@
 
 #![allow(dead_code)]
 
+#[allow(unused_imports)]
 #[path = "../../../tests/support/fake_anthropic/mod.rs"]
 pub(crate) mod fake_anthropic;
 #[path = "../../../tests/support/fake_api/mod.rs"]
 pub(crate) mod fake_api;
+#[allow(unused_imports)]
 #[path = "../../../tests/support/fake_openai/mod.rs"]
 pub(crate) mod fake_openai;
 

@@ -113,17 +113,17 @@ impl CarryError {
     /// there a moment ago); the rest needs the user (a conflict, a bound, a
     /// missing remote) and pauses the agent.
     pub(crate) fn is_retryable(&self) -> bool {
-        match self {
-            CarryError::Workdir(WorkdirError::Git(GitError::Failed { .. }) | WorkdirError::Io { .. }) => true,
-            CarryError::Workflows(BundleError::Unpack { .. })
-            | CarryError::Session(SessionFilesError::Install { .. }) => true,
-            CarryError::TaskFolder(TaskFolderError::Unwritable { .. }) => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            CarryError::Workdir(WorkdirError::Git(GitError::Failed { .. }) | WorkdirError::Io { .. })
+                | CarryError::Workflows(BundleError::Unpack { .. })
+                | CarryError::Session(SessionFilesError::Install { .. })
+                | CarryError::TaskFolder(TaskFolderError::Unwritable { .. })
+        )
     }
 }
 
-/// 1. Coordinator, before the step.
+/// Step 1, on the coordinator before the step is sent.
 pub(crate) fn prepare(step: &Outgoing<'_>) -> Result<Prepared, CarryError> {
     let workflows = workflow_bundle::pack(step.scope)?;
     let workdir = workdir::ship(step.cwd, step.remote, step.run_id, step.agent_id)?;
@@ -150,7 +150,7 @@ pub(crate) fn prepare(step: &Outgoing<'_>) -> Result<Prepared, CarryError> {
     Ok(Prepared { files, dropped, notices })
 }
 
-/// 2. Worker, before the step: everything in place under `worker_dir`.
+/// Step 2, on the worker before the step runs: everything in place under `worker_dir`.
 pub(crate) fn materialise(
     files: &ShippedFiles,
     run_id: &str,
@@ -177,7 +177,7 @@ pub(crate) fn materialise(
     })
 }
 
-/// 3. Worker, after the step: `sessions` are the agent's after it, made in
+/// Step 3, on the worker after the step: `sessions` are the agent's after it, made in
 /// `cwd` (the agent's working directory on the worker, after any `<cd>`).
 pub(crate) fn send_back(
     workspace: &Workspace,
@@ -197,7 +197,7 @@ pub(crate) fn send_back(
     Ok(ShippedBack { workdir_commit, task_files, sessions: shipped, notices })
 }
 
-/// 4. Coordinator, on the reply: `cwd` is the agent's working directory on the
+/// Step 4, on the coordinator with the reply: `cwd` is the agent's working directory on the
 /// coordinator after the step (mapped back through [`Workspace::workdir`]'s roots).
 pub(crate) fn receive(
     files: &ShippedFiles,

@@ -94,18 +94,30 @@ pub(crate) enum WorkdirError {
          else pushed to it); this worker's result {result} is not sent back"
     )]
     Superseded { remote: String, branch: String, result: String },
-    #[error(
-        "the step's result cannot be written into {}: {} changed there while the step ran on the worker, and the step changed \
-         {} too: {files}. Nothing was overwritten; the step's result is commit {result} on branch `{branch}` of {remote}",
-        .dir.display(),
-        if .count == &1 { "this file" } else { "these files" },
-        if .count == &1 { "it" } else { "them" }
-    )]
-    Conflict { dir: PathBuf, count: usize, files: String, result: String, branch: String, remote: String },
+    #[error(transparent)]
+    Conflict(Box<Conflict>),
     #[error("cannot {action} {}: {reason}", .path.display())]
     Io { action: &'static str, path: PathBuf, reason: String },
     #[error(transparent)]
     Git(#[from] GitError),
+}
+
+/// Files changed on both sides while a step ran on a worker.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the step's result cannot be written into {}: {} changed there while the step ran on the worker, and the step changed \
+     {} too: {files}. Nothing was overwritten; the step's result is commit {result} on branch `{branch}` of {remote}",
+    .dir.display(),
+    if .count == &1 { "this file" } else { "these files" },
+    if .count == &1 { "it" } else { "them" }
+)]
+pub(crate) struct Conflict {
+    pub(crate) dir: PathBuf,
+    pub(crate) count: usize,
+    pub(crate) files: String,
+    pub(crate) result: String,
+    pub(crate) branch: String,
+    pub(crate) remote: String,
 }
 
 /// The remote a run's working directories travel through: `repo` when the run
@@ -197,14 +209,14 @@ pub(crate) fn bring_back(cwd: &Path, ticket: &WorkdirTicket, result: &str) -> Re
         let both: Vec<&String> = theirs.iter().filter(|path| ours.contains(path)).collect();
         if !both.is_empty() {
             let files = both.iter().map(|path| format!("`{path}`")).collect::<Vec<_>>().join(", ");
-            return Err(WorkdirError::Conflict {
+            return Err(WorkdirError::Conflict(Box::new(Conflict {
                 dir: cwd.to_path_buf(),
                 count: both.len(),
                 files,
                 result: result.to_string(),
                 branch: ticket.branch.clone(),
                 remote: ticket.remote.clone(),
-            });
+            })));
         }
     }
     write_changes(&toplevel, &ticket.commit, result)?;

@@ -174,7 +174,7 @@ fn a_working_tree_over_the_bound_is_refused_naming_the_biggest_files() {
             MAX_TREE_BYTES + 12
         )
     );
-    assert_eq!(git(&setup.remote.as_ref(), &["branch", "--list"]), "", "nothing pushed");
+    assert_eq!(git(setup.remote.as_ref(), &["branch", "--list"]), "", "nothing pushed");
 }
 
 #[test]

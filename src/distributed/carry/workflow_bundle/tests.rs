@@ -87,7 +87,7 @@ fn two_steps_unpacking_one_bundle_at_once_share_one_whole_copy() {
         .expect("cache")
         .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(cache, [bundle.hash.clone()], "no half-made copy is left");
+    assert_eq!(cache, std::slice::from_ref(&bundle.hash), "no half-made copy is left");
     assert_eq!(
         std::fs::read_to_string(maps[0].worker_root.join("f.yaml")).expect("yaml"),
         "states:\n  START:\n    prompt: hi\n"
