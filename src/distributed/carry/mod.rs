@@ -18,6 +18,7 @@ mod cli_fakes;
 #[cfg(test)]
 mod real_cli_tests;
 
+pub(crate) mod paths;
 pub(crate) mod session;
 pub(crate) mod shipped;
 pub(crate) mod task_folder;
