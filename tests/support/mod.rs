@@ -10,6 +10,7 @@ pub(crate) mod fake_claude;
 pub(crate) mod fake_openai;
 pub(crate) mod npm_cli;
 pub(crate) mod pi_cli;
+pub(crate) mod restate_min;
 pub(crate) mod serve;
 pub(crate) mod test_builder;
 
