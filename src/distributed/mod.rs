@@ -20,8 +20,6 @@
 //! `StateExecutor` that sends steps), `step_service` and `worker` (the worker side),
 //! `carry` (`--files shipped`: what travels with a step, `docs/distributed-files.md`).
 
-// Called by the step protocol for `--files shipped`.
-#[allow(dead_code)]
 pub(crate) mod carry;
 pub(crate) mod engine;
 pub(crate) mod ingress;

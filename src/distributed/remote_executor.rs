@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::distributed::carry::files_mode::FilesMode;
+use crate::distributed::carry::shipped::{self, CarryError, Outgoing};
+use crate::distributed::carry::{paths, workdir};
 use crate::distributed::ingress::{Ingress, IngressError};
 use crate::distributed::protocol::{Files, StepReply, StepRequest, StepSettings, Versions};
 use crate::events::error_kind::ErrorKind;
@@ -40,6 +43,8 @@ pub(crate) struct RemoteExecutor {
     retry_window: Duration,
     /// One warning per outage, not one per step or per try.
     warned: AtomicBool,
+    /// `--files`: shared paths, or each step's files shipped with it.
+    files: FilesMode,
 }
 
 /// What `<run>/remote-steps/<agent>.json` holds while a step is out.
@@ -79,7 +84,50 @@ impl RemoteExecutor {
             skip_permissions,
             retry_window,
             warned: AtomicBool::new(false),
+            files: FilesMode::Shared,
         }
+    }
+
+    /// Ship each step's files (`--files shipped`, `docs/distributed-files.md`).
+    pub(crate) fn with_files(mut self, files: FilesMode) -> RemoteExecutor {
+        self.files = files;
+        self
+    }
+
+    /// `--files shipped`, before sending: the step's files packed and pushed into
+    /// `request`; sessions that cannot travel are cleared from its agent (its
+    /// next turn starts afresh) and said so.
+    fn ship(&self, request: &mut StepRequest, context: &ExecutionContext) -> Result<(), StepFailure> {
+        let FilesMode::Shipped { repo } = &self.files else { return Ok(()) };
+        let agent = &request.agent;
+        let failed = |error: CarryError| carry_failure(agent, &error);
+        let remote = workdir::remote_for(&agent.cwd, repo.as_deref()).map_err(|error| failed(error.into()))?;
+        let sessions = paths::sessions_before(agent);
+        let prepared = shipped::prepare(&Outgoing {
+            run_id: &context.run_id,
+            agent_id: &agent.id,
+            scope: &agent.scope_dir,
+            cwd: &agent.cwd,
+            task_folder: &agent.task_folder,
+            remote: &remote,
+            sessions: &sessions,
+            step_env: &context.environment,
+        })
+        .map_err(failed)?;
+        for notice in prepared.notices {
+            context.bus.emit(Event::ProgressMessage { agent_id: agent.id.clone(), message: notice });
+        }
+        let agent = &mut request.agent;
+        for dropped in &prepared.dropped {
+            if agent.session_id.as_deref() == Some(dropped.as_str()) {
+                agent.session_id = None;
+            }
+            if agent.fork_session_id.as_deref() == Some(dropped.as_str()) {
+                agent.fork_session_id = None;
+            }
+        }
+        request.files = Files::Shipped(Box::new(prepared.files));
+        Ok(())
     }
 
     fn record_path(&self, agent: &Agent) -> PathBuf {
@@ -231,7 +279,8 @@ impl RemoteExecutor {
             step: input.step,
             attempt: input.attempt,
         });
-        let request = self.request(&input, context);
+        let mut request = self.request(&input, context);
+        self.ship(&mut request, context)?;
         let (key, earlier_step) = self.key_for(&request);
         let reply = self.send(&key, &request, context).await;
         let _ = std::fs::remove_file(self.record_path(agent));
@@ -254,7 +303,26 @@ impl RemoteExecutor {
             }
             context.bus.emit(event);
         }
+        if let (Files::Shipped(files), Some(back)) = (&request.files, &reply.shipped) {
+            let received = shipped::receive(files, back, &agent.cwd, &context.environment)
+                .map_err(|error| carry_failure(agent, &error))?;
+            tracing::info!(agent = %agent.id, changed = received.changed.len(), "the step's files are back");
+            for notice in received.notices {
+                context.bus.emit(Event::ProgressMessage { agent_id: agent.id.clone(), message: notice });
+            }
+        }
         reply.outcome
+    }
+}
+
+/// A step whose files cannot travel: retried when the cause may pass (a git
+/// remote, a disk), else the agent pauses with the reason.
+fn carry_failure(agent: &Agent, error: &CarryError) -> StepFailure {
+    let message = format!("state `{}`: {error}", agent.current_state);
+    if error.is_retryable() {
+        StepFailure::retryable(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
+    } else {
+        StepFailure::pause(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
     }
 }
 

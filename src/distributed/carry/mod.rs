@@ -18,6 +18,7 @@ mod cli_fakes;
 #[cfg(test)]
 mod real_cli_tests;
 
+pub(crate) mod files_mode;
 pub(crate) mod paths;
 pub(crate) mod session;
 pub(crate) mod shipped;

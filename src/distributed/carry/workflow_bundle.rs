@@ -224,7 +224,8 @@ fn describe(scopes: &[PathBuf]) -> String {
     }
 }
 
-/// Every regular file under `dir` (symlinks to files followed), as (`prefix/…`, path).
+/// Every regular file under `dir` (symlinks to files followed; `.git` and
+/// `.baton` folders left out), as (`prefix/…`, path).
 fn collect_directory(dir: &Path, prefix: &str, files: &mut Vec<(String, PathBuf)>) -> Result<(), BundleError> {
     let mut pending = vec![(dir.to_path_buf(), prefix.to_string())];
     while let Some((dir, prefix)) = pending.pop() {
@@ -245,7 +246,10 @@ fn collect_directory(dir: &Path, prefix: &str, files: &mut Vec<(String, PathBuf)
                 kind
             };
             if followed.is_dir() {
-                pending.push((path, name));
+                // A workflow kept at a project's top: its repository and runs are no workflow files.
+                if !matches!(entry.file_name().to_str(), Some(".git" | ".baton")) {
+                    pending.push((path, name));
+                }
             } else if followed.is_file() {
                 files.push((name, path));
             }

@@ -27,6 +27,8 @@ fn workflows() -> tempfile::TempDir {
     );
     write(&w, "flows/f.yaml", "states:\n  START:\n    prompt: hi\n");
     write(&w, "unrelated/START.md", "x");
+    write(&w, "main/.git/HEAD", "a repository is no workflow file");
+    write(&w, "main/.baton/runs/r/state.json", "nor are runs");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -55,6 +57,7 @@ fn a_directory_and_the_workflows_its_tags_reach_travel_under_their_own_names() {
     assert_eq!(std::fs::read_to_string(top.join("main/data/table.txt")).expect("data"), "data a script reads\n");
     assert!(top.join("lib/START.md").is_file() && top.join("flows/f.yaml").is_file());
     assert!(!top.join("unrelated").exists(), "only what the tags reach travels");
+    assert!(!top.join("main/.git").exists() && !top.join("main/.baton").exists());
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,92 @@
+//! `--files shipped` through a real `restate-server` and `baton worker` (issue 21,
+//! item 4, `docs/distributed-files.md`): the worker sees none of the coordinator's
+//! paths — its own `--dir`, a bare repository as the shared remote — and the
+//! step's edits, task folder and result come back.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::Test;
+use crate::support::restate_min::{Reaped, RestateServer, exclusive};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git");
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim_end().to_string()
+}
+
+/// The test's project as a git repository with one commit, its `origin` a bare
+/// repository in `remote`.
+fn repository(test: &Test, remote: &Path) {
+    let root = test.root();
+    std::fs::remove_dir_all(root.join(".git")).expect("marker");
+    git(remote, &["init", "--quiet", "--bare", "."]);
+    std::fs::write(root.join("notes.txt"), "from the coordinator\n").expect("notes");
+    git(root, &["init", "--quiet"]);
+    git(root, &["add", "-A"]);
+    git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "first"]);
+    git(root, &["remote", "add", "origin", &remote.to_string_lossy()]);
+}
+
+#[test]
+fn files_shipped_a_workers_edits_come_back_to_the_coordinators_working_directory() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let remote = tempfile::tempdir().expect("remote");
+    let worker_dir = tempfile::tempdir().expect("worker dir");
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "pwd > where.txt\necho \"$(cat notes.txt), then the worker\" > notes.txt\n\
+             echo plan > \"$BATON_TASK_FOLDER/plan.md\"\necho '<goto>TWO.sh</goto>'\n",
+        )
+        .file("TWO.sh", "echo \"<result>$(cat notes.txt) and $(cat \"$BATON_TASK_FOLDER/plan.md\")</result>\"\n");
+    repository(&test, remote.path());
+    let head = git(test.root(), &["rev-parse", "HEAD"]);
+    let worker_dir_text = worker_dir.path().to_string_lossy().into_owned();
+    let _worker = Reaped(server.start_worker(&test, "w1", &["--dir", &worker_dir_text]));
+
+    let outcome = test.run_workflow(&["--engine", &server.engine(), "--files", "shipped"]);
+    outcome.status(0).stdout("from the coordinator, then the worker and plan\n");
+    let root = outcome.root().to_path_buf();
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).expect("notes"),
+        "from the coordinator, then the worker\n"
+    );
+    let checkout = std::fs::canonicalize(worker_dir.path()).expect("canonical").join("checkouts/test/main");
+    assert_eq!(std::fs::read_to_string(root.join("where.txt")).expect("where"), format!("{}\n", checkout.display()));
+    assert_eq!(git(&root, &["rev-parse", "HEAD"]), head, "HEAD is the user's");
+    assert_eq!(git(&root, &["diff", "--cached", "--name-only"]), "", "the index is the user's");
+    assert_eq!(git(remote.path(), &["branch", "--list", "baton/*"]), "  baton/test/main");
+    let task_folder = root.join(".baton/tasks/test/main/plan.md");
+    assert_eq!(std::fs::read_to_string(task_folder).expect("task folder"), "plan\n");
+    assert!(outcome.events_of("test", "StepRanOn").iter().all(|event| event["worker"] == "w1"));
+}
+
+// Bad input: refused before a run exists, exit 1.
+
+#[test]
+fn files_shipped_without_the_restate_engine_is_refused() {
+    let outcome = Test::new().file("START.sh", "echo '<result>x</result>'\n").run_workflow(&["--files", "shipped"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid value `shipped` for --files: shipped files travel to `baton worker`s; add `--engine restate=INGRESS_URL`"
+    );
+}
+
+#[test]
+fn an_unknown_files_mode_gets_a_did_you_mean() {
+    let outcome = Test::new().file("START.sh", "echo '<result>x</result>'\n").run_workflow(&[
+        "--engine",
+        "restate=http://127.0.0.1:9",
+        "--files",
+        "shiped",
+    ]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: invalid value `shiped` for --files: unknown files mode `shiped`: the modes are `shared` and `shipped` (did you \
+         mean `shipped`?)"
+    );
+}
