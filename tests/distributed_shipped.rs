@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::claude_e2e::with_real_claude;
 use crate::support::Test;
+use crate::support::fake_anthropic::{FakeAnthropic, Rule};
 use crate::support::restate_min::{Reaped, RestateServer, exclusive};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -89,4 +91,58 @@ fn an_unknown_files_mode_gets_a_did_you_mean() {
         "error: invalid value `shiped` for --files: unknown files mode `shiped`: the modes are `shared` and `shipped` (did you \
          mean `shipped`?)"
     );
+}
+
+/// Step 1 (a Claude turn) runs on worker 1; the run pauses at `--max-steps 1`;
+/// worker 1 goes away and worker 2 — its own `CLAUDE_CONFIG_DIR`, its own `--dir`
+/// — runs step 2, whose `goto` continues step 1's conversation: the session
+/// came back to the coordinator with step 1's reply and went out with step 2.
+#[test]
+fn files_shipped_a_goto_continues_the_conversation_on_another_worker_with_its_own_claude_home() {
+    let _one = exclusive();
+    let fake = FakeAnthropic::start(vec![
+        Rule::when_prompt("STATE ONE").fresh().reply_text("Noted the number 8472.\n<goto>TWO</goto>"),
+        Rule::when_prompt("STATE TWO").resumed().history_contains("8472").reply_text("<result>recalled 8472</result>"),
+    ]);
+    let server = RestateServer::start();
+    let remote = tempfile::tempdir().expect("remote");
+    let homes = tempfile::tempdir().expect("homes");
+    let home = |name: &str| homes.path().join(name).to_string_lossy().into_owned();
+    let test =
+        Test::new().file("START.md", "STATE ONE: remember the number 8472.").file("TWO.md", "STATE TWO: which number?");
+    repository(&test, remote.path());
+    // The coordinator has no Claude (only workers run prompts) and a config dir of its own.
+    let test = with_real_claude(test, &fake)
+        .env_remove("BATON_CLAUDE_BIN")
+        .env("PATH", "/usr/bin:/bin")
+        .env("CLAUDE_CONFIG_DIR", &home("coordinator"));
+    let worker = |name: &str| with_real_claude(Test::new(), &fake).env("CLAUDE_CONFIG_DIR", &home(name));
+    let first_worker = worker("w1");
+    let w1 = Reaped(server.start_worker(&first_worker, "w1", &["--dir", &home("w1-dir")]));
+
+    let first = test.run_workflow(&["--engine", &server.engine(), "--files", "shipped", "--max-steps", "1"]);
+    first.status(3);
+    drop(w1);
+    let second_worker = worker("w2");
+    let _w2 = Reaped(server.start_worker(&second_worker, "w2", &["--dir", &home("w2-dir")]));
+    let second = first.rerun(["resume", "test", "--max-steps", "10"]);
+    second.status(0).stdout("recalled 8472\n");
+
+    let sessions: Vec<_> = fake.requests().iter().map(|request| request.view.session_id.clone()).collect();
+    assert_eq!(sessions.len(), 2, "{}", fake.summary());
+    assert_eq!(sessions[0], sessions[1], "one conversation over two workers");
+    let workers: Vec<_> = second
+        .events_of("test", "StepRanOn")
+        .iter()
+        .map(|event| event["worker"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(workers, [Some("w1".to_string()), Some("w2".to_string())]);
+    let session = sessions[0].clone().expect("session id");
+    let on = |name: &str| {
+        let projects = homes.path().join(name).join("projects");
+        std::fs::read_dir(&projects)
+            .map(|folders| folders.flatten().any(|folder| folder.path().join(format!("{session}.jsonl")).is_file()))
+            .unwrap_or(false)
+    };
+    assert!(on("coordinator") && on("w1") && on("w2"), "the session is on every machine that had the agent");
 }
