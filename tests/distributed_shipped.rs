@@ -146,3 +146,48 @@ fn files_shipped_a_goto_continues_the_conversation_on_another_worker_with_its_ow
     };
     assert!(on("coordinator") && on("w1") && on("w2"), "the session is on every machine that had the agent");
 }
+
+/// While the step runs on the worker, the user edits the file the step edits:
+/// the agent pauses with the file named, and the user's edit stays.
+#[test]
+fn files_shipped_a_file_edited_on_both_sides_pauses_the_agent_naming_it_and_nothing_is_overwritten() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let remote = tempfile::tempdir().expect("remote");
+    let worker_dir = tempfile::tempdir().expect("worker dir");
+    // The step waits for the test's `go` (in its own checkout) before it ends.
+    let test = Test::new().file(
+        "START.sh",
+        "echo 'the worker' > notes.txt\ntouch ready\nwhile [ ! -e go ]; do sleep 0.05; done\nrm ready go\n\
+         echo '<result>done</result>'\n",
+    );
+    repository(&test, remote.path());
+    let worker_dir_text = worker_dir.path().to_string_lossy().into_owned();
+    let _worker = Reaped(server.start_worker(&test, "w1", &["--dir", &worker_dir_text]));
+    let engine = server.engine();
+    let mut run = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine, "--files", "shipped"]);
+    let checkout = worker_dir.path().join("checkouts/test/main");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !checkout.join("ready").exists() {
+        if std::time::Instant::now() > deadline || run.try_wait().expect("try_wait").is_some() {
+            let _ = run.kill();
+            panic!("the step did not start on the worker");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::write(test.root().join("notes.txt"), "the user\n").expect("the user's edit");
+    std::fs::write(checkout.join("go"), "").expect("go");
+    let output = run.wait_with_output().expect("baton run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let root = std::fs::canonicalize(test.root()).expect("canonical");
+    let expected = format!(
+        "[main] paused at START.sh (worker_refused): state `START.sh`: the step's result cannot be written into {}: this \
+         file changed there while the step ran on the worker, and the step changed it too: `notes.txt`. Nothing was \
+         overwritten; the step's result is commit ",
+        root.display()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains(&format!(" on branch `baton/test/main` of {}\n", remote.path().display())), "{stderr}");
+    assert_eq!(std::fs::read_to_string(test.root().join("notes.txt")).expect("notes"), "the user\n");
+}
