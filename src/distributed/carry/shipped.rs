@@ -30,6 +30,14 @@ use crate::distributed::carry::workflow_bundle::{self, BundleError, PathMap, Wor
 use crate::ids::BackendName;
 use crate::process::git::GitError;
 
+const MIB: usize = 1024 * 1024;
+/// The most a request's shipped files may take as JSON, and a reply's: Restate
+/// journals both and refuses a message over 32 MiB (a reply over it is retried
+/// forever), and the request's other fields and the reply's events (8 MiB) need
+/// room too. Sessions are left out first (the conversation starts afresh).
+pub(crate) const MAX_REQUEST_FILES_JSON: usize = 24 * MIB;
+pub(crate) const MAX_REPLY_FILES_JSON: usize = 16 * MIB;
+
 /// What a step request carries in `--files shipped` (`Files::Shipped`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ShippedFiles {
@@ -106,6 +114,12 @@ pub(crate) enum CarryError {
     TaskFolder(#[from] TaskFolderError),
     #[error(transparent)]
     Session(#[from] SessionFilesError),
+    #[error(
+        "the files a step carries {direction} are {size} bytes as JSON, more than the {} MiB a Restate message may \
+         hold with the rest of the step; run with `--files shared`, or keep less in the task folder",
+        .limit / MIB
+    )]
+    TooLarge { direction: &'static str, size: usize, limit: usize },
 }
 
 impl CarryError {
@@ -139,14 +153,20 @@ pub(crate) fn prepare(step: &Outgoing<'_>) -> Result<Prepared, CarryError> {
             }
         }
     }
-    let files = ShippedFiles {
+    let mut files = ShippedFiles {
         workflows,
         workdir,
         coordinator_toplevel,
         task_folder: step.task_folder.to_path_buf(),
         task_files,
-        sessions,
+        sessions: Vec::new(),
     };
+    let fixed = json_size(&files);
+    for left_out in fit(&mut sessions, fixed, MAX_REQUEST_FILES_JSON, "to the worker")? {
+        notices.push(left_out.1);
+        dropped.push(left_out.0);
+    }
+    files.sessions = sessions;
     Ok(Prepared { files, dropped, notices })
 }
 
@@ -194,7 +214,13 @@ pub(crate) fn send_back(
             Err(error) => notices.push(error.fallback_notice()),
         }
     }
-    Ok(ShippedBack { workdir_commit, task_files, sessions: shipped, notices })
+    let mut back = ShippedBack { workdir_commit, task_files, sessions: Vec::new(), notices };
+    let fixed = json_size(&back);
+    for (_, notice) in fit(&mut shipped, fixed, MAX_REPLY_FILES_JSON, "back from the worker")? {
+        back.notices.push(notice);
+    }
+    back.sessions = shipped;
+    Ok(back)
 }
 
 /// Step 4, on the coordinator with the reply: `cwd` is the agent's working directory on the
@@ -214,6 +240,39 @@ pub(crate) fn receive(
         }
     }
     Ok(Received { changed, notices })
+}
+
+fn json_size<T: Serialize>(value: &T) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |json| json.len())
+}
+
+/// Leave sessions out, the largest first, until they fit beside `fixed` bytes
+/// within `limit`; the ids left out and their notices. Refused when the rest
+/// alone does not fit.
+fn fit(
+    sessions: &mut Vec<ShippedSession>,
+    fixed: usize,
+    limit: usize,
+    direction: &'static str,
+) -> Result<Vec<(String, String)>, CarryError> {
+    if fixed > limit {
+        return Err(CarryError::TooLarge { direction, size: fixed, limit });
+    }
+    let mut sized: Vec<(usize, ShippedSession)> =
+        sessions.drain(..).map(|session| (json_size(&session), session)).collect();
+    let mut left_out = Vec::new();
+    while fixed + sized.iter().map(|(size, _)| size + 1).sum::<usize>() > limit {
+        let Some(largest) = (0..sized.len()).max_by_key(|index| sized[*index].0) else { break };
+        let (size, session) = sized.remove(largest);
+        let notice = format!(
+            "{} session `{}` takes {size} bytes as JSON, too many to carry {direction} with the step; the agent's next \
+             turn starts a fresh conversation",
+            session.backend, session.session
+        );
+        left_out.push((session.session, notice));
+    }
+    sessions.extend(sized.into_iter().map(|(_, session)| session));
+    Ok(left_out)
 }
 
 #[cfg(test)]

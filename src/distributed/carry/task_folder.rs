@@ -8,8 +8,9 @@ use crate::backend::session_files::{SessionFile, files_under, write_files};
 use crate::bounded_read::read_at_most;
 
 const MIB: u64 = 1024 * 1024;
-/// The most a task folder may hold to travel.
-pub(crate) const MAX_TASK_FOLDER_BYTES: u64 = 32 * MIB;
+/// The most a task folder may hold to travel (each way it shares a Restate
+/// message, at most 32 MiB, with the step's other files).
+pub(crate) const MAX_TASK_FOLDER_BYTES: u64 = 8 * MIB;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum TaskFolderError {

@@ -55,3 +55,27 @@ fn a_session_that_cannot_travel_is_dropped_with_a_notice_and_the_step_still_goes
     assert_eq!(std::fs::read_to_string(project.join("a.txt")).expect("a"), "a, by the script\n");
     assert!(root.path().join("tasks/r/main").is_dir(), "the task folder exists after the step, empty");
 }
+
+#[test]
+fn sessions_that_would_overflow_a_restate_message_are_left_out_largest_first() {
+    let session = |id: &str, size: usize| ShippedSession {
+        backend: BackendName::Claude,
+        session: id.to_string(),
+        files: vec![SessionFile { path: format!("{id}.jsonl"), bytes: vec![b'x'; size] }],
+    };
+    let mut sessions = vec![session("small", 10), session("big", 3000), session("mid", 300)];
+    let left_out = fit(&mut sessions, 100, 1000, "to the worker").expect("fits");
+    assert_eq!(left_out.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["big"]);
+    assert_eq!(
+        left_out[0].1,
+        "claude session `big` takes 4078 bytes as JSON, too many to carry to the worker with the step; the agent's \
+         next turn starts a fresh conversation"
+    );
+    assert_eq!(sessions.iter().map(|session| session.session.as_str()).collect::<Vec<_>>(), ["small", "mid"]);
+    let error = fit(&mut sessions, 2000, 1000, "back from the worker").expect_err("too large");
+    assert_eq!(
+        error.to_string(),
+        "the files a step carries back from the worker are 2000 bytes as JSON, more than the 0 MiB a Restate message \
+         may hold with the rest of the step; run with `--files shared`, or keep less in the task folder"
+    );
+}
