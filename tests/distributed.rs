@@ -431,3 +431,31 @@ fn engine_in_the_config_file_runs_new_runs_on_restate() {
     outcome.status(0).stdout("from config\n");
     assert_eq!(outcome.events_of("test", "StepRanOn")[0]["worker"], "w1");
 }
+
+/// Ctrl-C with no grace: the coordinator stops waiting (exit 130) but the step goes
+/// on on its worker; the resume takes its result instead of running it again.
+#[test]
+fn an_interrupted_coordinator_leaves_the_step_to_its_worker_and_the_resume_takes_its_result() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "echo run >> runs.txt\nfor i in $(seq 1 1000); do [ -e go ] && break; sleep 0.02; done\n\
+             echo '<goto>END.sh</goto>'\n",
+        )
+        .file("END.sh", "echo '<result>end</result>'\n");
+    let _worker = Reaped(server.start_worker(&test, "w1", &[]));
+    let engine = server.engine();
+    let coordinator = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine, "--grace", "0"]);
+    let runs = test.root().join("runs.txt");
+    wait_until(Duration::from_secs(20), "the step to start on the worker", || runs.exists());
+    // SAFETY: signalling the coordinator this test started.
+    unsafe { libc::kill(coordinator.id() as i32, libc::SIGINT) };
+    let output = coordinator.wait_with_output().expect("the run");
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::write(test.root().join("go"), "").expect("let the step finish");
+    let resumed = test.args(["resume", "test"]).run();
+    resumed.status(0).stdout("end\n");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n", "the step ran once");
+}

@@ -28,6 +28,7 @@ use crate::events::{Event, StateType};
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepInput};
 use crate::model::agent::{Agent, PauseReason};
+use crate::process::stop_level::StopLevel;
 use crate::text::state_name;
 
 /// How long a step keeps re-sending while the server does not answer, before it
@@ -282,7 +283,29 @@ impl RemoteExecutor {
         let mut request = self.request(&input, context);
         self.ship(&mut request, context)?;
         let (key, earlier_step) = self.key_for(&request);
-        let reply = self.send(&key, &request, context).await;
+        // Stopped hard (a second Ctrl-C, the end of `--grace`): the step goes on on
+        // its worker, and its record stays, so `baton resume` attaches to it.
+        let mut stop = context.stop.clone();
+        let killed = async move {
+            while *stop.borrow_and_update() < StopLevel::Kill {
+                if stop.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let reply = tokio::select! {
+            reply = self.send(&key, &request, context) => reply,
+            () = killed => {
+                return Err(StepFailure::fatal(
+                    ErrorKind::Cancelled,
+                    format!(
+                        "state `{}` was stopped before its worker finished it; the step goes on there, and \
+                         `baton resume {}` takes its result",
+                        agent.current_state, context.run_id
+                    ),
+                ));
+            }
+        };
         let _ = std::fs::remove_file(self.record_path(agent));
         let reply = reply?;
         context.bus.emit(Event::StepRanOn {

@@ -143,12 +143,20 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
         () = accept => None,
         signal = async {
             registration.await?;
-            Ok(signals.recv().await)
+            match signals.recv().await {
+                Some(signal) => Ok(Some(signal)),
+                // No signal handlers: run until killed.
+                None => std::future::pending().await,
+            }
         } => match signal {
             Ok(signal) => signal,
             Err(error) => return Err(error),
         },
     };
+    // No new connections; the open ones are told to take no new steps (HTTP/2
+    // GOAWAY) while the steps they carry finish.
+    drop(listener);
+    let closing = tokio::spawn(graceful.shutdown());
     let running_now = *running_changes.borrow();
     eprintln!(
         "baton worker `{name}`: {}, draining: no new connections; {running_now} running step(s) get {} s to finish",
@@ -180,7 +188,7 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
         .await;
     }
     // Replies still on their way get a moment; connections then close.
-    let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), closing).await;
     if let Some(watchdog) = &worker.watchdog {
         watchdog.disarm();
     }
