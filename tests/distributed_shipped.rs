@@ -5,11 +5,12 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::claude_e2e::with_real_claude;
 use crate::support::Test;
 use crate::support::fake_anthropic::{FakeAnthropic, Rule};
-use crate::support::restate_min::{Reaped, RestateServer, exclusive};
+use crate::support::restate_min::{Reaped, RestateServer, exclusive, wait_until};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git");
@@ -165,16 +166,10 @@ fn files_shipped_a_file_edited_on_both_sides_pauses_the_agent_naming_it_and_noth
     let worker_dir_text = worker_dir.path().to_string_lossy().into_owned();
     let _worker = Reaped(server.start_worker(&test, "w1", &["--dir", &worker_dir_text]));
     let engine = server.engine();
-    let mut run = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine, "--files", "shipped"]);
+    let run = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine, "--files", "shipped"]);
     let checkout = worker_dir.path().join("checkouts/test/main");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !checkout.join("ready").exists() {
-        if std::time::Instant::now() > deadline || run.try_wait().expect("try_wait").is_some() {
-            let _ = run.kill();
-            panic!("the step did not start on the worker");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let ready = checkout.join("ready");
+    wait_until(Duration::from_secs(60), "the step to start on the worker", || ready.exists());
     std::fs::write(test.root().join("notes.txt"), "the user\n").expect("the user's edit");
     std::fs::write(checkout.join("go"), "").expect("go");
     let output = run.wait_with_output().expect("baton run");
@@ -190,4 +185,47 @@ fn files_shipped_a_file_edited_on_both_sides_pauses_the_agent_naming_it_and_noth
     assert!(stderr.contains(&expected), "{stderr}");
     assert!(stderr.contains(&format!(" on branch `baton/test/main` of {}\n", remote.path().display())), "{stderr}");
     assert_eq!(std::fs::read_to_string(test.root().join("notes.txt")).expect("notes"), "the user\n");
+}
+
+/// SIGKILL of the coordinator while a shipped step runs; the resumed run attaches
+/// to the step with the files it was sent with (shipping again would move the
+/// branch under the worker's result): the step runs once and its edit comes back.
+#[test]
+fn files_shipped_sigkill_of_the_coordinator_mid_step_then_resume_takes_the_steps_files_once() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let remote = tempfile::tempdir().expect("remote");
+    let worker_dir = tempfile::tempdir().expect("worker dir");
+    // Counted outside every checkout: a second run of the step would add a line.
+    let counter = tempfile::tempdir().expect("counter");
+    let count = counter.path().join("count");
+    let test = Test::new()
+        .file(
+            "START.sh",
+            &format!(
+                "echo run >> runs.txt\necho run >> '{}'\n\
+                 for i in $(seq 1 1000); do [ -e go ] && break; sleep 0.02; done\nrm -f go\n\
+                 echo '<goto>END.sh</goto>'\n",
+                count.display()
+            ),
+        )
+        .file("END.sh", "echo \"<result>$(cat runs.txt)</result>\"\n");
+    repository(&test, remote.path());
+    let worker_dir_text = worker_dir.path().to_string_lossy().into_owned();
+    let _worker = Reaped(server.start_worker(&test, "w1", &["--dir", &worker_dir_text]));
+    let engine = server.engine();
+    let mut coordinator = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine, "--files", "shipped"]);
+    let checkout = worker_dir.path().join("checkouts/test/main");
+    let runs = checkout.join("runs.txt");
+    wait_until(Duration::from_secs(20), "the step to start on the worker", || runs.exists());
+    coordinator.kill().expect("SIGKILL the coordinator");
+    coordinator.wait().expect("reap");
+    std::fs::write(checkout.join("go"), "").expect("let the step finish");
+    let resumed = test.args(["resume", "test"]).run();
+    resumed.status(0).stdout("run\n");
+    assert_eq!(std::fs::read_to_string(&count).expect("count"), "run\n", "the step ran once");
+    assert_eq!(std::fs::read_to_string(resumed.root().join("runs.txt")).expect("runs"), "run\n", "its edit is back");
+    let log = std::fs::read_to_string(resumed.run_dir("test").join("transitions.log")).expect("log");
+    assert_eq!(log.matches("START.sh -> END.sh").count(), 1, "{log}");
+    assert!(resumed.events_of("test", "ErrorOccurred").is_empty(), "{:?}", resumed.events_of("test", "ErrorOccurred"));
 }

@@ -95,6 +95,41 @@ impl RemoteExecutor {
         self
     }
 
+    /// Where the shipped files of a step that is out are kept beside its record.
+    fn shipped_path(&self, agent: &Agent) -> PathBuf {
+        self.run_dir.join("remote-steps").join(format!("{}.files.json", agent.id))
+    }
+
+    /// `--files shipped`: a step attached to after a crash takes the files it was
+    /// sent with (its worker's result is based on them; shipping again would move
+    /// the branch under it); any other step ships afresh, kept beside its record.
+    fn ship_once(
+        &self,
+        request: &mut StepRequest,
+        attached: bool,
+        context: &ExecutionContext,
+    ) -> Result<(), StepFailure> {
+        let path = self.shipped_path(&request.agent);
+        if attached && let Some(files) = std::fs::read(&path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        {
+            request.files = Files::Shipped(Box::new(files));
+            return Ok(());
+        }
+        self.ship(request, context)?;
+        if let Files::Shipped(files) = &request.files {
+            let written = serde_json::to_vec(files).map_err(std::io::Error::other).and_then(|bytes| {
+                let temporary = path.with_extension("json.tmp");
+                std::fs::write(&temporary, bytes)?;
+                std::fs::rename(&temporary, &path)
+            });
+            if let Err(error) = written {
+                // Only the attach after a coordinator crash is lost: the step re-runs then (A3).
+                tracing::warn!(%error, path = %path.display(), "cannot keep the files shipped with a step");
+            }
+        }
+        Ok(())
+    }
+
     /// `--files shipped`, before sending: the step's files packed and pushed into
     /// `request`; sessions that cannot travel are cleared from its agent (its
     /// next turn starts afresh) and said so.
@@ -281,8 +316,8 @@ impl RemoteExecutor {
             attempt: input.attempt,
         });
         let mut request = self.request(&input, context);
-        self.ship(&mut request, context)?;
         let (key, earlier_step) = self.key_for(&request);
+        self.ship_once(&mut request, earlier_step.is_some(), context)?;
         // Stopped hard (a second Ctrl-C, the end of `--grace`): the step goes on on
         // its worker, and its record stays, so `baton resume` attaches to it.
         let mut stop = context.stop.clone();
@@ -307,6 +342,7 @@ impl RemoteExecutor {
             }
         };
         let _ = std::fs::remove_file(self.record_path(agent));
+        let _ = std::fs::remove_file(self.shipped_path(agent));
         let reply = reply?;
         context.bus.emit(Event::StepRanOn {
             agent_id: agent.id.clone(),
