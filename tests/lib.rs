@@ -16,6 +16,7 @@ mod conformance;
 mod crash_resume;
 mod diagram;
 mod distributed;
+mod distributed_shipped;
 mod isolation;
 mod join;
 mod kill_anywhere;

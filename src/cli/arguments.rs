@@ -297,6 +297,15 @@ pub(crate) struct ExecutionArguments {
     /// A resume keeps the run's engine.
     #[arg(long, value_name = "ENGINE")]
     pub(crate) engine: Option<String>,
+    /// With --engine restate: shared (the default: workers see this machine's paths, one
+    /// machine or NFS) or shipped (each step's files travel with it: workflows, the working
+    /// directory through git, the task folder, the agents' sessions; docs/distributed-files.md).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) files: Option<String>,
+    /// With --files shipped: the git remote both this machine and the workers reach
+    /// [default: the working directory's `origin`].
+    #[arg(long, value_name = "URL")]
+    pub(crate) repo: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -482,4 +491,8 @@ pub(crate) struct WorkerArguments {
     /// Seconds running steps get to finish after SIGTERM or SIGINT, before they are killed.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub(crate) grace: f64,
+    /// Where steps run with --files shipped keep their files: workflows, checkouts, task
+    /// folders (docs/distributed-files.md) [default: ~/.cache/baton/worker].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }

@@ -20,6 +20,7 @@ use crate::backend::codex::prices::PriceTable;
 use crate::backend::pi::backend::PiBackend;
 use crate::backend::profile::profile;
 use crate::cli::config::{Config, check_effort, check_model};
+use crate::distributed::carry::files_mode::FilesMode;
 use crate::distributed::engine::Engine;
 use crate::distributed::ingress::Ingress;
 use crate::distributed::remote_executor::RemoteExecutor;
@@ -153,7 +154,30 @@ pub(crate) fn engine_for_new_run(
         None => Engine::Local,
     };
     params.engine = (engine != Engine::Local).then(|| engine.to_string());
+    files_for(options, params)?;
     Ok(engine)
+}
+
+/// `--files` and `--repo` into the run's launch parameters (a resume keeps the
+/// run's unless it names them); shipped files need the restate engine.
+fn files_for(options: &ExecutionArguments, params: &mut LaunchParams) -> Result<(), CliError> {
+    if options.files.is_some() || options.repo.is_some() {
+        let shown = options.files.as_deref().unwrap_or("shared");
+        match FilesMode::parse(options.files.as_deref(), options.repo.as_deref())
+            .map_err(|error| invalid("files", shown, error.to_string()))?
+        {
+            FilesMode::Shared => (params.files, params.repo) = (None, None),
+            FilesMode::Shipped { repo } => (params.files, params.repo) = (Some("shipped".to_string()), repo),
+        }
+    }
+    if params.files.is_some() && params.engine.is_none() {
+        return Err(invalid(
+            "files",
+            "shipped",
+            "shipped files travel to `baton worker`s; add `--engine restate=INGRESS_URL`",
+        ));
+    }
+    Ok(())
 }
 
 /// A stored run's engine: the one it started with. `--engine` may move a resumed
@@ -223,6 +247,7 @@ pub(crate) fn continue_with_options(
     }
     apply_launch_options(options, &mut state.launch_params, config)?;
     engine_for_stored_run(options, state, may_switch_engine)?;
+    files_for(options, &mut state.launch_params)?;
     let limits = limits(options, &state.launch_params, config)?;
     Ok((timeout, limits))
 }
@@ -398,7 +423,12 @@ pub(crate) async fn execute(
     let retry = retry_policy(options.attempts);
     let executors = match state.launch_params.engine.as_deref().map(parse_engine).transpose()? {
         Some(Engine::Restate { ingress }) => {
-            Executors::remote(Arc::new(RemoteExecutor::new(Ingress::new(&ingress), &run_dir, skip_permissions)))
+            let files = FilesMode::parse(state.launch_params.files.as_deref(), state.launch_params.repo.as_deref())
+                .map_err(|error| {
+                    invalid("files", state.launch_params.files.as_deref().unwrap_or(""), error.to_string())
+                })?;
+            let remote = RemoteExecutor::new(Ingress::new(&ingress), &run_dir, skip_permissions).with_files(files);
+            Executors::remote(Arc::new(remote))
         }
         Some(Engine::Local) | None => Executors::standard(backends),
     };

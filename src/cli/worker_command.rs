@@ -30,6 +30,7 @@ pub(crate) fn worker(arguments: WorkerArguments) -> Result<i32, CliError> {
         max_concurrent_steps: arguments.max_concurrent_steps.map_or_else(worker::default_max_steps, |max| max as usize),
         longest_step,
         grace,
+        dir: arguments.dir.unwrap_or_else(worker::default_dir),
     };
     // Forked before the runtime's threads start (`Watchdog::fork`): the steps'
     // process groups die with this worker, however it ends.

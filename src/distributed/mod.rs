@@ -17,8 +17,10 @@
 //!
 //! Layers: `protocol` (the request and reply, versions, bounds), `engine` (the
 //! flag), `ingress` (the coordinator's HTTP client), `remote_executor` (a
-//! `StateExecutor` that sends steps), `step_service` and `worker` (the worker side).
+//! `StateExecutor` that sends steps), `step_service` and `worker` (the worker side),
+//! `carry` (`--files shipped`: what travels with a step, `docs/distributed-files.md`).
 
+pub(crate) mod carry;
 pub(crate) mod engine;
 pub(crate) mod ingress;
 pub(crate) mod protocol;

@@ -57,9 +57,10 @@ pub(crate) enum Files {
     /// filesystem mounted at the same place): scope, working directory, run
     /// directory and the backends' session files under `HOME`.
     Shared,
-    /// The step's files travel with it (`distributed::carry`, not built yet):
-    /// a worker of this version refuses such a step.
-    Shipped {},
+    /// The step's files travel with it (`--files shipped`,
+    /// `docs/distributed-files.md`): the workflows, a snapshot of the working
+    /// directory on a git branch, the task folder and the sessions.
+    Shipped(Box<crate::distributed::carry::shipped::ShippedFiles>),
 }
 
 /// One step, as a worker runs it.
@@ -145,6 +146,9 @@ pub(crate) struct StepReply {
     pub(crate) outcome: Result<ExecutionResult, StepFailure>,
     /// What the step emitted, in order, bounded ([`bound_events`]).
     pub(crate) events: Vec<WireEvent>,
+    /// With `--files shipped`: what the step changed, to bring back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shipped: Option<Box<crate::distributed::carry::shipped::ShippedBack>>,
 }
 
 /// `text` cut to at most `limit` bytes on a character boundary, with a note

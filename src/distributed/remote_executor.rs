@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::distributed::carry::files_mode::FilesMode;
+use crate::distributed::carry::shipped::{self, CarryError, Outgoing};
+use crate::distributed::carry::{paths, workdir};
 use crate::distributed::ingress::{Ingress, IngressError};
 use crate::distributed::protocol::{Files, StepReply, StepRequest, StepSettings, Versions};
 use crate::events::error_kind::ErrorKind;
@@ -42,6 +45,8 @@ pub(crate) struct RemoteExecutor {
     retry_window: Duration,
     /// One warning per outage, not one per step or per try.
     warned: AtomicBool,
+    /// `--files`: shared paths, or each step's files shipped with it.
+    files: FilesMode,
 }
 
 /// What `<run>/remote-steps/<agent>.json` holds while a step is out.
@@ -81,7 +86,85 @@ impl RemoteExecutor {
             skip_permissions,
             retry_window,
             warned: AtomicBool::new(false),
+            files: FilesMode::Shared,
         }
+    }
+
+    /// Ship each step's files (`--files shipped`, `docs/distributed-files.md`).
+    pub(crate) fn with_files(mut self, files: FilesMode) -> RemoteExecutor {
+        self.files = files;
+        self
+    }
+
+    /// Where the shipped files of a step that is out are kept beside its record.
+    fn shipped_path(&self, agent: &Agent) -> PathBuf {
+        self.run_dir.join("remote-steps").join(format!("{}.files.json", agent.id))
+    }
+
+    /// `--files shipped`: a step attached to after a crash takes the files it was
+    /// sent with (its worker's result is based on them; shipping again would move
+    /// the branch under it); any other step ships afresh, kept beside its record.
+    fn ship_once(
+        &self,
+        request: &mut StepRequest,
+        attached: bool,
+        context: &ExecutionContext,
+    ) -> Result<(), StepFailure> {
+        let path = self.shipped_path(&request.agent);
+        if attached && let Some(files) = std::fs::read(&path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        {
+            request.files = Files::Shipped(Box::new(files));
+            return Ok(());
+        }
+        self.ship(request, context)?;
+        if let Files::Shipped(files) = &request.files {
+            let written = serde_json::to_vec(files).map_err(std::io::Error::other).and_then(|bytes| {
+                let temporary = path.with_extension("json.tmp");
+                std::fs::write(&temporary, bytes)?;
+                std::fs::rename(&temporary, &path)
+            });
+            if let Err(error) = written {
+                // Only the attach after a coordinator crash is lost: the step re-runs then (A3).
+                tracing::warn!(%error, path = %path.display(), "cannot keep the files shipped with a step");
+            }
+        }
+        Ok(())
+    }
+
+    /// `--files shipped`, before sending: the step's files packed and pushed into
+    /// `request`; sessions that cannot travel are cleared from its agent (its
+    /// next turn starts afresh) and said so.
+    fn ship(&self, request: &mut StepRequest, context: &ExecutionContext) -> Result<(), StepFailure> {
+        let FilesMode::Shipped { repo } = &self.files else { return Ok(()) };
+        let agent = &request.agent;
+        let failed = |error: CarryError| carry_failure(agent, &error);
+        let remote = workdir::remote_for(&agent.cwd, repo.as_deref()).map_err(|error| failed(error.into()))?;
+        let sessions = paths::sessions_before(agent);
+        let prepared = shipped::prepare(&Outgoing {
+            run_id: &context.run_id,
+            agent_id: &agent.id,
+            scope: &agent.scope_dir,
+            cwd: &agent.cwd,
+            task_folder: &agent.task_folder,
+            remote: &remote,
+            sessions: &sessions,
+            step_env: &context.environment,
+        })
+        .map_err(failed)?;
+        for notice in prepared.notices {
+            context.bus.emit(Event::ProgressMessage { agent_id: agent.id.clone(), message: notice });
+        }
+        let agent = &mut request.agent;
+        for dropped in &prepared.dropped {
+            if agent.session_id.as_deref() == Some(dropped.as_str()) {
+                agent.session_id = None;
+            }
+            if agent.fork_session_id.as_deref() == Some(dropped.as_str()) {
+                agent.fork_session_id = None;
+            }
+        }
+        request.files = Files::Shipped(Box::new(prepared.files));
+        Ok(())
     }
 
     fn record_path(&self, agent: &Agent) -> PathBuf {
@@ -235,8 +318,9 @@ impl RemoteExecutor {
             step: input.step,
             attempt: input.attempt,
         });
-        let request = self.request(&input, context);
+        let mut request = self.request(&input, context);
         let (key, earlier_step) = self.key_for(&request);
+        self.ship_once(&mut request, earlier_step.is_some(), context)?;
         // Stopped hard (a second Ctrl-C, the end of `--grace`): the step goes on on
         // its worker, and its record stays, so `baton resume` attaches to it.
         let mut stop = context.stop.clone();
@@ -261,10 +345,12 @@ impl RemoteExecutor {
             }
         };
         // A reply (whatever the step came to) or a refusal ends the invocation's
-        // story; a server that stayed away may still hold it, so the record stays
-        // and the next attempt (or a resume) attaches to it once the server is back.
+        // story; a server that stayed away may still hold it, so the record (and the
+        // files the step was sent with) stays and the next attempt (or a resume)
+        // attaches to it once the server is back.
         if !matches!(&reply, Err(failure) if failure.is_retryable()) {
             let _ = std::fs::remove_file(self.record_path(agent));
+            let _ = std::fs::remove_file(self.shipped_path(agent));
         }
         let reply = reply?;
         context.bus.emit(Event::StepRanOn {
@@ -285,7 +371,26 @@ impl RemoteExecutor {
             }
             context.bus.emit(event);
         }
+        if let (Files::Shipped(files), Some(back)) = (&request.files, &reply.shipped) {
+            let received = shipped::receive(files, back, &agent.cwd, &context.environment)
+                .map_err(|error| carry_failure(agent, &error))?;
+            tracing::info!(agent = %agent.id, changed = received.changed.len(), "the step's files are back");
+            for notice in received.notices {
+                context.bus.emit(Event::ProgressMessage { agent_id: agent.id.clone(), message: notice });
+            }
+        }
         reply.outcome
+    }
+}
+
+/// A step whose files cannot travel: retried when the cause may pass (a git
+/// remote, a disk), else the agent pauses with the reason.
+fn carry_failure(agent: &Agent, error: &CarryError) -> StepFailure {
+    let message = format!("state `{}`: {error}", agent.current_state);
+    if error.is_retryable() {
+        StepFailure::retryable(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
+    } else {
+        StepFailure::pause(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
     }
 }
 

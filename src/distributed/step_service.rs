@@ -24,12 +24,14 @@ use crate::backend::codex::backend::CodexBackend;
 use crate::backend::codex::prices::PriceTable;
 use crate::backend::pi::backend::PiBackend;
 use crate::backend::profile::profile;
+use crate::distributed::carry::paths;
+use crate::distributed::carry::shipped::{self, CarryError, ShippedBack, ShippedFiles, Workspace};
 use crate::distributed::protocol::{Files, StepReply, StepRequest, Versions, bound_events};
 use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
 use crate::executor::step_failure::StepFailure;
-use crate::executor::{ExecutionContext, Executors};
+use crate::executor::{ExecutionContext, ExecutionResult, Executors};
 use crate::ids::BackendName;
 use crate::model::agent::PauseReason;
 use crate::process::stop_level::StopLevel;
@@ -48,6 +50,8 @@ pub(crate) struct WorkerState {
     pub(crate) watchdog: Option<Arc<Watchdog>>,
     /// Steps running now (for the drain).
     pub(crate) running: Arc<watch::Sender<usize>>,
+    /// `--dir`: where shipped steps' files are kept (`docs/distributed-files.md`).
+    pub(crate) dir: std::path::PathBuf,
 }
 
 /// Counts a running step while it lives.
@@ -74,6 +78,58 @@ impl WorkerState {
             worker: self.name.clone(),
             outcome: Err(StepFailure::pause(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)),
             events: Vec::new(),
+            shipped: None,
+        }
+    }
+
+    /// A step whose shipped files cannot be put in place or sent back: retried
+    /// when the cause may pass (a git remote, a disk), else the agent pauses.
+    fn carry_failure(&self, request: &StepRequest, error: &CarryError) -> StepFailure {
+        let message =
+            format!("worker `{}` cannot run step {} of agent `{}`: {error}", self.name, request.step, request.agent.id);
+        if error.is_retryable() {
+            StepFailure::retryable(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
+        } else {
+            StepFailure::pause(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
+        }
+    }
+
+    /// `--files shipped`: the step's files in place under `--dir`, and the
+    /// request's agent moved to their paths.
+    fn materialise(&self, files: &ShippedFiles, request: &mut StepRequest) -> Result<Workspace, StepFailure> {
+        let workspace = shipped::materialise(files, &request.run_id, &self.dir, &request.settings.environment)
+            .map_err(|error| self.carry_failure(request, &error))?;
+        paths::agent_to_worker(&mut request.agent, &workspace).map_err(|error| {
+            let message = format!(
+                "worker `{}` cannot run step {} of agent `{}`: {error}",
+                self.name, request.step, request.agent.id
+            );
+            StepFailure::pause(PauseReason::WorkerRefused, ErrorKind::WorkerRefused, message)
+        })?;
+        Ok(workspace)
+    }
+
+    /// `--files shipped`, after the step: what it changed sent back (after a
+    /// failed step too: a local failed step leaves its changes in place), the
+    /// result's workflows moved back to the coordinator's paths.
+    fn send_back(
+        &self,
+        workspace: &Workspace,
+        request: &StepRequest,
+        outcome: Result<ExecutionResult, StepFailure>,
+    ) -> (Result<ExecutionResult, StepFailure>, Option<Box<ShippedBack>>) {
+        let sessions = match &outcome {
+            Ok(result) => paths::sessions_after(&request.agent, result),
+            Err(_) => paths::sessions_before(&request.agent),
+        };
+        let back = shipped::send_back(workspace, &sessions, &workspace.cwd, &request.settings.environment);
+        match (outcome, back) {
+            (Ok(mut result), Ok(back)) => {
+                paths::result_to_coordinator(&mut result, workspace);
+                (Ok(result), Some(Box::new(back)))
+            }
+            (Ok(_), Err(error)) => (Err(self.carry_failure(request, &error)), None),
+            (Err(failure), back) => (Err(failure), back.ok().map(Box::new)),
         }
     }
 
@@ -89,13 +145,8 @@ impl WorkerState {
         }
         match &request.files {
             Files::Shared => {}
-            Files::Shipped {} => {
-                return Some(format!(
-                    "worker `{}` cannot run a step whose files are shipped with it: this worker only runs steps \
-                     with shared files (the same paths as the coordinator's)",
-                    self.name
-                ));
-            }
+            // Its paths are made on this worker (`materialise`).
+            Files::Shipped(_) => return None,
         }
         let agent = &request.agent;
         let paths = [
@@ -117,7 +168,7 @@ impl WorkerState {
     }
 
     /// Run one step as a local run would, and say what it came to.
-    pub(crate) async fn run_step(&self, request: StepRequest) -> StepReply {
+    pub(crate) async fn run_step(&self, mut request: StepRequest) -> StepReply {
         if let Some(message) = self.refusal(&request) {
             tracing::warn!(%message, "step refused");
             return self.refuse(message);
@@ -126,6 +177,24 @@ impl WorkerState {
             return self.refuse(format!("worker `{}` is stopping", self.name));
         };
         let _running = Running::start(&self.running);
+        let workspace = match &request.files {
+            Files::Shared => None,
+            Files::Shipped(files) => {
+                let files = files.clone();
+                match self.materialise(&files, &mut request) {
+                    Ok(workspace) => Some(workspace),
+                    Err(failure) => {
+                        tracing::warn!(message = %failure.message, "shipped step refused");
+                        return StepReply {
+                            worker: self.name.clone(),
+                            outcome: Err(failure),
+                            events: Vec::new(),
+                            shipped: None,
+                        };
+                    }
+                }
+            }
+        };
         let inputs = match tempfile::Builder::new().prefix(&format!("baton-step-{}-", request.run_id)).tempdir() {
             Ok(dir) => dir,
             Err(error) => {
@@ -164,7 +233,11 @@ impl WorkerState {
         let outcome = executors.for_state(&input.agent.current_state).execute(input, &context).await;
         drop(context);
         let events = std::mem::take(&mut *events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        StepReply { worker: self.name.clone(), outcome, events: bound_events(events, &request.agent.id) }
+        let (outcome, shipped) = match &workspace {
+            Some(workspace) => self.send_back(workspace, &request, outcome),
+            None => (outcome, None),
+        };
+        StepReply { worker: self.name.clone(), outcome, events: bound_events(events, &request.agent.id), shipped }
     }
 }
 
@@ -230,6 +303,7 @@ mod tests {
             stop: watch::channel(StopLevel::Run).1,
             watchdog: None,
             running: Arc::new(watch::channel(0).0),
+            dir: std::env::temp_dir().join("baton-worker-unit-tests"),
         }
     }
 
@@ -274,15 +348,5 @@ mod tests {
                 missing.display()
             )
         );
-    }
-
-    #[tokio::test]
-    async fn a_step_with_shipped_files_is_refused_by_this_worker() {
-        let root = tempfile::tempdir().unwrap();
-        let mut shipped = request(root.path(), root.path());
-        shipped.files = Files::Shipped {};
-        let failure = worker("w1").run_step(shipped).await.outcome.unwrap_err();
-        assert_eq!(failure.kind, ErrorKind::WorkerRefused);
-        assert!(failure.message.starts_with("worker `w1` cannot run a step whose files are shipped with it"));
     }
 }

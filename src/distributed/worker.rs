@@ -30,6 +30,8 @@ pub(crate) struct WorkerOptions {
     pub(crate) max_concurrent_steps: usize,
     pub(crate) longest_step: Duration,
     pub(crate) grace: Duration,
+    /// `--dir`: where shipped steps' files are kept (`docs/distributed-files.md`).
+    pub(crate) dir: std::path::PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,19 @@ pub(crate) fn default_name() -> String {
 }
 
 /// The default `--max-concurrent-steps`: four per core (steps mostly wait on a model).
+/// Where a worker keeps shipped steps' files when `--dir` says nothing:
+/// `$XDG_CACHE_HOME/baton/worker`, else `~/.cache/baton/worker`, else a folder
+/// under the system's temporary directory.
+pub(crate) fn default_dir() -> std::path::PathBuf {
+    let cache =
+        std::env::var_os("XDG_CACHE_HOME").filter(|dir| !dir.is_empty()).map(std::path::PathBuf::from).or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|dir| !dir.is_empty())
+                .map(|home| std::path::Path::new(&home).join(".cache"))
+        });
+    cache.map_or_else(|| std::env::temp_dir().join("baton-worker"), |cache| cache.join("baton/worker"))
+}
+
 pub(crate) fn default_max_steps() -> usize {
     std::thread::available_parallelism().map_or(4, |cores| cores.get() * 4)
 }
@@ -86,6 +101,7 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
         stop,
         watchdog: Some(Arc::new(watchdog)),
         running: Arc::new(running),
+        dir: options.dir.clone(),
     });
     let endpoint = HyperEndpoint::new(
         Endpoint::builder().bind(step_service::definition(Arc::clone(&worker), options.longest_step)).build(),

@@ -136,6 +136,12 @@ pub(crate) struct LaunchParams {
     /// absent is the local engine. A resume keeps it (`distributed::engine`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) engine: Option<String>,
+    /// `--files shipped` (`docs/distributed-files.md`); absent is `shared`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<String>,
+    /// `--repo`: the git remote of `--files shipped`; absent is the working directory's `origin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) repo: Option<String>,
 }
 
 /// Where a run made by `baton rerun` came from: its history up to and including

@@ -32,6 +32,12 @@ pub(crate) struct RepoHead {
 
 /// Run `git -C dir ARGS`; its stdout (trimmed at the end) when it succeeds.
 fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    git_with(dir, args, &[])
+}
+
+/// [`git`] with variables of its own set after the clearing (a temporary
+/// `GIT_INDEX_FILE`, a committer): `distributed::carry::workdir`'s snapshots.
+pub(crate) fn git_with(dir: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Result<String, GitError> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -40,6 +46,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .env_remove("GIT_COMMON_DIR")
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|source| GitError::NotInstalled { source })?;

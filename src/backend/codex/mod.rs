@@ -14,6 +14,7 @@ pub(crate) mod backend;
 pub(crate) mod command;
 pub(crate) mod options;
 pub(crate) mod prices;
+pub(crate) mod session_files;
 pub(crate) mod stream_reader;
 pub(crate) mod thread_usage;
 pub(crate) mod transcript;

@@ -13,6 +13,7 @@
 pub(crate) mod backend;
 pub(crate) mod command;
 pub(crate) mod options;
+pub(crate) mod session_files;
 pub(crate) mod stream_reader;
 pub(crate) mod transcript;
 mod version;
