@@ -438,7 +438,10 @@ mod tests {
         (opening, attribute)
     }
 
-    fn by_pattern(text: &str) -> (Vec<(Range<usize>, String, String)>, Vec<(Range<usize>, String, String)>) {
+    /// Each match: where it is, and its two groups (name and attributes, or name and value).
+    type Matches = Vec<(Range<usize>, String, String)>;
+
+    fn by_pattern(text: &str) -> (Matches, Matches) {
         let (opening, attribute) = patterns();
         let openings = opening
             .captures_iter(text)
@@ -454,7 +457,7 @@ mod tests {
         (openings, pairs)
     }
 
-    fn by_hand(text: &str) -> (Vec<(Range<usize>, String, String)>, Vec<(Range<usize>, String, String)>) {
+    fn by_hand(text: &str) -> (Matches, Matches) {
         let openings = opening_tags(text)
             .map(|found| (found.whole, found.name.to_string(), found.attributes.to_string()))
             .collect();

@@ -117,8 +117,11 @@ pub(crate) struct LoadedYaml {
 /// YAML workflows kept by path; more than this and the least recently used goes.
 const KEPT_WORKFLOWS: usize = 8;
 
-/// The workflows validated in this process, by path, with when each was last used.
-static LOADED: LazyLock<Mutex<HashMap<PathBuf, (Arc<LoadedYaml>, u64)>>> = LazyLock::new(Mutex::default);
+/// A workflow kept, and when it was last used.
+type Kept = (Arc<LoadedYaml>, u64);
+
+/// The workflows validated in this process, by path.
+static LOADED: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Mutex::default);
 static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl YamlWorkflow {
