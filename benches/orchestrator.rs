@@ -8,6 +8,10 @@
 //!   persistence per step, snapshots amortised (from the run's `--json` metrics);
 //! - trace bytes written per step.
 //!
+//! The scope rows run one chain of 1,000 script states as a directory, a YAML
+//! file and a zip archive, generated for the run: a step should cost the same
+//! whatever kind of file holds the workflow.
+//!
 //! Numbers, not assertions: this prints a table and never fails on a slow machine.
 
 use std::path::{Path, PathBuf};
@@ -16,7 +20,11 @@ use std::time::{Duration, Instant};
 
 struct Scenario {
     name: &'static str,
+    /// A folder of `bench/workflows/`, or a generated workflow (`Scenario::path`).
     workflow: &'static str,
+    /// The workflow run, when it is not `bench/workflows/<workflow>`, and the
+    /// directory whose scripts the floor runs.
+    path: Option<(PathBuf, PathBuf)>,
     env: Vec<(&'static str, String)>,
     args: Vec<&'static str>,
     /// The script executions of one run, as (script, input) pairs, for the floor.
@@ -54,13 +62,54 @@ fn directory_size(path: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+impl Scenario {
+    fn workflow_path(&self) -> PathBuf {
+        self.path.as_ref().map_or_else(|| workflows().join(self.workflow), |(path, _)| path.clone())
+    }
+
+    fn scripts_dir(&self) -> PathBuf {
+        self.path.as_ref().map_or_else(|| workflows().join(self.workflow), |(_, dir)| dir.clone())
+    }
+}
+
+/// States in the scope rows' chain: each state names the next, so a step of a
+/// YAML or zip workflow that re-read its whole file would cost in proportion.
+const CHAIN_STATES: usize = 1000;
+
+/// The chain of `CHAIN_STATES` script states as a directory, a YAML file and a
+/// zip archive, written under `root` (the scope rows run the same workflow three ways).
+fn chain_workflows(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    use std::io::Write;
+    let script = |n: usize| match n {
+        n if n == CHAIN_STATES => "echo '<result>chained</result>'\n".to_string(),
+        n => format!("echo '<goto>S{}</goto>'\n", n + 1),
+    };
+    let name = |n: usize| if n == 1 { "START".to_string() } else { format!("S{n}") };
+    let dir = root.join("chain");
+    std::fs::create_dir_all(&dir).expect("chain dir");
+    let mut yaml = String::from("states:\n");
+    let zip_path = root.join("chain.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&zip_path).expect("chain.zip"));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for n in 1..=CHAIN_STATES {
+        std::fs::write(dir.join(format!("{}.sh", name(n))), script(n)).expect("chain state");
+        yaml.push_str(&format!("  {}:\n    sh: \"{}\"\n", name(n), script(n).trim_end()));
+        zip.start_file(format!("{}.sh", name(n)), options).expect("zip entry");
+        zip.write_all(script(n).as_bytes()).expect("zip write");
+    }
+    zip.finish().expect("zip finish");
+    let yaml_path = root.join("chain.yaml");
+    std::fs::write(&yaml_path, yaml).expect("chain.yaml");
+    (dir, yaml_path, zip_path)
+}
+
 fn run_once(scenario: &Scenario, index: usize) -> Sample {
     let project = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir(project.path().join(".git")).expect(".git");
     let run_id = format!("bench{index}");
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", &workflows().join(scenario.workflow).to_string_lossy(), "--run-id", &run_id, "-q", "--json"])
+        .args(["run", &scenario.workflow_path().to_string_lossy(), "--run-id", &run_id, "-q", "--json"])
         .args(&scenario.args)
         .envs(scenario.env.iter().map(|(key, value)| (*key, value.as_str())))
         .current_dir(project.path())
@@ -86,7 +135,7 @@ fn run_once(scenario: &Scenario, index: usize) -> Sample {
 /// The time of `bash <script>` spawns for every execution of one run, sequentially.
 fn floor(scenario: &Scenario) -> Duration {
     let project = tempfile::tempdir().expect("temp dir");
-    let directory = workflows().join(scenario.workflow);
+    let directory = scenario.scripts_dir();
     let started = Instant::now();
     for (script, input) in &scenario.floor {
         let status = Command::new("bash")
@@ -116,7 +165,7 @@ fn metric(sample: &Sample, key: &str) -> f64 {
     sample.metrics[key].as_f64().unwrap_or(0.0)
 }
 
-fn scenarios() -> Vec<Scenario> {
+fn scenarios(generated: &Path) -> Vec<Scenario> {
     let loop_floor = |steps: u64| {
         std::iter::once(("START.sh", String::new()))
             .chain((1..=steps).map(|n| ("STEP.sh", n.to_string())))
@@ -140,6 +189,7 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "loop (1,000 gotos)",
             workflow: "loop",
+            path: None,
             env: vec![],
             args: vec![],
             floor: loop_floor(1000),
@@ -149,6 +199,7 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "loop, --no-debug",
             workflow: "loop",
+            path: None,
             env: vec![],
             args: vec!["--no-debug"],
             floor: loop_floor(1000),
@@ -158,6 +209,7 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "callstack (depth 100)",
             workflow: "callstack",
+            path: None,
             env: vec![],
             args: vec![],
             floor: callstack_floor(100),
@@ -167,6 +219,7 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "fanout (10 live agents: 10 workers x 500)",
             workflow: "fanout",
+            path: None,
             env: vec![("BENCH_WORKERS", "10".into()), ("BENCH_WORKER_STEPS", "500".into())],
             args: vec![],
             floor: fanout_floor(10, 500),
@@ -176,6 +229,7 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "fanout (1,000 live agents: 1,000 workers x 5)",
             workflow: "fanout",
+            path: None,
             env: vec![("BENCH_WORKERS", "1000".into())],
             args: vec![],
             floor: fanout_floor(1000, 5),
@@ -183,6 +237,31 @@ fn scenarios() -> Vec<Scenario> {
             scaling: None,
         },
     ];
+    // The same chain of states as a directory, a YAML workflow and a zip archive:
+    // a scope's kind should not change what a step costs.
+    let (chain_dir, chain_yaml, chain_zip) = chain_workflows(generated);
+    let chain_floor: Vec<(&'static str, String)> = (1..=CHAIN_STATES)
+        .map(|n| {
+            let file = if n == 1 { "START.sh".to_string() } else { format!("S{n}.sh") };
+            (&*Box::leak(file.into_boxed_str()), String::new())
+        })
+        .collect();
+    for (name, path) in [
+        ("scope: chain of 1,000 states, directory", chain_dir.clone()),
+        ("scope: chain of 1,000 states, YAML", chain_yaml),
+        ("scope: chain of 1,000 states, zip", chain_zip),
+    ] {
+        scenarios.push(Scenario {
+            name,
+            workflow: "chain",
+            path: Some((path, chain_dir.clone())),
+            env: vec![],
+            args: vec!["--no-debug"],
+            floor: chain_floor.clone(),
+            sequential: true,
+            scaling: None,
+        });
+    }
     // Cost per step against the number of agents: N workers of one step each, all
     // forked in one output, with and without `--max-agents 100`.
     for (series, args) in [("no cap", vec![]), ("--max-agents 100", vec!["--max-agents", "100"])] {
@@ -190,6 +269,7 @@ fn scenarios() -> Vec<Scenario> {
             scenarios.push(Scenario {
                 name: Box::leak(format!("scaling: {name} workers x 1, {series}").into_boxed_str()),
                 workflow: "fanout",
+                path: None,
                 env: vec![("BENCH_WORKERS", workers.to_string()), ("BENCH_WORKER_STEPS", "1".into())],
                 args: [vec!["--no-debug"], args.clone()].concat(),
                 floor: fanout_floor(workers, 1),
@@ -223,7 +303,8 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|");
     // (series, agents, wall per step in ms, CPU per step in ms) of the scaling rows.
     let mut scaling: Vec<(&str, u64, f64, f64)> = Vec::new();
-    for scenario in scenarios() {
+    let generated = tempfile::tempdir().expect("temp dir");
+    for scenario in scenarios(generated.path()) {
         if only.as_deref().is_some_and(|only| !scenario.workflow.contains(only) && !scenario.name.contains(only)) {
             continue;
         }

@@ -1,8 +1,10 @@
 //! Finding a backend's CLI: a flag, an environment variable, config, then `PATH`.
-//! Resolved once per run; a missing CLI fails only the first prompt state that
-//! needs it, so a workflow that never uses a backend never needs its CLI.
+//! Resolved once per run, when the first prompt state needs it (`LazyBinary`): a
+//! missing CLI fails only that state, and a workflow that never uses a backend
+//! never looks for its CLI (a script-only run used to walk `PATH` three times).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::backend::profile::Profile;
 use crate::process::executable::{find_on_path, is_executable};
@@ -16,6 +18,23 @@ pub(crate) struct BinarySources {
     pub(crate) environment: Option<PathBuf>,
     /// `claude_bin`, `pi_bin`, `codex_bin` in `.baton/config.toml`.
     pub(crate) config: Option<PathBuf>,
+}
+
+/// A backend's binary, looked for the first time it is asked for.
+pub(crate) struct LazyBinary {
+    sources: BinarySources,
+    profile: &'static Profile,
+    resolved: OnceLock<Result<PathBuf, BinaryError>>,
+}
+
+impl LazyBinary {
+    pub(crate) fn new(sources: BinarySources, profile: &'static Profile) -> LazyBinary {
+        LazyBinary { sources, profile, resolved: OnceLock::new() }
+    }
+
+    pub(crate) fn get(&self) -> Result<&Path, &BinaryError> {
+        self.resolved.get_or_init(|| self.sources.resolve(self.profile)).as_ref().map(PathBuf::as_path)
+    }
 }
 
 /// Why no usable binary was found.

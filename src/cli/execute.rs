@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use super::CliError;
 use super::arguments::ExecutionArguments;
 use crate::backend::Backends;
-use crate::backend::binary::BinarySources;
+use crate::backend::binary::{BinarySources, LazyBinary};
 use crate::backend::claude::backend::ClaudeBackend;
 use crate::backend::codex::backend::CodexBackend;
 use crate::backend::codex::prices::PriceTable;
@@ -371,12 +371,12 @@ pub(crate) async fn execute(
         state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
     let binary = |name: BackendName, flag: &Option<PathBuf>, config: &Option<PathBuf>| {
         let variable = format!("BATON_{}_BIN", profile(name).program.to_ascii_uppercase());
-        BinarySources {
+        let sources = BinarySources {
             flag: flag.clone(),
             environment: std::env::var_os(variable).map(Into::into),
             config: config.clone(),
-        }
-        .resolve(profile(name))
+        };
+        LazyBinary::new(sources, profile(name))
     };
     let backends = Backends::new(
         Arc::new(ClaudeBackend::new(

@@ -10,26 +10,99 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use crate::syntax::tag::{Tag, TagKind};
 use crate::text::duration::{DurationError, parse_duration};
 use crate::text::state_name;
 
-/// R4.1, verbatim, plus Baton's `join` (`docs/join.md`): the alternation order
-/// matters because matching is leftmost-first; no other name starts with `join`.
-static OPENING_TAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"<(call-workflow|function-workflow|fork-workflow|reset-workflow|goto|reset|function|call|fork|result|ask|join)([^>]*)>",
-    )
-    .expect("the opening-tag pattern is valid")
-});
+/// R4.1's tag names plus Baton's `join` (`docs/join.md`), in the order of R4.1's
+/// alternation `<(call-workflow|…|ask)([^>]*)>`: matching is leftmost-first, so at
+/// a `<` the first name that starts there wins (`<callx>` is `<call>` with `x`
+/// left over). No other name starts with `join`.
+const TAG_NAMES: [&str; 12] = [
+    "call-workflow",
+    "function-workflow",
+    "fork-workflow",
+    "reset-workflow",
+    "goto",
+    "reset",
+    "function",
+    "call",
+    "fork",
+    "result",
+    "ask",
+    "join",
+];
 
-/// R4.6. raymond writes `\w`, which is ASCII-only in RE2 but Unicode in the regex crate.
-static ATTRIBUTE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"([0-9A-Za-z_]+)=(?:"([^"]*)"|'([^']*)')"#).expect("the attribute pattern is valid"));
+/// An opening tag as R4.1's pattern matches it: from its `<` to its `>`.
+struct Opening<'a> {
+    whole: Range<usize>,
+    name: &'a str,
+    attributes: &'a str,
+}
+
+/// R4.1's opening tags in `text`, left to right, each search resuming after the
+/// last match (as a regex's `captures_iter`). Written out rather than compiled from
+/// the pattern: compiling it (and `attribute_pairs`' pattern) cost more than the
+/// rest of a one-state run's start-up, and every run needs them; the tests check
+/// both against the patterns.
+fn opening_tags(text: &str) -> impl Iterator<Item = Opening<'_>> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let start = from + text.get(from..)?.find('<')?;
+            let after = start + 1;
+            let rest = text.get(after..)?;
+            let Some(name) = TAG_NAMES.into_iter().find(|name| rest.starts_with(name)) else {
+                from = after;
+                continue;
+            };
+            let attributes_start = after + name.len();
+            // No `>` after this name means none after any later `<` either.
+            let end = attributes_start + text.get(attributes_start..)?.find('>')?;
+            from = end + 1;
+            let attributes = text.get(attributes_start..end)?;
+            return Some(Opening { whole: start..end + 1, name, attributes });
+        }
+    })
+}
+
+/// R4.6's `name="value"` or `name='value'` pairs in `text`, as the pattern
+/// `([0-9A-Za-z_]+)=(?:"([^"]*)"|'([^']*)')` finds them, left to right:
+/// `(whole, name, value)`. raymond's `\w` is ASCII-only in RE2.
+fn attribute_pairs(text: &str) -> impl Iterator<Item = (Range<usize>, &str, &str)> {
+    let bytes = text.as_bytes();
+    let is_word = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'_';
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            if !is_word(&bytes[at]) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            let name_end = start + bytes[start..].iter().take_while(|byte| is_word(byte)).count();
+            // Every start inside this run of word characters ends it at the same
+            // place, so fails the same way: the next try is after the run.
+            at = name_end;
+            let (Some(b'='), Some(&quote @ (b'"' | b'\''))) = (bytes.get(name_end), bytes.get(name_end + 1)) else {
+                continue;
+            };
+            let value_start = name_end + 2;
+            let Some(length) = bytes[value_start..].iter().position(|byte| *byte == quote) else {
+                continue;
+            };
+            let value_end = value_start + length;
+            at = value_end + 1;
+            // Every bound is at an ASCII byte, so a character boundary.
+            let (Some(name), Some(value)) = (text.get(start..name_end), text.get(value_start..value_end)) else {
+                continue;
+            };
+            return Some((start..value_end + 1, name, value));
+        }
+        None
+    })
+}
 
 /// Attributes that only make sense on an upload bucket (R3.29).
 const BUCKET_ATTRIBUTES: [&str; 4] = ["upload_max_count", "upload_max_size", "upload_max_total_size", "upload_mime"];
@@ -91,12 +164,11 @@ pub(crate) fn scan_each(text: &str) -> Vec<FoundTag> {
     let mut closing_tags: BTreeMap<TagKind, Option<usize>> = BTreeMap::new();
     // `captures_iter` resumes after each opening tag, never after its closing tag,
     // which is what makes nested tags count (R4.4).
-    for opening in OPENING_TAG.captures_iter(text) {
-        let (_, [name, attribute_text]) = opening.extract();
+    for Opening { whole, name, attributes: attribute_text } in opening_tags(text) {
         let Some(kind) = TagKind::from_name(name) else {
             continue;
         };
-        let body_start = opening.get_match().end();
+        let body_start = whole.end;
         let closing_tag = match closing_tags.get(&kind) {
             Some(&known) if known.is_none_or(|start| start >= body_start) => known,
             _ => {
@@ -108,13 +180,15 @@ pub(crate) fn scan_each(text: &str) -> Vec<FoundTag> {
         let Some(body_end) = closing_tag else {
             continue;
         };
-        let content = &text[body_start..body_end];
+        let Some(content) = text.get(body_start..body_end) else {
+            continue;
+        };
         let (attributes, ignored) = parse_attributes(attribute_text.trim());
         let parsed = build_tag(kind, content, attributes).map(|mut tag| {
             tag.ignored = ignored;
             tag
         });
-        let span = opening.get_match().start()..body_end + name.len() + 3;
+        let span = whole.start..body_end + name.len() + 3;
         found.push(FoundTag { span, kind, parsed });
     }
     found
@@ -126,17 +200,13 @@ fn parse_attributes(text: &str) -> (BTreeMap<String, String>, Vec<String>) {
     let mut attributes = BTreeMap::new();
     let mut leftover = String::new();
     let mut end_of_last = 0;
-    for pair in ATTRIBUTE.captures_iter(text) {
-        let (Some(whole), Some(name), Some(value)) = (pair.get(0), pair.get(1), pair.get(2).or_else(|| pair.get(3)))
-        else {
-            continue;
-        };
-        leftover.push_str(&text[end_of_last..whole.start()]);
+    for (whole, name, value) in attribute_pairs(text) {
+        leftover.push_str(text.get(end_of_last..whole.start).unwrap_or_default());
         leftover.push(' ');
-        end_of_last = whole.end();
-        attributes.insert(name.as_str().to_owned(), value.as_str().to_owned());
+        end_of_last = whole.end;
+        attributes.insert(name.to_owned(), value.to_owned());
     }
-    leftover.push_str(&text[end_of_last..]);
+    leftover.push_str(text.get(end_of_last..).unwrap_or_default());
     (attributes, leftover.split_whitespace().map(str::to_owned).collect())
 }
 
@@ -360,6 +430,69 @@ mod tests {
     use super::*;
     use crate::syntax::print_extractor::extract_prints;
     use proptest::prelude::*;
+
+    /// R4.1's and R4.6's patterns, which `opening_tags` and `attribute_pairs` stand for.
+    fn patterns() -> (regex::Regex, regex::Regex) {
+        let opening = regex::Regex::new(&format!("<({})([^>]*)>", TAG_NAMES.join("|"))).expect("valid");
+        let attribute = regex::Regex::new(r#"([0-9A-Za-z_]+)=(?:"([^"]*)"|'([^']*)')"#).expect("valid");
+        (opening, attribute)
+    }
+
+    /// Each match: where it is, and its two groups (name and attributes, or name and value).
+    type Matches = Vec<(Range<usize>, String, String)>;
+
+    fn by_pattern(text: &str) -> (Matches, Matches) {
+        let (opening, attribute) = patterns();
+        let openings = opening
+            .captures_iter(text)
+            .map(|found| (found.get_match().range(), found[1].to_string(), found[2].to_string()))
+            .collect();
+        let pairs = attribute
+            .captures_iter(text)
+            .map(|found| {
+                let value = found.get(2).or_else(|| found.get(3)).map_or("", |value| value.as_str());
+                (found.get_match().range(), found[1].to_string(), value.to_string())
+            })
+            .collect();
+        (openings, pairs)
+    }
+
+    fn by_hand(text: &str) -> (Matches, Matches) {
+        let openings = opening_tags(text)
+            .map(|found| (found.whole, found.name.to_string(), found.attributes.to_string()))
+            .collect();
+        let pairs =
+            attribute_pairs(text).map(|(whole, name, value)| (whole, name.to_string(), value.to_string())).collect();
+        (openings, pairs)
+    }
+
+    #[test]
+    fn r4_1_r4_6_the_written_out_scanners_match_the_patterns_on_their_quirks() {
+        for text in [
+            "<callx>",
+            "<call-workflow a=\"1\">",
+            "<<goto>>",
+            "<goto",
+            "<goto x='y' z=\"w>",
+            "a=\"b\" c='d' e=f g=\"h",
+            "data-item=\"x\"",
+            "é=\"ü\" <fork ñ='ç'>x</fork>",
+            "<result>\n<ask next=\"B\">\n</result>",
+            "ab=cd=\"e\"",
+        ] {
+            assert_eq!(by_hand(text), by_pattern(text), "{text:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn r4_1_r4_6_the_written_out_scanners_match_the_patterns(
+            text in r#"(<|>|/|=|"|'| |\n|a|_|é|call|goto|fork|-workflow|result|ask|join|reset|function|x=|'v'|"v")*"#
+        ) {
+            prop_assert_eq!(by_hand(&text), by_pattern(&text));
+        }
+    }
 
     fn one(output: &str) -> Tag {
         let tags = scan(output).expect("output parses");

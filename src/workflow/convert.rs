@@ -89,7 +89,8 @@ pub(crate) fn directory_to_yaml(dir: &Path) -> Result<String, String> {
 pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, String> {
     // Read once: the states, then the manifest keys beside them (the text is within
     // the YAML limits, which loading checked).
-    let (workflow, text) = YamlWorkflow::load(path).map_err(|error| error.to_string())?;
+    let loaded = YamlWorkflow::open(path).map_err(|error| error.to_string())?;
+    let (workflow, text) = (&loaded.workflow, &loaded.text);
     let mut files = Vec::new();
     for name in workflow.listing() {
         let text = match workflow.file(&name) {
@@ -98,7 +99,7 @@ pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, St
         };
         files.push((name, text));
     }
-    if let Ok(documents) = YamlLoader::load_from_str(&text)
+    if let Ok(documents) = YamlLoader::load_from_str(text)
         && let Some(Yaml::Hash(root)) = documents.into_iter().next()
     {
         let manifest: Hash = root.into_iter().filter(|(key, _)| key.as_str() != Some("states")).collect();

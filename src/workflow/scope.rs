@@ -9,8 +9,8 @@
 //!
 //! Opening is cheap where it can be: a directory is not read until asked, a zip
 //! archive is listed from its central directory and kept while its file is
-//! unchanged (`zip_scope`); a YAML workflow is read and validated at every
-//! opening, as R13.8 asks.
+//! unchanged (`zip_scope`); a YAML workflow is read at every opening, as R13.8
+//! asks, and validated again when its text changed (`yaml_scope`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use crate::bounded_read::read_at_most;
 use crate::syntax::yaml_limits::{MAX_YAML_BYTES, YamlLimitError};
 use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
-use crate::workflow::yaml_scope::{VirtualFile, YamlError, YamlWorkflow};
+use crate::workflow::yaml_scope::{LoadedYaml, VirtualFile, YamlError, YamlWorkflow};
 use crate::workflow::zip_scope::{ZipError, ZipWorkflow};
 
 /// Which kind of workflow a path names, by its name alone (R1.1: `.yaml`/`.yml`
@@ -70,10 +70,7 @@ pub(crate) struct Scope {
 enum Contents {
     Directory,
     /// The workflow and the text it was read from (lint points into it).
-    Yaml {
-        workflow: YamlWorkflow,
-        text: String,
-    },
+    Yaml(Arc<LoadedYaml>),
     Zip(Arc<ZipWorkflow>),
 }
 
@@ -126,10 +123,7 @@ impl Scope {
     pub(crate) fn open(path: &Path) -> Result<Scope, ScopeError> {
         let contents = match ScopeKind::of(path) {
             ScopeKind::Directory => Contents::Directory,
-            ScopeKind::Yaml => {
-                let (workflow, text) = YamlWorkflow::load(path)?;
-                Contents::Yaml { workflow, text }
-            }
+            ScopeKind::Yaml => Contents::Yaml(YamlWorkflow::open(path)?),
             ScopeKind::Zip => Contents::Zip(ZipWorkflow::open(path)?),
         };
         Ok(Scope { path: path.to_path_buf(), contents })
@@ -143,7 +137,7 @@ impl Scope {
     pub(crate) fn kind(&self) -> ScopeKind {
         match self.contents {
             Contents::Directory => ScopeKind::Directory,
-            Contents::Yaml { .. } => ScopeKind::Yaml,
+            Contents::Yaml(_) => ScopeKind::Yaml,
             Contents::Zip(_) => ScopeKind::Zip,
         }
     }
@@ -151,7 +145,7 @@ impl Scope {
     /// A YAML workflow and its text, for the places (lines, keys) only it has.
     pub(crate) fn yaml(&self) -> Option<(&YamlWorkflow, &str)> {
         match &self.contents {
-            Contents::Yaml { workflow, text } => Some((workflow, text)),
+            Contents::Yaml(yaml) => Some((&yaml.workflow, &yaml.text)),
             Contents::Directory | Contents::Zip(_) => None,
         }
     }
@@ -162,7 +156,7 @@ impl Scope {
     pub(crate) fn listing(&self) -> Result<Vec<String>, std::io::Error> {
         match &self.contents {
             Contents::Directory => list_directory(&self.path),
-            Contents::Yaml { workflow, .. } => Ok(workflow.listing()),
+            Contents::Yaml(yaml) => Ok(yaml.workflow.listing()),
             Contents::Zip(workflow) => Ok(workflow.listing()),
         }
     }
@@ -174,7 +168,7 @@ impl Scope {
     pub(crate) fn workflow_dir(&self) -> &Path {
         match self.contents {
             Contents::Directory => &self.path,
-            Contents::Yaml { .. } | Contents::Zip(_) => self.path.parent().unwrap_or(&self.path),
+            Contents::Yaml(_) | Contents::Zip(_) => self.path.parent().unwrap_or(&self.path),
         }
     }
 
@@ -191,7 +185,7 @@ impl Scope {
                 String::from_utf8(bytes)
                     .map_err(|error| TextError::NotUtf8 { offset: error.utf8_error().valid_up_to() })
             }
-            Contents::Yaml { workflow, .. } => match workflow.file(name) {
+            Contents::Yaml(yaml) => match yaml.workflow.file(name) {
                 Some(VirtualFile::Prompt(text) | VirtualFile::Script(text)) => Ok(text.to_string()),
                 None => Err(TextError::Missing("workflow")),
             },
@@ -210,7 +204,7 @@ impl Scope {
                 let path = self.path.join(state);
                 if path.is_file() { Ok(ScriptSource::File(path)) } else { Err(missing()) }
             }
-            Contents::Yaml { workflow, .. } => match workflow.file(state) {
+            Contents::Yaml(yaml) => match yaml.workflow.file(state) {
                 Some(VirtualFile::Script(source)) => Ok(ScriptSource::Inline(source.to_string())),
                 Some(VirtualFile::Prompt(_)) | None => Err(missing()),
             },
@@ -227,7 +221,7 @@ impl Scope {
     /// YAML workflow can; a directory's or archive's states take the run's.
     pub(crate) fn declared_timeout(&self, state: &str) -> Option<f64> {
         match &self.contents {
-            Contents::Yaml { workflow, .. } => workflow.timeout(state),
+            Contents::Yaml(yaml) => yaml.workflow.timeout(state),
             Contents::Directory | Contents::Zip(_) => None,
         }
     }
@@ -244,8 +238,8 @@ impl Scope {
                     Err(error) => Err((path, error.to_string())),
                 }
             }
-            Contents::Yaml { text, .. } => {
-                Ok(Some(ManifestText::InWorkflow { path: self.path.clone(), text: text.clone() }))
+            Contents::Yaml(yaml) => {
+                Ok(Some(ManifestText::InWorkflow { path: self.path.clone(), text: yaml.text.clone() }))
             }
             Contents::Zip(workflow) => match workflow.text(MANIFEST_FILE) {
                 None => Ok(None),

@@ -11,11 +11,16 @@
 //!
 //! Each state is a *virtual file*: a prompt state is `NAME.md`, a script state is
 //! `NAME.sh` (and `NAME.ps1`/`NAME.bat` for the other keys present), so resolution,
-//! entry points and policies work exactly as in a directory. The file is read and
-//! validated again on every access (R13.8): editing it between steps, or before a
-//! resume, takes effect, and a mistake is reported where it is made, with its line.
+//! entry points and policies work exactly as in a directory. The file is read
+//! again on every access (R13.8): editing it between steps, or before a resume,
+//! takes effect, and a mistake is reported where it is made, with its line. Only a
+//! text that differs from the last one validated is parsed again (`YamlWorkflow::open`):
+//! parsing the whole file at every access made each step of a long workflow cost
+//! time in proportion to its number of states.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
@@ -102,12 +107,49 @@ fn state_keys() -> impl Iterator<Item = &'static str> {
     STATE_KEYS.iter().copied().chain(all_option_keys())
 }
 
+/// A valid YAML workflow and the text it was parsed from.
+#[derive(Debug)]
+pub(crate) struct LoadedYaml {
+    pub(crate) workflow: YamlWorkflow,
+    pub(crate) text: String,
+}
+
+/// YAML workflows kept by path; more than this and the least recently used goes.
+const KEPT_WORKFLOWS: usize = 8;
+
+/// A workflow kept, and when it was last used.
+type Kept = (Arc<LoadedYaml>, u64);
+
+/// The workflows validated in this process, by path.
+static LOADED: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Mutex::default);
+static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl YamlWorkflow {
-    /// Read and validate the workflow at `path`.
-    pub(crate) fn load(path: &Path) -> Result<(YamlWorkflow, String), YamlError> {
+    /// Read the workflow at `path` and validate it, unless its text is the one
+    /// validated last time (which would validate the same way).
+    pub(crate) fn open(path: &Path) -> Result<Arc<LoadedYaml>, YamlError> {
         let text = crate::workflow::scope::read_yaml_text(path)
             .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
-        Ok((YamlWorkflow::parse(path, &text)?, text))
+        let use_number = USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        {
+            let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((kept, used)) = loaded.get_mut(path)
+                && kept.text == text
+            {
+                *used = use_number;
+                return Ok(Arc::clone(kept));
+            }
+        }
+        let workflow = Arc::new(LoadedYaml { workflow: YamlWorkflow::parse(path, &text)?, text });
+        let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+        if loaded.len() >= KEPT_WORKFLOWS && !loaded.contains_key(path) {
+            let oldest = loaded.iter().min_by_key(|(_, (_, used))| *used).map(|(path, _)| path.clone());
+            if let Some(oldest) = oldest {
+                loaded.remove(&oldest);
+            }
+        }
+        loaded.insert(path.to_path_buf(), (Arc::clone(&workflow), use_number));
+        Ok(workflow)
     }
 
     /// Validate `text`, the contents of `path`.
@@ -352,6 +394,25 @@ mod tests {
 
     fn parse(text: &str) -> Result<YamlWorkflow, YamlError> {
         YamlWorkflow::parse(Path::new("wf.yaml"), text)
+    }
+
+    /// R13.8 with one parse per text: an unchanged file is the workflow validated
+    /// before, an edit between two accesses is validated again (and its mistake reported).
+    #[test]
+    fn r13_8_every_access_reads_the_file_and_only_a_changed_text_is_parsed_again() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("wf.yaml");
+        std::fs::write(&path, "states:\n  START:\n    sh: echo '<result>a</result>'\n").expect("write");
+        let first = YamlWorkflow::open(&path).expect("valid");
+        let again = YamlWorkflow::open(&path).expect("valid");
+        assert!(Arc::ptr_eq(&first, &again), "an unchanged text is not parsed again");
+        std::fs::write(&path, "states:\n  START:\n    sh: echo '<result>b</result>'\n    prompt: x\n").expect("write");
+        let error = YamlWorkflow::open(&path).expect_err("the edit is validated");
+        assert!(error.to_string().contains("line 2"), "{error}");
+        std::fs::write(&path, "states:\n  START:\n    sh: echo '<result>b</result>'\n").expect("write");
+        let edited = YamlWorkflow::open(&path).expect("valid");
+        assert!(!Arc::ptr_eq(&first, &edited));
+        assert!(matches!(edited.workflow.file("START.sh"), Some(VirtualFile::Script(text)) if text.contains("b")));
     }
 
     fn error(text: &str) -> String {

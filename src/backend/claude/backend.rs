@@ -7,7 +7,7 @@
 //! Code's stderr is usually empty; anything else is a turn whose text the executor
 //! parses — including `is_error` results, which normally carry no tag (R12.10).
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use tokio::sync::watch;
 
@@ -17,7 +17,7 @@ use super::stream_reader::StreamReader;
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
 use crate::backend::cli_turn::{CliTurn, exit_code_phrase, run_turn};
 
-use crate::backend::binary::BinaryError;
+use crate::backend::binary::LazyBinary;
 use crate::backend::stream::StreamRead;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
 use crate::process::stop_level::StopLevel;
@@ -30,12 +30,12 @@ const MESSAGE_CHARS: usize = 500;
 pub(crate) struct ClaudeBackend {
     /// Resolved once per run; a missing CLI fails only the first prompt state, so
     /// script-only workflows never need one.
-    binary: Result<PathBuf, BinaryError>,
+    binary: LazyBinary,
     skip_permissions: bool,
 }
 
 impl ClaudeBackend {
-    pub(crate) fn new(binary: Result<PathBuf, BinaryError>, skip_permissions: bool) -> ClaudeBackend {
+    pub(crate) fn new(binary: LazyBinary, skip_permissions: bool) -> ClaudeBackend {
         ClaudeBackend { binary, skip_permissions }
     }
 }
@@ -49,7 +49,11 @@ impl Backend for ClaudeBackend {
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {
-            let binary = self.binary.clone().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
+            let binary = self
+                .binary
+                .get()
+                .map(Path::to_path_buf)
+                .map_err(|error| BackendError::NotAvailable(error.to_string()))?;
             let options = ClaudeOptions::from_values(&request.options)
                 .map_err(|error| BackendError::Refused(format!("Invalid YAML frontmatter: {error}")))?
                 .resolve_paths(&request.workflow_dir, &request.cwd)

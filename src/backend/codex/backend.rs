@@ -13,7 +13,7 @@
 //! a failed turn's too (from the thread's record: `turn.failed` has no usage).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use jiff::Zoned;
@@ -26,7 +26,7 @@ use super::prices::PriceTable;
 use super::stream_reader::{StreamReader, StreamSummary};
 use super::thread_usage::{RolloutFacts, SeenTotals, TokenTotals, codex_home, rollout_facts, rollout_file};
 use super::usage_limit::{is_usage_limit_text, parse_reset};
-use crate::backend::binary::BinaryError;
+use crate::backend::binary::LazyBinary;
 use crate::backend::cli_turn::{CliTurn, run_turn};
 use crate::backend::jsonl_process::CliExit;
 use crate::backend::stream::StreamRead;
@@ -42,7 +42,7 @@ const MESSAGE_CHARS: usize = 500;
 
 pub(crate) struct CodexBackend {
     /// Resolved once per run; a missing CLI fails only the first Codex state.
-    binary: Result<PathBuf, BinaryError>,
+    binary: LazyBinary,
     skip_permissions: bool,
     /// The built-in prices with the project's `.baton/prices.toml` over them; a
     /// bad file fails only the first Codex state.
@@ -55,7 +55,7 @@ pub(crate) struct CodexBackend {
 }
 
 impl CodexBackend {
-    pub(crate) fn new(binary: Result<PathBuf, BinaryError>, skip_permissions: bool) -> CodexBackend {
+    pub(crate) fn new(binary: LazyBinary, skip_permissions: bool) -> CodexBackend {
         CodexBackend {
             binary,
             skip_permissions,
@@ -121,7 +121,11 @@ impl Backend for CodexBackend {
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {
-            let binary = self.binary.clone().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
+            let binary = self
+                .binary
+                .get()
+                .map(Path::to_path_buf)
+                .map_err(|error| BackendError::NotAvailable(error.to_string()))?;
             // A broken price table is the project's to fix, like a broken option.
             let prices = self.prices.as_ref().map_err(|error| BackendError::Refused(error.clone()))?;
             let problem = self.version_problem.get_or_init(|| super::version::check(&binary)).await;

@@ -10,7 +10,7 @@
 //! a turn without assistant text fails; anything else is a turn whose text the
 //! executor parses.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use tokio::sync::watch;
@@ -19,7 +19,7 @@ use super::command::{PiCommand, PiSession};
 use super::options::PiOptions;
 use super::stream_reader::StreamReader;
 use super::version::check_version;
-use crate::backend::binary::BinaryError;
+use crate::backend::binary::LazyBinary;
 use crate::backend::cli_turn::{CliTurn, exit_code_phrase, run_turn};
 use crate::backend::stream::StreamRead;
 use crate::backend::{Backend, BackendError, BackendEvent, BackendFuture, BackendRequest, BackendResponse};
@@ -33,19 +33,19 @@ const MESSAGE_CHARS: usize = 500;
 pub(crate) struct PiBackend {
     /// Resolved once per run; a missing CLI fails only the first pi state, so a
     /// workflow that never runs one never needs pi.
-    binary: Result<PathBuf, BinaryError>,
+    binary: LazyBinary,
     skip_permissions: bool,
     /// The version check, made once per run at the first pi turn.
     version: OnceLock<Result<(), String>>,
 }
 
 impl PiBackend {
-    pub(crate) fn new(binary: Result<PathBuf, BinaryError>, skip_permissions: bool) -> PiBackend {
+    pub(crate) fn new(binary: LazyBinary, skip_permissions: bool) -> PiBackend {
         PiBackend { binary, skip_permissions, version: OnceLock::new() }
     }
 
     fn checked_binary(&self) -> Result<&Path, BackendError> {
-        let binary = self.binary.as_ref().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
+        let binary = self.binary.get().map_err(|error| BackendError::NotAvailable(error.to_string()))?;
         self.version.get_or_init(|| check_version(binary)).clone().map_err(BackendError::NotAvailable)?;
         Ok(binary)
     }
