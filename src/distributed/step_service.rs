@@ -18,7 +18,7 @@ use restate_sdk::prelude::*;
 use tokio::sync::{Semaphore, watch};
 
 use crate::backend::Backends;
-use crate::backend::binary::BinarySources;
+use crate::backend::binary::{BinarySources, LazyBinary};
 use crate::backend::claude::backend::ClaudeBackend;
 use crate::backend::codex::backend::CodexBackend;
 use crate::backend::codex::prices::PriceTable;
@@ -246,8 +246,9 @@ impl WorkerState {
 fn worker_backends(skip_permissions: bool, baton_dir: &std::path::Path) -> Backends {
     let binary = |name: BackendName| {
         let variable = format!("BATON_{}_BIN", profile(name).program.to_ascii_uppercase());
-        BinarySources { flag: None, environment: std::env::var_os(variable).map(Into::into), config: None }
-            .resolve(profile(name))
+        let sources =
+            BinarySources { flag: None, environment: std::env::var_os(variable).map(Into::into), config: None };
+        LazyBinary::new(sources, profile(name))
     };
     Backends::new(
         Arc::new(ClaudeBackend::new(binary(BackendName::Claude), skip_permissions)),
