@@ -17,6 +17,7 @@ mod backend;
 mod bounded_read;
 mod cli;
 mod diagram;
+mod distributed;
 mod events;
 mod executor;
 mod exit_code;

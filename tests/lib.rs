@@ -15,6 +15,7 @@ mod codex_e2e;
 mod conformance;
 mod crash_resume;
 mod diagram;
+mod distributed;
 mod distributed_harness;
 mod isolation;
 mod join;

@@ -88,7 +88,7 @@ pub(crate) async fn run_cli(
         .spawn()
         .map_err(|source| CliProcessError::Spawn { program: process.program.to_path_buf(), source })?;
     let cli = process.cli;
-    let _watched = Watched::new(watchdog, &child);
+    let mut watched = Watched::new(watchdog, &child);
     let group = child.id().unwrap_or_default();
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
@@ -168,6 +168,7 @@ pub(crate) async fn run_cli(
     // Anything the CLI's tools left running in its group ends with the turn.
     terminate_leftovers(group);
     end_leftovers(group, LEFTOVER_GRACE).await;
+    watched.settle();
     Ok(CliExit { exit_code: status.code(), stderr: String::from_utf8_lossy(&stderr_tail).into_owned(), malformed })
 }
 

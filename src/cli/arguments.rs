@@ -70,6 +70,9 @@ pub(crate) enum Command {
     /// Serve the HTTP API and the web run inspector on this machine (docs/serve.md): start,
     /// watch, answer, cancel, resume and rerun runs from a browser. Loopback and a token by default.
     Serve(ServeArguments),
+    /// Serve Baton's step service for runs started with --engine restate=URL (docs/distributed.md):
+    /// HTTP/2 cleartext for a Restate server; --register adds it to the server.
+    Worker(WorkerArguments),
     /// Create a workflow directory from a template (script-only ones run without Claude).
     New {
         /// The directory to create.
@@ -288,6 +291,11 @@ pub(crate) struct ExecutionArguments {
     /// `baton serve`).
     #[arg(long, value_name = "MODE", value_enum)]
     pub(crate) on_ask: Option<OnAsk>,
+    /// Where the steps execute: local (the default: in this process) or
+    /// restate=INGRESS_URL (on `baton worker`s behind a Restate server, docs/distributed.md).
+    /// A resume keeps the run's engine.
+    #[arg(long, value_name = "ENGINE")]
+    pub(crate) engine: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -445,4 +453,31 @@ pub(crate) struct ServeArguments {
     /// Replace the token before serving; clients must use the new one.
     #[arg(long)]
     pub(crate) rotate_token: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArguments {
+    /// Where to listen for the Restate server: IP:PORT (HTTP/2 cleartext; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Register this worker with the Restate server's admin API, e.g. http://127.0.0.1:9070.
+    #[arg(long, value_name = "ADMIN_URL")]
+    pub(crate) register: Option<String>,
+    /// The URL the server reaches this worker at (a balancer in front of several workers)
+    /// [default: http://LISTEN].
+    #[arg(long, value_name = "URL", requires = "register")]
+    pub(crate) advertise: Option<String>,
+    /// This worker's name in the runs' traces [default: HOST:PID].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    /// Run at most N steps at once; more wait [default: 4 per core].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_concurrent_steps: Option<u32>,
+    /// The longest a step may run before Restate gives up on it (its inactivity and abort
+    /// timeouts for this service), e.g. 30m, 2h.
+    #[arg(long, value_name = "DURATION", default_value = "2h")]
+    pub(crate) longest_step: String,
+    /// Seconds running steps get to finish after SIGTERM or SIGINT, before they are killed.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub(crate) grace: f64,
 }

@@ -24,7 +24,7 @@ pub(crate) use crate::backend::claude::vocabulary::EFFORTS;
 use crate::backend::profile::profile;
 use crate::ids::BackendName;
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "backend",
     "model",
     "effort",
@@ -38,6 +38,7 @@ const KEYS: [&str; 13] = [
     "no_debug",
     "verbose",
     "name",
+    "engine",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -58,6 +59,9 @@ pub(crate) struct Config {
     pub(crate) verbose: Option<bool>,
     /// The terminal title's label (raymond's `--name`).
     pub(crate) name: Option<String>,
+    /// Where new runs' steps execute when `--engine` says nothing: `local` or
+    /// `restate=INGRESS_URL` (`docs/distributed.md`).
+    pub(crate) engine: Option<String>,
     /// raymond settings Baton reads but cannot honour, to be warned about.
     #[serde(skip)]
     pub(crate) ignored: Vec<&'static str>,
@@ -286,7 +290,7 @@ mod tests {
             Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
             "unknown key `modle`; did you mean `model`? (valid keys: backend, model, effort, \
              dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, verbose, \
-             name)"
+             name, engine)"
         );
     }
 

@@ -19,6 +19,16 @@ pub(crate) enum CliError {
     Store(#[from] StoreError),
     #[error(transparent)]
     InputFile(#[from] crate::cli::input_file::InputFileError),
+    #[error(transparent)]
+    Worker(#[from] crate::distributed::worker::WorkerError),
+    #[error(transparent)]
+    EngineCheck(#[from] crate::distributed::ingress::CheckError),
+    #[error(
+        "run `{run_id}` was started with {started}; it cannot be resumed with {given}: one run's steps all run on one \
+         engine (a step still running on the other could run twice). Resume it with `--engine {started_flag}` or \
+         without --engine"
+    )]
+    EngineMismatch { run_id: String, started: String, given: String, started_flag: String },
     #[error("invalid value `{value}` for --{flag}: {expected}")]
     InvalidValue { flag: &'static str, value: String, expected: String },
     #[error("cannot open the trace in {path}: {source}")]

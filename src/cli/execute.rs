@@ -20,6 +20,9 @@ use crate::backend::codex::prices::PriceTable;
 use crate::backend::pi::backend::PiBackend;
 use crate::backend::profile::profile;
 use crate::cli::config::{Config, check_effort, check_model};
+use crate::distributed::engine::Engine;
+use crate::distributed::ingress::Ingress;
+use crate::distributed::remote_executor::RemoteExecutor;
 use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::metrics::RunMetrics;
@@ -133,6 +136,60 @@ pub(crate) fn apply_launch_options(
     Ok(())
 }
 
+/// `--engine`'s (or config's) engine, checked.
+fn parse_engine(text: &str) -> Result<Engine, CliError> {
+    Engine::parse(text).map_err(|error| invalid("engine", text, error.to_string()))
+}
+
+/// A new run's engine: `--engine`, else config's `engine`, else local; kept in
+/// its launch parameters (absent for local, as in runs from before engines).
+pub(crate) fn engine_for_new_run(
+    options: &ExecutionArguments,
+    params: &mut LaunchParams,
+    config: &Config,
+) -> Result<Engine, CliError> {
+    let engine = match options.engine.as_deref().or(config.engine.as_deref()) {
+        Some(text) => parse_engine(text)?,
+        None => Engine::Local,
+    };
+    params.engine = (engine != Engine::Local).then(|| engine.to_string());
+    Ok(engine)
+}
+
+/// A stored run's engine: the one it started with. `--engine` may move a resumed
+/// run to another server of the same engine (a new URL), never to the other
+/// engine; a rerun (`may_switch`: a new run, nothing of it in flight) may take either.
+fn engine_for_stored_run(
+    options: &ExecutionArguments,
+    state: &mut RunState,
+    may_switch: bool,
+) -> Result<Engine, CliError> {
+    let started = match state.launch_params.engine.as_deref() {
+        Some(text) => parse_engine(text)?,
+        None => Engine::Local,
+    };
+    let Some(text) = options.engine.as_deref() else { return Ok(started) };
+    let given = parse_engine(text)?;
+    if given.kind() != started.kind() && !may_switch {
+        return Err(CliError::EngineMismatch {
+            run_id: state.run_id.to_string(),
+            started: started.described(),
+            given: format!("--engine {given}"),
+            started_flag: started.to_string(),
+        });
+    }
+    state.launch_params.engine = (given != Engine::Local).then(|| given.to_string());
+    Ok(given)
+}
+
+/// Before any step: the engine's server answers and can run steps.
+pub(crate) async fn check_engine(params: &LaunchParams) -> Result<(), CliError> {
+    match params.engine.as_deref().map(parse_engine).transpose()? {
+        Some(Engine::Restate { ingress }) => Ok(Ingress::new(&ingress).check().await?),
+        Some(Engine::Local) | None => Ok(()),
+    }
+}
+
 /// The run's backend: `--backend` when the run was launched or resumed with one,
 /// else config's, else Claude.
 pub(crate) fn run_backend(params: &LaunchParams, config: &Config) -> BackendName {
@@ -155,6 +212,7 @@ pub(crate) fn continue_with_options(
     budget: Option<f64>,
     options: &ExecutionArguments,
     config: &Config,
+    may_switch_engine: bool,
 ) -> Result<(StateTimeout, RunLimits), CliError> {
     if let Some(budget) = check_budget(budget)? {
         state.budget_usd = budget;
@@ -164,6 +222,7 @@ pub(crate) fn continue_with_options(
         state.launch_params.timeout_seconds = Some(seconds);
     }
     apply_launch_options(options, &mut state.launch_params, config)?;
+    engine_for_stored_run(options, state, may_switch_engine)?;
     let limits = limits(options, &state.launch_params, config)?;
     Ok((timeout, limits))
 }
@@ -235,6 +294,7 @@ pub(crate) async fn execute(
 ) -> Result<i32, CliError> {
     let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced } = run;
     let run_dir = store.run_dir(&state.run_id);
+    check_engine(&state.launch_params).await?;
     // The handlers go in before the lock is taken: whoever finds this process
     // as the lock's holder (the daemon's cancel) may signal it at once, and the
     // default SIGINT would kill it with the run still marked running.
@@ -310,7 +370,7 @@ pub(crate) async fn execute(
     bus.emit(Event::WorkflowStarted {
         run_id: state.run_id.clone(),
         scope_dir: state.scope_dir.clone(),
-        run_dir,
+        run_dir: run_dir.clone(),
         initial_state: state.agents.first().map_or_else(|| state.initial_state.clone(), |a| a.current_state.clone()),
         resumed,
         rerun_of: state.rerun_of.clone(),
@@ -336,8 +396,13 @@ pub(crate) async fn execute(
         }
     }
     let retry = retry_policy(options.attempts);
-    let mut workflow =
-        WorkflowLoop::new(state, persistence, context, Executors::standard(backends), retry, limits, stop_sender);
+    let executors = match state.launch_params.engine.as_deref().map(parse_engine).transpose()? {
+        Some(Engine::Restate { ingress }) => {
+            Executors::remote(Arc::new(RemoteExecutor::new(Ingress::new(&ingress), &run_dir, skip_permissions)))
+        }
+        Some(Engine::Local) | None => Executors::standard(backends),
+    };
+    let mut workflow = WorkflowLoop::new(state, persistence, context, executors, retry, limits, stop_sender);
     let outcome = workflow.run(signals).await;
     watchdog.disarm();
     // The input files are rewritten before every step that needs one.

@@ -20,6 +20,7 @@ const TEMPLATE: &str = "\
 # no_debug = false                       # true: write no trace files
 # verbose = false                        # true: log Baton's own diagnostics in detail
 # name = \"\"                              # a label for the terminal's title
+# engine = \"local\"                      # or \"restate=http://HOST:8080\": steps on workers (docs/distributed.md)
 ";
 
 pub(crate) fn init_config(store: &RunStore) -> Result<i32, CliError> {

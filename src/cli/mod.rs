@@ -24,6 +24,7 @@ mod run_command;
 mod schema_command;
 mod status_command;
 mod test_command;
+mod worker_command;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -150,6 +151,10 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             config.warn_ignored();
             let watchdog = Watchdog::fork();
             runtime()?.block_on(rerun_command::rerun(store, &config, rerun, watchdog))
+        }
+        Command::Worker(arguments) => {
+            init_tracing(false);
+            worker_command::worker(arguments)
         }
         Command::Serve(serve) => {
             init_tracing(false);

@@ -31,6 +31,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diagram",
     "schema",
     "serve",
+    "worker",
     "help",
 ];
 

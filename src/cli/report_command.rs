@@ -112,6 +112,12 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
         let _ =
             writeln!(out, "{:<24} {:>6} {:>9}  {result}", cut(&agent.agent, 24), agent.steps, dollars(agent.cost_usd));
     }
+    if !report.workers.is_empty() {
+        let _ = writeln!(out, "\n{:<24} {:>6}", "WORKER", "STEPS");
+        for figures in &report.workers {
+            let _ = writeln!(out, "{:<24} {:>6}", cut(&figures.worker, 24), figures.steps);
+        }
+    }
     let time = |step: &StepFigures| duration(step.duration_ms.unwrap_or(0));
     steps(&mut out, "slowest steps", &report.slowest_steps, mixed, time);
     steps(&mut out, "most expensive steps", &report.most_expensive_steps, mixed, |step| dollars(step.cost_usd));
@@ -137,6 +143,10 @@ fn steps(
         let on = match (&step.backend, backends) {
             (Some(backend), true) => format!(" ({})", backend_and_model(*backend, step.model.as_deref())),
             _ => String::new(),
+        };
+        let on = match &step.worker {
+            Some(worker) => format!("{on} on {}", cut(worker, 24)),
+            None => on,
         };
         let _ = writeln!(
             out,

@@ -45,7 +45,7 @@ pub(crate) async fn rerun(
     if let (Some(text), Some(target)) = (arguments.input, input_target) {
         give_input(&mut state, &target, text);
     }
-    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config)?;
+    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config, true)?;
 
     copy_task_folders(store.baton_dir(), &arguments.run, &state.run_id)?;
     let unsynced = store.create(&state)?;

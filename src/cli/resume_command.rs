@@ -51,7 +51,7 @@ pub(crate) async fn resume(
     for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Paused) {
         agent.unpause();
     }
-    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config)?;
+    let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config, false)?;
     let expired = expire_asks(&mut state, jiff::Timestamp::now());
     let asking = state.asking_agents().len();
     if asking == 0 && arguments.input.is_some() {

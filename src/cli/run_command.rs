@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use super::CliError;
 use super::arguments::RunArguments;
-use super::execute::{RunToExecute, apply_launch_options, check_budget, execute, limits, timeout_of};
+use super::execute::{
+    RunToExecute, apply_launch_options, check_budget, check_engine, engine_for_new_run, execute, limits, timeout_of,
+};
 use crate::cli::config::Config;
 use crate::cli::lint_command::finding;
 use crate::ids::{AgentId, RunId, StateName};
@@ -80,6 +82,9 @@ pub(crate) async fn run(
     let timeout = timeout_of(arguments.execution.timeout, None, config)?;
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
     apply_launch_options(&arguments.execution, &mut launch_params, config)?;
+    engine_for_new_run(&arguments.execution, &mut launch_params, config)?;
+    // Before the run exists: a server that cannot run it leaves nothing behind.
+    check_engine(&launch_params).await?;
     launch_params.environment = manifest.map(|manifest| manifest.environment_now()).unwrap_or_default();
     let limits = limits(&arguments.execution, &launch_params, config)?;
     let run_id = match arguments.run_id {

@@ -40,6 +40,10 @@ pub(crate) enum ErrorKind {
     ClaudeNotAvailable,
     /// A backend turn was stopped by a shutdown.
     Cancelled,
+    /// The distributed engine (Restate) could not be reached for a step's whole retry window.
+    EngineUnavailable,
+    /// A distributed worker refused the step (another Baton version, a missing directory).
+    WorkerRefused,
 }
 
 impl ErrorKind {

@@ -117,6 +117,13 @@ pub(crate) enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens: Option<StepTokens>,
     },
+    /// A distributed step (`--engine restate=URL`) ran on `worker` (its `--name`).
+    StepRanOn {
+        agent_id: AgentId,
+        state: StateName,
+        step: u64,
+        worker: String,
+    },
     TransitionOccurred {
         agent_id: AgentId,
         from_state: StateName,
@@ -294,6 +301,7 @@ pub(crate) enum EventKind {
     RunFailed,
     StateStarted,
     StateCompleted,
+    StepRanOn,
     TransitionOccurred,
     AgentSpawned,
     AgentTerminated,
@@ -330,6 +338,7 @@ impl Event {
             Event::RunFailed { .. } => EventKind::RunFailed,
             Event::StateStarted { .. } => EventKind::StateStarted,
             Event::StateCompleted { .. } => EventKind::StateCompleted,
+            Event::StepRanOn { .. } => EventKind::StepRanOn,
             Event::TransitionOccurred { .. } => EventKind::TransitionOccurred,
             Event::AgentSpawned { .. } => EventKind::AgentSpawned,
             Event::AgentTerminated { .. } => EventKind::AgentTerminated,

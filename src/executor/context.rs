@@ -18,7 +18,7 @@ use crate::text::duration::{self, MAX_DURATION, SecondsError};
 use crate::workflow::scope::Scope;
 
 /// Where the effective per-state timeout came from, for error messages (R7.12).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum TimeoutSource {
     Default,
     Flag,
@@ -43,7 +43,7 @@ impl std::fmt::Display for TimeoutSource {
 }
 
 /// The inactivity timeout for scripts and the idle timeout for Claude.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StateTimeout {
     /// `None` disables the timeout (a value ≤ 0 was given).
     pub(crate) limit: Option<Duration>,

@@ -39,8 +39,8 @@ pub(crate) struct StepInput {
     pub(crate) total_cost_at_launch: f64,
 }
 
-/// What a successful step produced.
-#[derive(Clone, Debug, PartialEq)]
+/// What a successful step produced (serde: a distributed step's reply carries it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ExecutionResult {
     pub(crate) transition: Transition,
     /// A new session id for the agent; `None` leaves it unchanged (scripts).
@@ -116,6 +116,11 @@ impl Executors {
             script: Arc::new(script::ScriptExecutor::default()),
             markdown: Arc::new(markdown::MarkdownExecutor::new(backends)),
         }
+    }
+
+    /// Every step goes to `remote` (`--engine restate=URL`: the workers run both kinds).
+    pub(crate) fn remote(remote: Arc<dyn StateExecutor>) -> Executors {
+        Executors { script: Arc::clone(&remote), markdown: remote }
     }
 
     /// `.sh/.bat/.ps1` run as scripts; every other name is a prompt (R1.7).

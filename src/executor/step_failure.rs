@@ -8,7 +8,7 @@ use crate::events::error_kind::ErrorKind;
 use crate::model::agent::PauseReason;
 use crate::transition::interpret::InterpretError;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum FailureClass {
     /// Aborts the run once running siblings finish their step (A14).
     Fatal,
@@ -24,7 +24,7 @@ pub(crate) enum FailureClass {
     Throttled,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StepFailure {
     pub(crate) class: FailureClass,
     pub(crate) kind: ErrorKind,

@@ -90,6 +90,7 @@ impl Places {
                 at(new_agent_id, initial_state)
             }
             Event::StateCompleted { agent_id, state, .. }
+            | Event::StepRanOn { agent_id, state, .. }
             | Event::ScriptOutput { agent_id, state, .. }
             | Event::PromptRendered { agent_id, state, .. }
             | Event::ClaudeStreamOutput { agent_id, state, .. }

@@ -60,6 +60,9 @@ struct Line<'a> {
     /// A step's tokens on a backend whose stream is not read here (`StateCompleted`).
     #[serde(default)]
     tokens: Option<Usage>,
+    /// The worker a distributed step ran on (`StepRanOn`).
+    #[serde(default, borrow)]
+    worker: Option<Cow<'a, str>>,
 }
 
 /// The parts of one Claude Code stream-json object the report needs.
@@ -138,6 +141,16 @@ pub(crate) struct StepFigures {
     pub(crate) duration_ms: Option<u64>,
     pub(crate) cost_usd: f64,
     pub(crate) tokens: Usage,
+    /// The worker that ran it, in a distributed run (`--engine restate=URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) worker: Option<String>,
+}
+
+/// The steps one worker of a distributed run ran.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct WorkerFigures {
+    pub(crate) worker: String,
+    pub(crate) steps: u64,
 }
 
 /// What the prompt steps on one backend spent.
@@ -206,6 +219,10 @@ pub(crate) struct Report {
     pub(crate) backends: Vec<BackendFigures>,
     pub(crate) slowest_steps: Vec<StepFigures>,
     pub(crate) most_expensive_steps: Vec<StepFigures>,
+    /// A distributed run's workers and how many steps each ran, by name; empty
+    /// (and absent from the JSON) for a local run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) workers: Vec<WorkerFigures>,
     /// Trace lines that could not be read (a torn or foreign line); skipped.
     pub(crate) unreadable_lines: u64,
 }
@@ -258,6 +275,14 @@ impl ReportBuilder {
             }
             "ToolInvocation" | "ToolError" => self.tool_event(&line, agent),
             "AgentTerminated" => self.agent(&agent).result = line.result.clone(),
+            "StepRanOn" => {
+                let (Some(step), Some(worker)) = (line.step, line.worker.as_deref()) else { return };
+                if let Some(index) = self.open_steps.get(&(agent, step)).copied()
+                    && let Some(figures) = self.steps.get_mut(index)
+                {
+                    figures.worker = Some(worker.to_string());
+                }
+            }
             _ => {}
         }
     }
@@ -427,6 +452,14 @@ impl ReportBuilder {
             figures.cost_usd += step.cost_usd;
             figures.tokens.add(step.tokens);
         }
+        let mut workers: BTreeMap<&str, u64> = BTreeMap::new();
+        for step in &self.steps {
+            if let Some(worker) = &step.worker {
+                *workers.entry(worker.as_str()).or_default() += 1;
+            }
+        }
+        let workers =
+            workers.into_iter().map(|(worker, steps)| WorkerFigures { worker: worker.to_string(), steps }).collect();
         let slowest_steps = top(&|step| step.duration_ms.unwrap_or(0) as f64);
         let most_expensive_steps = top(&|step| step.cost_usd);
         Report {
@@ -436,6 +469,7 @@ impl ReportBuilder {
             backends: backends.into_values().collect(),
             slowest_steps,
             most_expensive_steps,
+            workers,
             unreadable_lines: self.unreadable_lines,
         }
     }

@@ -52,6 +52,11 @@ pub(crate) enum PauseReason {
     Cancelled,
     /// The state's backend CLI is missing (or cannot run): install it and resume.
     BackendNotAvailable,
+    /// The distributed engine (Restate) could not be reached: start it and resume.
+    EngineUnavailable,
+    /// A distributed worker refused the step (another Baton version, a missing
+    /// directory): fix the worker and resume.
+    WorkerRefused,
 }
 
 impl PauseReason {
@@ -67,6 +72,8 @@ impl PauseReason {
             PauseReason::AskStageError => "ask_stage_error",
             PauseReason::Cancelled => "cancelled",
             PauseReason::BackendNotAvailable => "backend_not_available",
+            PauseReason::EngineUnavailable => "engine_unavailable",
+            PauseReason::WorkerRefused => "worker_refused",
         }
     }
 }

@@ -132,6 +132,10 @@ pub(crate) struct LaunchParams {
     /// The manifest's `environment`, expanded at launch: every process of the run gets it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) environment: BTreeMap<String, String>,
+    /// Where the run's steps execute, as `--engine` wrote it (`restate=URL`);
+    /// absent is the local engine. A resume keeps it (`distributed::engine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) engine: Option<String>,
 }
 
 /// Where a run made by `baton rerun` came from: its history up to and including

@@ -241,6 +241,7 @@ impl ConsoleText {
                 let retry = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
                 format!("{} > {state}{retry}", self.agent(agent_id))
             }
+            Event::StepRanOn { agent_id, worker, .. } => format!("{}   on worker {worker}", self.agent(agent_id)),
             Event::StateCompleted { agent_id, state, duration_ms, cost_usd, .. } => {
                 let cost = if *cost_usd > 0.0 { format!(", ${cost_usd:.4}") } else { String::new() };
                 self.finished.insert(agent_id.clone(), format!("{state} in {}{cost}", duration(*duration_ms)));

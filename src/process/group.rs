@@ -93,10 +93,15 @@ pub(crate) fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminat
     }
 }
 
-/// Keeps a child's process group on the watchdog's list for as long as it lives.
+/// Keeps a child's process group on the watchdog's list for as long as it lives,
+/// and kills the group if the runner is dropped before the step settled (a
+/// distributed worker's handler dropped when Restate cuts its stream, a step
+/// future abandoned): an unsettled group left behind would run on, an orphan,
+/// beside the step's retry.
 pub(crate) struct Watched<'a> {
     watchdog: Option<&'a Watchdog>,
     group: u32,
+    settled: bool,
 }
 
 impl<'a> Watched<'a> {
@@ -106,12 +111,21 @@ impl<'a> Watched<'a> {
         if let Some(watchdog) = watchdog {
             watchdog.watch(group);
         }
-        Watched { watchdog, group }
+        Watched { watchdog, group, settled: false }
+    }
+
+    /// The step ended the ordinary way: whatever is left in its group (a script's
+    /// `keep-background` processes) is no longer this guard's to kill.
+    pub(crate) fn settle(&mut self) {
+        self.settled = true;
     }
 }
 
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
+        if !self.settled {
+            signal_group_id(self.group, libc::SIGKILL);
+        }
         if let Some(watchdog) = self.watchdog {
             watchdog.release(self.group);
         }

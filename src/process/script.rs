@@ -121,7 +121,7 @@ pub(crate) async fn run_script(
             program: command.program.to_string_lossy().into_owned(),
             source,
         })?;
-    let _watched = Watched::new(watchdog, &child);
+    let mut watched = Watched::new(watchdog, &child);
     let group = child.id().unwrap_or_default();
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
@@ -203,6 +203,7 @@ pub(crate) async fn run_script(
         }
     }
     let status = exit_status.ok_or_else(|| ScriptProcessError::Wait(io::Error::other("no exit status")))?;
+    watched.settle();
     Ok(ScriptRun { stdout, stderr, exit_code: status.code(), signal: status.signal() })
 }
 

@@ -14,12 +14,14 @@ pub(crate) mod task_folder;
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::ids::StateName;
 use crate::syntax::tag::{Tag, TagKind};
 use crate::workflow::specifier::WorkflowEntry;
 
 /// Where a forked worker keeps its task folder (R3.21).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum TaskMode {
     /// A fresh folder for the worker (the default).
     New,
@@ -28,7 +30,7 @@ pub(crate) enum TaskMode {
 }
 
 /// Where a forked worker works (`docs/isolation.md`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Isolation {
     /// In the directory its parent gives it (the default).
     #[default]
@@ -50,7 +52,7 @@ impl Isolation {
 }
 
 /// One worker to create: from a single `<fork>` or one element of a multi-fork.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ForkSpec {
     pub(crate) target: StateName,
     pub(crate) cd: Option<String>,
@@ -67,7 +69,7 @@ pub(crate) struct ForkSpec {
 
 /// `<join [timeout="…"]>NEXT</join>` (`docs/join.md`): wait until every worker
 /// this agent forked since its last join has ended, then continue at `next`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct JoinSpec {
     pub(crate) next: StateName,
     /// Continue with what has arrived once this long has passed.
@@ -84,7 +86,7 @@ impl JoinSpec {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Transition {
     Goto {
         target: StateName,

@@ -19,7 +19,7 @@ use crate::workflow::scope::ScopeKind;
 use crate::workflow::target::{clean_lexically, is_url};
 
 /// Where a cross-workflow tag leads.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct WorkflowEntry {
     /// The workflow's directory, absolute and lexically cleaned.
     pub(crate) scope_dir: PathBuf,

@@ -13,6 +13,7 @@ pub(crate) mod loopback;
 pub(crate) mod npm_cli;
 pub(crate) mod pi_cli;
 pub(crate) mod restate;
+pub(crate) mod restate_min;
 pub(crate) mod serve;
 pub(crate) mod test_builder;
 pub(crate) mod worker;

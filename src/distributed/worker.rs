@@ -1,0 +1,202 @@
+//! `baton worker`: serve `BatonStep` over HTTP/2 cleartext (what Restate's SDK
+//! speaks), optionally register it with a server's admin API, and drain on
+//! SIGTERM or SIGINT: stop accepting connections, let running steps finish for
+//! up to `grace`, then kill their process groups and exit.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http2;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use restate_sdk::endpoint::Endpoint;
+use restate_sdk::hyper::HyperEndpoint;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use crate::distributed::ingress::Ingress;
+use crate::distributed::protocol::Versions;
+use crate::distributed::step_service::{self, WorkerState};
+use crate::process::stop_level::StopLevel;
+use crate::process::watchdog::Watchdog;
+use crate::run::shutdown::shutdown_signals;
+
+/// How a worker runs (`baton worker`'s flags, checked).
+pub(crate) struct WorkerOptions {
+    pub(crate) listen: SocketAddr,
+    pub(crate) register: Option<String>,
+    pub(crate) advertise: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) max_concurrent_steps: usize,
+    pub(crate) longest_step: Duration,
+    pub(crate) grace: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WorkerError {
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("cannot register {uri} with the Restate admin API at {admin}: {reason}")]
+    Register { uri: String, admin: String, reason: String },
+}
+
+/// `hostname:pid`, the default `--name`.
+pub(crate) fn default_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "worker".to_string());
+    format!("{host}:{}", std::process::id())
+}
+
+/// The default `--max-concurrent-steps`: four per core (steps mostly wait on a model).
+pub(crate) fn default_max_steps() -> usize {
+    std::thread::available_parallelism().map_or(4, |cores| cores.get() * 4)
+}
+
+/// The versions this worker claims: its own, unless a test pretends otherwise
+/// (`BATON_TEST_WORKER_VERSION=0.2.0` or `0.2.0/2` with a step protocol).
+fn claimed_versions() -> Versions {
+    let mut versions = Versions::own();
+    if let Ok(text) = std::env::var("BATON_TEST_WORKER_VERSION") {
+        let (baton, protocol) = text.split_once('/').unwrap_or((&text, ""));
+        versions.baton = baton.to_string();
+        if let Ok(protocol) = protocol.parse() {
+            versions.protocol = protocol;
+        }
+    }
+    versions
+}
+
+/// Serve until SIGTERM or SIGINT, then drain. Returns once every step is done.
+pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<(), WorkerError> {
+    let mut signals = shutdown_signals();
+    let listener = TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| WorkerError::Listen { addr: options.listen, source })?;
+    let local = listener.local_addr().unwrap_or(options.listen);
+    let name = options.name.clone().unwrap_or_else(default_name);
+    let (stop_sender, stop) = watch::channel(StopLevel::Run);
+    let (running, mut running_changes) = watch::channel(0usize);
+    let worker = Arc::new(WorkerState {
+        name: name.clone(),
+        versions: claimed_versions(),
+        slots: Arc::new(Semaphore::new(options.max_concurrent_steps.max(1))),
+        stop,
+        watchdog: Some(Arc::new(watchdog)),
+        running: Arc::new(running),
+    });
+    let endpoint = HyperEndpoint::new(
+        Endpoint::builder().bind(step_service::definition(Arc::clone(&worker), options.longest_step)).build(),
+    );
+    eprintln!(
+        "baton worker `{name}` listening on http://{local} (HTTP/2 cleartext; at most {} steps at once)",
+        options.max_concurrent_steps
+    );
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let accept = async {
+        loop {
+            match listener.accept().await {
+                Ok((stream, remote)) => {
+                    let connection = http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), endpoint.clone());
+                    let connection = graceful.watch(connection);
+                    tokio::spawn(async move {
+                        if let Err(error) = connection.await {
+                            tracing::debug!(%remote, %error, "connection ended");
+                        }
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    };
+    let registration = async {
+        if let Some(admin) = &options.register {
+            let uri = options.advertise.clone().unwrap_or_else(|| format!("http://{local}"));
+            register(admin, &uri).await
+        } else {
+            Ok(())
+        }
+    };
+    let signal = tokio::select! {
+        () = accept => None,
+        signal = async {
+            registration.await?;
+            match signals.recv().await {
+                Some(signal) => Ok(Some(signal)),
+                // No signal handlers: run until killed.
+                None => std::future::pending().await,
+            }
+        } => match signal {
+            Ok(signal) => signal,
+            Err(error) => return Err(error),
+        },
+    };
+    // No new connections; the open ones are told to take no new steps (HTTP/2
+    // GOAWAY) while the steps they carry finish.
+    drop(listener);
+    let closing = tokio::spawn(graceful.shutdown());
+    let running_now = *running_changes.borrow();
+    eprintln!(
+        "baton worker `{name}`: {}, draining: no new connections; {running_now} running step(s) get {} s to finish",
+        signal.map_or("stopping", |signal| signal.name()),
+        options.grace.as_secs()
+    );
+    let drained = async {
+        while *running_changes.borrow_and_update() > 0 {
+            if running_changes.changed().await.is_err() {
+                break;
+            }
+        }
+    };
+    let finished = tokio::select! {
+        () = drained => true,
+        () = tokio::time::sleep(options.grace) => false,
+        _ = signals.recv() => false,
+    };
+    if !finished {
+        eprintln!("baton worker `{name}`: killing the steps still running");
+        let _ = stop_sender.send(StopLevel::Kill);
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            while *running_changes.borrow_and_update() > 0 {
+                if running_changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+    // Replies still on their way get a moment; connections then close.
+    let _ = tokio::time::timeout(Duration::from_secs(2), closing).await;
+    if let Some(watchdog) = &worker.watchdog {
+        watchdog.disarm();
+    }
+    eprintln!("baton worker `{name}` stopped");
+    Ok(())
+}
+
+/// `POST ADMIN/deployments {"uri": URI}`; says what the server registered.
+async fn register(admin: &str, uri: &str) -> Result<(), WorkerError> {
+    let failed = |reason: String| WorkerError::Register { uri: uri.to_string(), admin: admin.to_string(), reason };
+    let client = Ingress::new(admin);
+    let body = serde_json::json!({ "uri": uri, "force": true }).to_string();
+    let (status, answer) = client.post_json("/deployments", body).await.map_err(|error| failed(error.to_string()))?;
+    if !(200..300).contains(&status) {
+        let text = String::from_utf8_lossy(&answer[..answer.len().min(500)]).trim().to_string();
+        return Err(failed(format!("HTTP {status}: {text}")));
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap_or_default();
+    let id = answer.get("id").and_then(|id| id.as_str()).unwrap_or("?");
+    let services: Vec<&str> = answer
+        .get("services")
+        .and_then(|list| list.as_array())
+        .map(|list| list.iter().filter_map(|service| service.get("name").and_then(|name| name.as_str())).collect())
+        .unwrap_or_default();
+    eprintln!("registered {uri} with {admin}: deployment {id}, services {}", services.join(", "));
+    Ok(())
+}
