@@ -8,7 +8,7 @@ use std::net::TcpListener;
 
 use crate::support::haproxy::{Haproxy, h2_get_status, haproxy_config};
 use crate::support::loopback::{http_get, is_alive};
-use crate::support::restate::{RestateOptions, RestateServer, is_node_launcher, restate_server_binary};
+use crate::support::restate::{RestateOptions, RestateServer, exclusive, is_node_launcher, restate_server_binary};
 
 /// A minimal service deployment speaking HTTP/1.1: enough for Restate's
 /// discovery (`GET /discover`), so a deployment can be registered without a
@@ -68,6 +68,7 @@ fn the_harness_runs_the_native_restate_server_not_the_node_launcher() {
 
 #[test]
 fn restate_server_starts_healthy_and_restarts_on_the_same_ports_keeping_a_registered_deployment() {
+    let _one_at_a_time = exclusive();
     let mut server = RestateServer::start(RestateOptions::default());
     let (ingress, admin) = (server.ingress_url(), server.admin_url());
     assert_eq!(server.query("SELECT count(*) AS n FROM sys_invocation"), [serde_json::json!({"n": 0})]);

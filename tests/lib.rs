@@ -17,6 +17,7 @@ mod crash_resume;
 mod diagram;
 mod distributed;
 mod distributed_harness;
+mod distributed_kill;
 mod isolation;
 mod join;
 mod kill_anywhere;

@@ -21,7 +21,7 @@
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use serde_json::Value;
 
@@ -72,6 +72,13 @@ fn native_binary_path() -> String {
         other => other,
     };
     format!("node_modules/@restatedev/restate-server-{}-{arch}/bin/restate-server", std::env::consts::OS)
+}
+
+/// One server (about 270 MB, and its workers) at a time in a test process: the
+/// machine is small and shared, and a distributed test bounds its waits.
+pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// How to start a server.
