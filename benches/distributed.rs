@@ -21,34 +21,27 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 // The tests' harness, shared: its modules refer to each other as `super::…`,
-// which at the crate root of this bench is the crate itself.
-// npm_cli.rs's own test names the three agent CLIs' installs; cargo compiles a bench
-// with cfg(test), so they come along (nothing here runs them).
+// which at the crate root of this bench is the crate itself. npm_cli.rs's own test
+// names the three agent CLIs' installs; cargo compiles a bench with cfg(test), so
+// they come along (nothing here runs them).
 #[cfg(test)]
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/claude_cli.rs"]
 mod claude_cli;
 #[cfg(test)]
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/codex_cli.rs"]
 mod codex_cli;
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/haproxy.rs"]
 mod haproxy;
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/loopback.rs"]
 mod loopback;
-#[allow(dead_code, unreachable_pub, unused_imports)]
+#[allow(unused_imports)]
 #[path = "../tests/support/npm_cli.rs"]
 mod npm_cli;
 #[cfg(test)]
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/pi_cli.rs"]
 mod pi_cli;
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/restate.rs"]
 mod restate;
-#[allow(dead_code, unreachable_pub)]
 #[path = "../tests/support/worker.rs"]
 mod worker;
 
