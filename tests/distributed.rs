@@ -459,3 +459,45 @@ fn an_interrupted_coordinator_leaves_the_step_to_its_worker_and_the_resume_takes
     resumed.status(0).stdout("end\n");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n", "the step ran once");
 }
+
+/// The server stays away past the retry window: the agent pauses with
+/// `engine_unavailable` (after its attempts), and the run resumes once the server
+/// is back; the step is recorded once.
+#[test]
+fn a_server_that_stays_away_pauses_the_agent_and_the_run_resumes_when_it_is_back() {
+    let _one = exclusive();
+    let mut server = RestateServer::start();
+    let test = Test::new()
+        .file("START.sh", "echo run >> runs.txt\n[ -e go ] || sleep 300\necho '<goto>END.sh</goto>'\n")
+        .file("END.sh", "echo '<result>end</result>'\n")
+        .env("BATON_ENGINE_RETRY_SECS", "1");
+    let _worker = Reaped(server.start_worker(&test, "w1", &[]));
+    let engine = server.engine();
+    let coordinator = test.spawn(&["run", "wf", "--run-id", "test", "--engine", &engine]);
+    let runs = test.root().join("runs.txt");
+    wait_until(Duration::from_secs(20), "the step to start on the worker", || runs.exists());
+    server.kill();
+    let output = coordinator.wait_with_output().expect("the run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let paused = format!(
+        "[main] paused at START.sh (engine_unavailable): state `START.sh`: the restate engine at {} cannot run the \
+         step: ",
+        server.ingress_url()
+    );
+    assert!(stderr.contains(&paused), "{stderr}");
+    assert!(
+        stderr.contains("(still failing after 1 second); the run can be resumed once the server is back\n"),
+        "{stderr}"
+    );
+    // One warning for the outage, however many times the step was sent again.
+    assert_eq!(stderr.matches("; sending it again until it answers\n").count(), 1, "{stderr}");
+    let warning = format!("[main] warning: state `START.sh`: the restate engine at {}", server.ingress_url());
+    assert!(stderr.contains(&warning), "{stderr}");
+    std::fs::write(test.root().join("go"), "").unwrap();
+    server.restart();
+    let resumed = test.args(["resume", "test"]).run();
+    resumed.status(0).stdout("end\n");
+    let log = std::fs::read_to_string(resumed.run_dir("test").join("transitions.log")).unwrap();
+    assert_eq!(log.matches("START.sh -> END.sh").count(), 1, "{log}");
+}

@@ -6,7 +6,8 @@
 //!
 //! Sending is record-before-act: before a step is sent, its idempotency key is
 //! written to `<run>/remote-steps/<agent>.json` beside the agent as it was sent;
-//! the record goes once the reply is in. A coordinator killed while a step runs
+//! the record goes once the reply is in (it stays when the server stayed away:
+//! the next attempt re-sends the same key). A coordinator killed while a step runs
 //! leaves the record, and the resumed run — whose loop numbers the re-run step
 //! anew — re-sends the *recorded* key for an agent that has not moved since:
 //! Restate attaches it to the invocation that is still running or returns the
@@ -154,7 +155,9 @@ impl RemoteExecutor {
             )
         })?;
         let body = hyper::body::Bytes::from(body);
-        let started = Instant::now();
+        // The window counts from the first failure, not from the send: a step may run
+        // for hours before the server goes away.
+        let mut failing_since: Option<Instant> = None;
         let mut backoff = FIRST_BACKOFF;
         loop {
             let error = match self.ingress.call_step(key, body.clone()).await {
@@ -190,7 +193,7 @@ impl RemoteExecutor {
             if !error.is_transient() {
                 return Err(StepFailure::fatal(ErrorKind::EngineUnavailable, unavailable(&error)));
             }
-            if started.elapsed() >= self.retry_window {
+            if failing_since.get_or_insert_with(Instant::now).elapsed() >= self.retry_window {
                 return Err(StepFailure::retryable(
                     PauseReason::EngineUnavailable,
                     ErrorKind::EngineUnavailable,
@@ -204,10 +207,10 @@ impl RemoteExecutor {
             if !self.warned.swap(true, Ordering::Relaxed) {
                 context.bus.emit(Event::ErrorOccurred {
                     agent_id: request.agent.id.clone(),
-                    error_type: ErrorKind::EngineUnavailable,
+                    error_type: ErrorKind::EngineRetrying,
                     message: format!("{}; sending it again until it answers", unavailable(&error)),
                     state: state.clone(),
-                    is_retryable: true,
+                    is_retryable: false,
                     retry_count: 0,
                     max_retries: 0,
                 });
@@ -257,7 +260,12 @@ impl RemoteExecutor {
                 ));
             }
         };
-        let _ = std::fs::remove_file(self.record_path(agent));
+        // A reply (whatever the step came to) or a refusal ends the invocation's
+        // story; a server that stayed away may still hold it, so the record stays
+        // and the next attempt (or a resume) attaches to it once the server is back.
+        if !matches!(&reply, Err(failure) if failure.is_retryable()) {
+            let _ = std::fs::remove_file(self.record_path(agent));
+        }
         let reply = reply?;
         context.bus.emit(Event::StepRanOn {
             agent_id: agent.id.clone(),

@@ -42,6 +42,8 @@ pub(crate) enum ErrorKind {
     Cancelled,
     /// The distributed engine (Restate) could not be reached for a step's whole retry window.
     EngineUnavailable,
+    /// A warning: the distributed engine did not answer; the step is being sent again.
+    EngineRetrying,
     /// A distributed worker refused the step (another Baton version, a missing directory).
     WorkerRefused,
 }
@@ -49,7 +51,7 @@ pub(crate) enum ErrorKind {
 impl ErrorKind {
     /// Reported, but the step goes on.
     pub(crate) fn is_warning(self) -> bool {
-        matches!(self, ErrorKind::UnknownField | ErrorKind::IgnoredAttribute)
+        matches!(self, ErrorKind::UnknownField | ErrorKind::IgnoredAttribute | ErrorKind::EngineRetrying)
     }
 }
 
