@@ -16,6 +16,8 @@ mod conformance;
 mod crash_resume;
 mod diagram;
 mod distributed;
+mod distributed_harness;
+mod distributed_kill;
 mod distributed_shipped;
 mod isolation;
 mod join;

@@ -8,10 +8,14 @@ pub(crate) mod fake_anthropic;
 pub(crate) mod fake_api;
 pub(crate) mod fake_claude;
 pub(crate) mod fake_openai;
+pub(crate) mod haproxy;
+pub(crate) mod loopback;
 pub(crate) mod npm_cli;
 pub(crate) mod pi_cli;
+pub(crate) mod restate;
 pub(crate) mod restate_min;
 pub(crate) mod serve;
 pub(crate) mod test_builder;
+pub(crate) mod worker;
 
 pub(crate) use test_builder::{Outcome, Test, normalize};
