@@ -1,47 +1,20 @@
 //! A real `restate-server` (the pinned npm package's native binary) on free
 //! loopback ports, and `baton worker`s registered with it, for the distributed
-//! tests. Small on purpose: the full harness (haproxy, several workers) is
-//! `restate-infra`'s; this is what `tests/distributed.rs` needs meanwhile.
+//! tests that drive one worker directly (`tests/distributed.rs`,
+//! `tests/distributed_shipped.rs`). Several workers behind a balancer are
+//! `support::{restate, haproxy, worker}`; the server binary and the lock are shared.
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::Test;
-use super::npm_cli::{NpmCli, VersionCheck};
 
-pub(crate) const RESTATE_VERSION: &str = "1.7.12";
-
-static RESTATE: NpmCli = NpmCli {
-    package: "@restatedev/restate-server",
-    version: RESTATE_VERSION,
-    binary: "restate-server",
-    dir_name: "restate-server",
-    override_var: "BATON_TEST_RESTATE_SERVER_BIN",
-    version_check: VersionCheck::PackageJson,
-    postinstall: None,
-    installed: OnceLock::new(),
-};
-
-/// The native server binary: a kill must reach the server itself, not the Node launcher
-/// in `.bin/`.
-pub(crate) fn server_binary() -> PathBuf {
-    if let Some(binary) = std::env::var_os(RESTATE.override_var).filter(|value| !value.is_empty()) {
-        return PathBuf::from(binary);
-    }
-    RESTATE.binary_path();
-    RESTATE.install_dir().join("node_modules/@restatedev/restate-server-linux-x64/bin/restate-server")
-}
-
-/// One server (270 MB) and its workers at a time: a test's worker registered with
-/// another test's server would take that test's steps.
-pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// The one server binary and the one lock of `support::restate`: a test here and a
+/// test there never run two servers at once, and `BATON_TEST_RESTATE_BIN` overrides
+/// both.
+pub(crate) use super::restate::{exclusive, restate_server_binary as server_binary};
 
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
