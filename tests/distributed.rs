@@ -277,8 +277,8 @@ fn engine_restate_with_an_unreachable_url_names_the_url_and_the_error() {
     assert!(!outcome.root().join(".baton/runs/test").exists(), "no run was made");
 }
 
-#[test]
-fn engine_restate_pointing_at_a_plain_http_server_does_not_look_like_restate() {
+/// A plain HTTP server on loopback answering every request 404 with an HTML page.
+fn plain_http_server() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -297,6 +297,40 @@ fn engine_restate_pointing_at_a_plain_http_server_does_not_look_like_restate() {
             );
         }
     });
+    port
+}
+
+/// A worker told to register with something that is no Restate admin API (or a
+/// server of an unsupported version: `distributed::worker`'s unit tests) exits
+/// naming what answered, instead of serving steps nobody will send.
+#[test]
+fn worker_register_with_a_server_that_is_no_restate_admin_api_is_refused() {
+    let port = plain_http_server();
+    let outcome = Test::new()
+        .args([
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--advertise",
+            "http://127.0.0.1:1",
+            "--register",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .run();
+    outcome.status(1);
+    assert_eq!(
+        outcome.stderr.lines().last().map(|line| format!("{line}\n")).unwrap_or_default(),
+        format!(
+            "error: cannot register http://127.0.0.1:1 with the Restate admin API at http://127.0.0.1:{port}: it does \
+             not look like a Restate admin API (GET /version answered HTTP 404: `<!DOCTYPE html><html><body>Not \
+             Found</body></html>`); --register takes the server's admin URL (port 9070 by default)\n"
+        )
+    );
+}
+
+#[test]
+fn engine_restate_pointing_at_a_plain_http_server_does_not_look_like_restate() {
+    let port = plain_http_server();
     let outcome = Test::new()
         .file("START.sh", "echo '<result>x</result>'\n")
         .run_workflow(&["--engine", &format!("restate=http://127.0.0.1:{port}")]);

@@ -129,6 +129,11 @@ impl Ingress {
         self.request(hyper::Method::POST, path, &[("content-type", "application/json")], Bytes::from(body)).await
     }
 
+    /// `GET path` (the admin API's `/version`): status and body.
+    pub(crate) async fn get(&self, path: &str) -> Result<(u16, Bytes), IngressError> {
+        self.request(hyper::Method::GET, path, &[], Bytes::new()).await
+    }
+
     /// Call `BatonStep/run` with `body` (a `StepRequest`) under `key`; the reply's bytes.
     pub(crate) async fn call_step(&self, key: &str, body: Bytes) -> Result<Bytes, IngressError> {
         let headers = [("content-type", "application/json"), ("idempotency-key", key)];

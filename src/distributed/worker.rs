@@ -196,10 +196,38 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
     Ok(())
 }
 
+/// The restate-server versions this Baton's step service works with: the 1.x
+/// line, whose service protocol `restate-sdk` 0.13 speaks (tested with 1.7.12).
+pub(crate) const SUPPORTED_SERVER: &str = "restate-server 1.x (tested with 1.7.12)";
+
+/// Whether the admin API's `GET /version` answer (`status`, `body`) names a server of
+/// [`SUPPORTED_SERVER`]; else why not, in words for the user.
+fn server_version_supported(status: u16, body: &[u8]) -> Result<(), String> {
+    let version = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .filter(|_| status == 200)
+        .and_then(|answer| answer.get("version").and_then(|version| version.as_str()).map(str::to_string));
+    let Some(version) = version else {
+        let text: String =
+            String::from_utf8_lossy(&body[..body.len().min(120)]).split_whitespace().collect::<Vec<_>>().join(" ");
+        return Err(format!(
+            "it does not look like a Restate admin API (GET /version answered HTTP {status}: `{text}`); --register takes the \
+             server's admin URL (port 9070 by default)"
+        ));
+    };
+    if version.split('.').next() == Some("1") {
+        Ok(())
+    } else {
+        Err(format!("the server is restate-server {version}; this Baton works with {SUPPORTED_SERVER}"))
+    }
+}
+
 /// `POST ADMIN/deployments {"uri": URI}`; says what the server registered.
 async fn register(admin: &str, uri: &str) -> Result<(), WorkerError> {
     let failed = |reason: String| WorkerError::Register { uri: uri.to_string(), admin: admin.to_string(), reason };
     let client = Ingress::new(admin);
+    let (status, answer) = client.get("/version").await.map_err(|error| failed(error.to_string()))?;
+    server_version_supported(status, &answer).map_err(failed)?;
     let body = serde_json::json!({ "uri": uri, "force": true }).to_string();
     let (status, answer) = client.post_json("/deployments", body).await.map_err(|error| failed(error.to_string()))?;
     if !(200..300).contains(&status) {
@@ -215,4 +243,33 @@ async fn register(admin: &str, uri: &str) -> Result<(), WorkerError> {
         .unwrap_or_default();
     eprintln!("registered {uri} with {admin}: deployment {id}, services {}", services.join(", "));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_1_x_servers_are_supported() {
+        assert_eq!(server_version_supported(200, br#"{"version":"1.7.12","min_admin_api_version":2}"#), Ok(()));
+    }
+
+    #[test]
+    fn a_server_of_another_major_version_is_refused_naming_both() {
+        assert_eq!(
+            server_version_supported(200, br#"{"version":"2.0.1"}"#),
+            Err("the server is restate-server 2.0.1; this Baton works with restate-server 1.x (tested with 1.7.12)"
+                .to_string())
+        );
+    }
+
+    #[test]
+    fn an_answer_that_is_not_the_admin_apis_is_named() {
+        assert_eq!(
+            server_version_supported(404, b"<html>\n<body>Not Found</body></html>"),
+            Err("it does not look like a Restate admin API (GET /version answered HTTP 404: `<html> <body>Not \
+                 Found</body></html>`); --register takes the server's admin URL (port 9070 by default)"
+                .to_string())
+        );
+    }
 }
