@@ -60,7 +60,8 @@ pub(crate) struct Config {
     /// The terminal title's label (raymond's `--name`).
     pub(crate) name: Option<String>,
     /// Where new runs' steps execute when `--engine` says nothing: `local` or
-    /// `restate=INGRESS_URL` (`docs/distributed.md`).
+    /// `restate=INGRESS_URL`, or the table `[engine] restate = "INGRESS_URL"`
+    /// (`docs/distributed.md`).
     pub(crate) engine: Option<String>,
     /// raymond settings Baton reads but cannot honour, to be warned about.
     #[serde(skip)]
@@ -230,6 +231,20 @@ impl Config {
             Some(_) => return Err(ConfigProblem::Syntax("`raymond` must be a table ([raymond])".to_string())),
             None => None,
         };
+        // `[engine]` with `restate = "URL"` is `engine = "restate=URL"` written as a table.
+        if let Some(toml::Value::Table(engine)) = table.get("engine") {
+            let text = match (engine.len(), engine.get("restate")) {
+                (1, Some(toml::Value::String(url))) => format!("restate={url}"),
+                _ => {
+                    let keys: Vec<&str> = engine.keys().map(String::as_str).collect();
+                    return Err(ConfigProblem::Syntax(format!(
+                        "[engine] takes one key, `restate = \"INGRESS_URL\"`, found {}",
+                        if keys.is_empty() { "an empty table".to_string() } else { format!("`{}`", keys.join("`, `")) }
+                    )));
+                }
+            };
+            table.insert("engine".to_string(), toml::Value::String(text));
+        }
         let config: Config = toml::Value::Table(table).try_into().map_err(|error: toml::de::Error| {
             let message = error.message().to_string();
             // serde names the unknown field between backticks.
@@ -291,6 +306,22 @@ mod tests {
             "unknown key `modle`; did you mean `model`? (valid keys: backend, model, effort, \
              dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, verbose, \
              name, engine)"
+        );
+    }
+
+    #[test]
+    fn the_engine_is_a_key_or_an_engine_table() {
+        let key = Config::parse("engine = \"restate=http://127.0.0.1:8080\"\n").unwrap();
+        let table = Config::parse("[engine]\nrestate = \"http://127.0.0.1:8080\"\n").unwrap();
+        assert_eq!(key.engine.as_deref(), Some("restate=http://127.0.0.1:8080"));
+        assert_eq!(table, key);
+        assert_eq!(
+            Config::parse("[engine]\nrestat = \"http://127.0.0.1:8080\"\n").unwrap_err().to_string(),
+            "[engine] takes one key, `restate = \"INGRESS_URL\"`, found `restat`"
+        );
+        assert_eq!(
+            Config::parse("[engine]\n").unwrap_err().to_string(),
+            "[engine] takes one key, `restate = \"INGRESS_URL\"`, found an empty table"
         );
     }
 
