@@ -189,6 +189,22 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// A home-relative default: `$HOME/<tail>`.
+/// A CLI's own folder: `variable` from the step's environment, else from Baton's,
+/// else `~/<home_tail>` (Claude Code's `CLAUDE_CONFIG_DIR`, pi's `PI_CODING_AGENT_DIR`).
+pub(crate) fn cli_dir(
+    step_env: &std::collections::BTreeMap<String, String>,
+    variable: &str,
+    home_tail: &str,
+) -> Option<PathBuf> {
+    if let Some(dir) = step_env.get(variable).filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os(variable).filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    under_home(home_tail)
+}
+
 pub(crate) fn under_home(tail: &str) -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|home| !home.is_empty()).map(|home| Path::new(&home).join(tail))
 }

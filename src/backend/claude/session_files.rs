@@ -18,20 +18,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::backend::session_files::{
-    SessionFile, SessionFilesError, files_under, read_files, real_cwd, under_home, write_files,
+    SessionFile, SessionFilesError, cli_dir, files_under, read_files, real_cwd, write_files,
 };
 use crate::ids::BackendName;
 
 /// Claude Code's config dir: `CLAUDE_CONFIG_DIR` (the step's environment
 /// first), else `~/.claude`.
 pub(crate) fn config_dir(step_env: &BTreeMap<String, String>) -> Option<PathBuf> {
-    if let Some(dir) = step_env.get("CLAUDE_CONFIG_DIR").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    under_home(".claude")
+    cli_dir(step_env, "CLAUDE_CONFIG_DIR", ".claude")
 }
 
 /// The folder of `cwd`'s sessions under `config_dir`.

@@ -19,20 +19,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::backend::session_files::{
-    SessionFile, SessionFilesError, read_files, real_cwd, under_home, with_first_cwd, write_files,
+    SessionFile, SessionFilesError, cli_dir, read_files, real_cwd, with_first_cwd, write_files,
 };
 use crate::ids::BackendName;
 
 /// pi's agent dir: `PI_CODING_AGENT_DIR` (the step's environment first), else
 /// `~/.pi/agent`.
 pub(crate) fn agent_dir(step_env: &BTreeMap<String, String>) -> Option<PathBuf> {
-    if let Some(dir) = step_env.get("PI_CODING_AGENT_DIR").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    under_home(".pi/agent")
+    cli_dir(step_env, "PI_CODING_AGENT_DIR", ".pi/agent")
 }
 
 /// The folder of `cwd`'s sessions under `agent_dir`.
