@@ -216,6 +216,29 @@ fn a_step_printing_40_mib_completes_with_a_bounded_reply() {
     assert!(stdout.contains("more bytes were left out on the worker: a distributed step's reply is bounded]"));
 }
 
+/// Before: a `<result>` payload larger than Restate's 32 MiB message limit made the
+/// step's journaled reply too large, which the server retries for ever. A result
+/// over 4 MiB now pauses the agent, saying so.
+#[test]
+fn a_result_too_large_for_restate_pauses_the_agent_instead_of_being_retried_for_ever() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test =
+        Test::new().file("START.sh", "printf '<result>'; head -c 6291456 /dev/zero | tr '\\0' x; echo '</result>'\n");
+    let _worker = Reaped(server.start_worker(&test, "w1", &[]));
+    let outcome = test.run_workflow(&["--engine", &server.engine()]);
+    outcome.status(3);
+    assert!(
+        outcome.stderr.contains(
+            "[main] paused at START.sh (worker_refused): state `START.sh`: the step's result is 6.0 MiB, more than the \
+             4 MiB a step run on a worker may send back through Restate; write large results to a file (the task \
+             folder travels with the step) and pass its path\n"
+        ),
+        "{}",
+        outcome.stderr
+    );
+}
+
 #[test]
 fn a_worker_of_another_version_refuses_the_step_naming_both_versions() {
     let _one = exclusive();

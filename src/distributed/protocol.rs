@@ -31,6 +31,40 @@ pub(crate) const MAX_FIELD_BYTES: usize = 1024 * 1024;
 /// A reply's events never add up to more (Restate's limit is 32 MiB).
 pub(crate) const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 
+/// A step's result (its transition, with the tag's payload) is never larger: with
+/// the events and shipped files it must stay under Restate's 32 MiB, or the server
+/// would retry the invocation for ever.
+pub(crate) const MAX_OUTCOME_BYTES: usize = 4 * 1024 * 1024;
+
+/// `outcome`, unless it is larger than [`MAX_OUTCOME_BYTES`]: then a failure that
+/// pauses the agent at `state`, saying how large it was and what to do instead. What
+/// the step cost is kept.
+pub(crate) fn bound_outcome(
+    outcome: Result<ExecutionResult, StepFailure>,
+    state: &str,
+) -> Result<ExecutionResult, StepFailure> {
+    let size = serde_json::to_vec(&outcome).map_or(0, |bytes| bytes.len());
+    if size <= MAX_OUTCOME_BYTES {
+        return outcome;
+    }
+    let cost = match &outcome {
+        Ok(result) => result.cost_usd,
+        Err(failure) => failure.cost_usd,
+    };
+    let message = format!(
+        "state `{state}`: the step's result is {:.1} MiB, more than the {} MiB a step run on a worker may send back \
+         through Restate; write large results to a file (the task folder travels with the step) and pass its path",
+        size as f64 / (1024.0 * 1024.0),
+        MAX_OUTCOME_BYTES / (1024 * 1024)
+    );
+    Err(StepFailure::pause(
+        crate::model::agent::PauseReason::WorkerRefused,
+        crate::events::error_kind::ErrorKind::WorkerRefused,
+        message,
+    )
+    .with_cost(cost))
+}
+
 /// This Baton's version.
 pub(crate) fn baton_version() -> &'static str {
     env!("CARGO_PKG_VERSION")

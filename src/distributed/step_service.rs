@@ -26,7 +26,7 @@ use crate::backend::pi::backend::PiBackend;
 use crate::backend::profile::profile;
 use crate::distributed::carry::paths;
 use crate::distributed::carry::shipped::{self, CarryError, ShippedBack, ShippedFiles, Workspace};
-use crate::distributed::protocol::{Files, StepReply, StepRequest, Versions, bound_events};
+use crate::distributed::protocol::{Files, StepReply, StepRequest, Versions, bound_events, bound_outcome};
 use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
@@ -237,6 +237,7 @@ impl WorkerState {
             Some(workspace) => self.send_back(workspace, &request, outcome),
             None => (outcome, None),
         };
+        let outcome = bound_outcome(outcome, &request.agent.current_state);
         StepReply { worker: self.name.clone(), outcome, events: bound_events(events, &request.agent.id), shipped }
     }
 }
