@@ -70,6 +70,16 @@ fn a_resumed_run_keeps_its_engine_and_a_step_recorded_once() {
     let paused = test.run_workflow(&["--engine", &server.engine(), "--max-steps", "1"]);
     paused.status(3);
     assert_eq!(paused.state("test")["launch_params"]["engine"], server.engine());
+    let status = paused.into_test().args(["status", "test"]).run();
+    assert!(
+        status.stdout.contains(&format!(
+            "\nengine: {} (files shared; `baton report test` names each step's worker)\n",
+            server.engine()
+        )),
+        "{}",
+        status.stdout
+    );
+    let paused = status;
     // A plain resume goes on with the run's engine.
     let resumed = paused.rerun(["resume", "test", "--max-steps", "10"]);
     resumed.status(0).stdout("three\n");

@@ -38,6 +38,11 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
     if let Some(origin) = &run.rerun_of {
         let _ = writeln!(text, "rerun of: {} from step {}", origin.run_id, origin.commit);
     }
+    if let Some(engine) = &run.launch_params.engine {
+        let files = run.launch_params.files.as_deref().unwrap_or("shared");
+        let _ =
+            writeln!(text, "engine: {engine} (files {files}; `baton report {}` names each step's worker)", run.run_id);
+    }
     let _ = writeln!(text, "started: {}  updated: {}", run.created_at, run.updated_at);
     let budget = if run.budget_usd > 0.0 { format!(" of ${:.4}", run.budget_usd) } else { String::new() };
     let _ = writeln!(text, "steps: {}  cost: ${:.4}{budget}", run.steps_completed, run.total_cost_usd);
