@@ -103,7 +103,9 @@ impl NpmCli {
             return Ok(binary);
         }
         eprintln!("installing {package} into {} (first use)", dir.display());
+        // SCARF_ANALYTICS: restate-server's install-time download counter stays off (as in tests/run).
         let output = Command::new(npm)
+            .env("SCARF_ANALYTICS", "false")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(dir)
             .arg(&package)
