@@ -6,12 +6,13 @@
 use std::time::Duration;
 
 use crate::claude_e2e::with_real_claude;
+use crate::support::Outcome;
 use crate::support::Test;
 use crate::support::fake_anthropic::{FakeAnthropic, Rule};
 use crate::support::restate_min::{Reaped, RestateServer, alive, exclusive, free_port, wait_until};
 
 /// `transitions.log` without its timestamps, sorted (forked agents interleave).
-fn transitions(outcome: &crate::support::Outcome, run_id: &str) -> Vec<String> {
+fn transitions(outcome: &Outcome, run_id: &str) -> Vec<String> {
     let text = std::fs::read_to_string(outcome.run_dir(run_id).join("transitions.log")).expect("transitions.log");
     let mut lines: Vec<String> =
         text.lines().map(|line| line.split_once(' ').map_or(line, |(_, rest)| rest).to_string()).collect();
@@ -293,12 +294,17 @@ fn a_prompt_state_runs_on_the_worker_and_a_goto_continues_its_session() {
 
 // Bad input: each refused before a run exists (or with the run untouched), exit 1.
 
+/// A one-state script workflow run with `--engine restate=http://127.0.0.1:PORT`.
+fn one_state_run_on_restate_at(port: u16) -> Outcome {
+    Test::new()
+        .file("START.sh", "echo '<result>x</result>'\n")
+        .run_workflow(&["--engine", &format!("restate=http://127.0.0.1:{port}")])
+}
+
 #[test]
 fn engine_restate_with_an_unreachable_url_names_the_url_and_the_error() {
     let port = free_port();
-    let outcome = Test::new()
-        .file("START.sh", "echo '<result>x</result>'\n")
-        .run_workflow(&["--engine", &format!("restate=http://127.0.0.1:{port}")]);
+    let outcome = one_state_run_on_restate_at(port);
     outcome.status(1);
     assert_eq!(
         outcome.stderr,
@@ -364,9 +370,7 @@ fn worker_register_with_a_server_that_is_no_restate_admin_api_is_refused() {
 #[test]
 fn engine_restate_pointing_at_a_plain_http_server_does_not_look_like_restate() {
     let port = plain_http_server();
-    let outcome = Test::new()
-        .file("START.sh", "echo '<result>x</result>'\n")
-        .run_workflow(&["--engine", &format!("restate=http://127.0.0.1:{port}")]);
+    let outcome = one_state_run_on_restate_at(port);
     outcome.status(1);
     assert_eq!(
         outcome.stderr,
