@@ -292,6 +292,45 @@ fn a_prompt_state_runs_on_the_worker_and_a_goto_continues_its_session() {
     assert!(!outcome.events_of("test", "ClaudeStreamOutput").is_empty());
 }
 
+/// A worker's own cap (`--max-concurrent-steps 1`): a fan-out's three steps reach it
+/// at once, and it runs them one after another (a step that found another running
+/// would leave a mark). Then the run is seen like a local one: `list`, `logs`,
+/// `report` and the diagram's visits.
+#[test]
+fn a_worker_runs_at_most_its_cap_at_once_and_the_run_is_listed_logged_and_drawn() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "echo '<fork next=\"DONE.sh\">WORK.sh</fork><fork next=\"DONE.sh\">WORK.sh</fork><fork \
+             next=\"DONE.sh\">WORK.sh</fork><goto>DONE.sh</goto>'\n",
+        )
+        .file(
+            "WORK.sh",
+            "mkdir busy 2>/dev/null || echo overlap >> overlaps\nsleep 0.3\nrmdir busy\necho '<result>w</result>'\n",
+        )
+        .file("DONE.sh", "echo '<result>done</result>'\n");
+    let _worker = Reaped(server.start_worker(&test, "w1", &["--max-concurrent-steps", "1"]));
+    let outcome = test.run_workflow(&["--engine", &server.engine()]);
+    outcome.status(0);
+    assert!(!outcome.root().join("overlaps").exists(), "two steps ran at once on a worker capped at one");
+    assert_eq!(outcome.events_of("test", "StepRanOn").len(), 5);
+
+    let test = outcome.into_test();
+    let list = test.args(["list"]).run();
+    assert!(list.stdout.lines().any(|line| line.contains("test") && line.contains("completed")), "{}", list.stdout);
+    let logs = list.into_test().args(["logs", "test"]).run();
+    logs.status(0);
+    assert!(logs.stdout.matches("WORK.sh").count() >= 3, "{}", logs.stdout);
+    let report = logs.rerun(["report", "test"]);
+    report.status(0);
+    assert!(report.stdout.contains("w1"), "{}", report.stdout);
+    let diagram = report.rerun(["diagram", "wf", "--run", "test"]);
+    diagram.status(0);
+    assert!(diagram.stdout.contains("WORK"), "{}", diagram.stdout);
+}
+
 // Bad input: each refused before a run exists (or with the run untouched), exit 1.
 
 /// A one-state script workflow run with `--engine restate=http://127.0.0.1:PORT`.
