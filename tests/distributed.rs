@@ -331,6 +331,29 @@ fn a_worker_runs_at_most_its_cap_at_once_and_the_run_is_listed_logged_and_drawn(
     assert!(diagram.stdout.contains("WORK"), "{}", diagram.stdout);
 }
 
+/// `--max-agents` is the coordinator's, so it holds across workers: with one agent
+/// at a time, a fan-out's steps never overlap on a worker that would take eight.
+#[test]
+fn max_agents_holds_across_workers() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "echo '<fork next=\"DONE.sh\">WORK.sh</fork><fork next=\"DONE.sh\">WORK.sh</fork><goto>DONE.sh</goto>'\n",
+        )
+        .file(
+            "WORK.sh",
+            "mkdir busy 2>/dev/null || echo overlap >> overlaps\nsleep 0.3\nrmdir busy\necho '<result>w</result>'\n",
+        )
+        .file("DONE.sh", "echo '<result>done</result>'\n");
+    let _worker = Reaped(server.start_worker(&test, "w1", &["--max-concurrent-steps", "8"]));
+    let outcome = test.run_workflow(&["--engine", &server.engine(), "--max-agents", "1"]);
+    outcome.status(0);
+    assert!(!outcome.root().join("overlaps").exists(), "two agents ran at once under --max-agents 1");
+    assert_eq!(outcome.events_of("test", "StepRanOn").len(), 4);
+}
+
 // Bad input: each refused before a run exists (or with the run untouched), exit 1.
 
 /// A one-state script workflow run with `--engine restate=http://127.0.0.1:PORT`.
