@@ -13,6 +13,7 @@ use crate::conformance::common::emit;
 use crate::support::Test;
 use crate::support::browser::{Browser, artifact_dir};
 use crate::support::fake_claude::{FakeClaude, Reply};
+use crate::support::restate_min::{Reaped, RestateServer, exclusive};
 use crate::support::serve::Daemon;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -185,6 +186,31 @@ fn a_question_is_answered_from_its_form_with_a_file_and_the_run_goes_on() {
     let result = done["run"]["terminated"][0]["result"].as_str().expect("a result").to_string();
     assert!(result.starts_with("answer=yes from the page\n\nUploaded files:\n- "), "{result}");
     assert!(result.contains(&format!("asks/{ask_id}/notes.txt (5 bytes)")), "{result}");
+    no_page_errors(&browser);
+}
+
+/// A distributed run (`--engine restate=URL`, one worker) seen in the daemon: the
+/// timeline's steps and the step inspector name the worker that ran each step.
+#[test]
+fn a_distributed_runs_steps_name_their_worker_in_the_timeline_and_the_inspector() {
+    let _one = exclusive();
+    let server = RestateServer::start();
+    let test =
+        Test::new().file("START.sh", "echo '<goto>END.sh</goto>'\n").file("END.sh", "echo '<result>e</result>'\n");
+    let _worker = Reaped(server.start_worker(&test, "w7", &[]));
+    let outcome = test.run_workflow(&["--engine", &server.engine()]);
+    outcome.status(0);
+    let test = outcome.into_test();
+    let daemon = Daemon::start(&test, &[]);
+    let timeline: Value = serde_json::from_str(&daemon.get("/api/v1/runs/test/steps").body).expect("timeline");
+    let workers: Vec<&str> =
+        timeline["steps"].as_array().expect("steps").iter().filter_map(|step| step["worker"].as_str()).collect();
+    assert_eq!(workers, ["w7", "w7"], "{timeline}");
+    let mut browser = Browser::launch();
+    browser.goto("about:blank");
+    browser.goto(&page(&daemon, "/runs/test/steps/main/2"));
+    browser.wait_for(&format!("{}.dataset.loaded === 'true'", hook("step-inspector")), WAIT);
+    assert_eq!(text_of(&mut browser, "step-worker"), "on worker w7");
     no_page_errors(&browser);
 }
 

@@ -76,7 +76,8 @@ impl StepCollector {
             | Event::StateCompleted { agent_id, step, .. }
             | Event::ScriptOutput { agent_id, step, .. }
             | Event::PromptRendered { agent_id, step, .. }
-            | Event::ClaudeStreamOutput { agent_id, step, .. } => **agent_id == *self.agent && *step == self.step,
+            | Event::ClaudeStreamOutput { agent_id, step, .. }
+            | Event::StepRanOn { agent_id, step, .. } => **agent_id == *self.agent && *step == self.step,
             other => agent_of(other) == Some(self.agent.as_str()) && self.current == Some(self.step),
         };
         if belongs {
@@ -134,6 +135,7 @@ fn agent_of(event: &Event) -> Option<&str> {
         | Event::PromptRendered { agent_id, .. }
         | Event::ClaudeStreamOutput { agent_id, .. }
         | Event::ClaudeInvocationStarted { agent_id, .. }
+        | Event::StepRanOn { agent_id, .. }
         | Event::ErrorOccurred { agent_id, .. }
         | Event::AgentPaused { agent_id, .. }
         | Event::TransitionOccurred { agent_id, .. }

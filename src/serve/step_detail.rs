@@ -21,6 +21,8 @@ pub(crate) struct StepDetail {
     /// null for a script.
     pub(crate) backend: Option<crate::ids::BackendName>,
     pub(crate) model: Option<String>,
+    /// The `baton worker` that ran the step (`--engine restate`); null for a local step.
+    pub(crate) worker: Option<String>,
     pub(crate) prompts: Vec<Value>,
     pub(crate) transcript: Vec<Value>,
     pub(crate) script: Option<Value>,
@@ -49,6 +51,7 @@ pub(crate) fn detail(collector: &StepCollector, agent: &str, step: u64) -> StepD
                 detail.backend = Some(*backend);
                 detail.model = Some(model.clone());
             }
+            Event::StepRanOn { worker, .. } => detail.worker = Some(worker.clone()),
             Event::PromptRendered { reminder, prompt, .. } => {
                 detail.prompts.push(json!({"reminder": reminder, "text": prompt}));
             }
@@ -137,5 +140,23 @@ mod tests {
         };
         assert_eq!(of(1), (json!("pi"), json!("")));
         assert_eq!(of(2), (Value::Null, Value::Null));
+    }
+
+    #[test]
+    fn a_distributed_step_names_its_worker_and_a_local_one_none() {
+        let trace = [
+            r#"{"v":1,"seq":1,"ts":"t","type":"StateStarted","agent_id":"main","state":"S.sh","state_type":"script","step":1,"attempt":1}"#,
+            r#"{"v":1,"seq":2,"ts":"t","type":"StepRanOn","agent_id":"main","state":"S.sh","step":1,"worker":"w3"}"#,
+            r#"{"v":1,"seq":3,"ts":"t","type":"StateStarted","agent_id":"main","state":"T.sh","state_type":"script","step":2,"attempt":1}"#,
+        ];
+        let worker_of = |step: u64| {
+            let mut collector = StepCollector::new("main", step);
+            for line in trace {
+                collector.add(line);
+            }
+            serde_json::to_value(detail(&collector, "main", step)).expect("JSON")["worker"].clone()
+        };
+        assert_eq!(worker_of(1), json!("w3"));
+        assert_eq!(worker_of(2), Value::Null);
     }
 }

@@ -29,6 +29,9 @@ pub(crate) struct Step {
     pub(crate) backend: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
+    /// The `baton worker` that ran the step (`--engine restate`); absent for a local step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) worker: Option<String>,
     /// `running`, `done`, `failed` (an attempt failed and none succeeded yet) or
     /// `paused` (the agent paused at this step).
     pub(crate) status: &'static str,
@@ -93,6 +96,8 @@ struct Line<'a> {
     backend: Option<String>,
     #[serde(default)]
     model: Option<String>,
+    #[serde(default)]
+    worker: Option<String>,
     #[serde(default)]
     is_reminder: Option<bool>,
 }
@@ -165,6 +170,7 @@ impl Timeline {
                             commit: None,
                             backend: None,
                             model: None,
+                            worker: None,
                             status: "running",
                             changed_at: seq,
                         });
@@ -177,6 +183,12 @@ impl Timeline {
                     // A trace written before backends were chosen: Claude.
                     entry.backend = Some(line.backend.clone().unwrap_or_else(|| "claude".to_string()));
                     entry.model = Some(line.model.clone().unwrap_or_default());
+                    entry.changed_at = seq;
+                }
+            }
+            "StepRanOn" => {
+                if let Some(entry) = self.latest_of(&agent) {
+                    entry.worker = line.worker.clone();
                     entry.changed_at = seq;
                 }
             }
@@ -293,6 +305,22 @@ mod tests {
         assert_eq!(on, [(Some("codex"), Some("gpt-5")), (Some("claude"), Some("")), (None, None)]);
         let json = serde_json::to_value(view.steps[2]).expect("JSON");
         assert!(json.get("backend").is_none(), "a script has no backend: {json}");
+    }
+
+    #[test]
+    fn a_distributed_step_names_its_worker_and_a_local_one_none() {
+        let mut timeline = Timeline::default();
+        timeline.add(
+            r#"{"v":1,"seq":1,"ts":"2026-11-22T10:00:00Z","type":"StateStarted","agent_id":"main","state":"S.sh","state_type":"script","step":1,"attempt":1}
+{"v":1,"seq":2,"ts":"2026-11-22T10:00:01Z","type":"StepRanOn","agent_id":"main","state":"S.sh","step":1,"worker":"w2"}
+{"v":1,"seq":3,"ts":"2026-11-22T10:00:02Z","type":"StateStarted","agent_id":"main","state":"T.sh","state_type":"script","step":2,"attempt":1}
+"#,
+        );
+        let view = timeline.view(0);
+        let workers: Vec<_> = view.steps.iter().map(|step| step.worker.as_deref()).collect();
+        assert_eq!(workers, [Some("w2"), None]);
+        let json = serde_json::to_value(view.steps[1]).expect("JSON");
+        assert!(json.get("worker").is_none(), "a local step has no worker: {json}");
     }
 
     #[test]

@@ -993,6 +993,11 @@
           latest.backend = event.backend || "claude";
           latest.model = event.model || "";
           return this.latest.get(agent);
+        case "StepRanOn":
+          // The `baton worker` a distributed step ran on (--engine restate).
+          if (!latest) return -1;
+          latest.worker = event.worker;
+          return this.latest.get(agent);
         case "StateCompleted":
           if (!latest) return -1;
           latest.cost_usd = (latest.cost_usd || 0) + (event.cost_usd || 0);
@@ -1504,6 +1509,7 @@
         step.agent + " · step " + step.step,
         step.state + (step.kind ? " (" + step.kind + ")" : ""),
         ...(step.backend ? [onBackend(step.backend, step.model)] : []),
+        ...(step.worker ? ["on worker " + step.worker] : []),
         step.tag ? "<" + step.tag + "> → " + stateLabel(step.target) : step.status === "running" ? "running…" : "no transition",
         fmtDuration(this.end(step) - step.start_ms) + " · " + fmtCost(step.cost_usd) +
           (step.commit !== null && step.commit !== undefined ? " · commit " + step.commit : ""),
@@ -1856,6 +1862,9 @@
         detail.backend || known.backend
           ? h("span", { class: "tag", testid: "step-backend",
               text: onBackend(detail.backend || known.backend, detail.backend ? detail.model : known.model) })
+          : null,
+        detail.worker || known.worker
+          ? h("span", { class: "tag", testid: "step-worker", text: "on worker " + (detail.worker || known.worker) })
           : null,
         statusPill(status === "done" ? "completed" : status, { text: status }),
         h("span", { text: fmtDuration(detail.duration_ms !== null && detail.duration_ms !== undefined ? detail.duration_ms : known.duration_ms) }),
