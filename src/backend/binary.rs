@@ -53,6 +53,13 @@ pub(crate) enum BinaryError {
 }
 
 impl BinarySources {
+    /// `flag` and `config` for `profile`'s CLI, with its `BATON_<PROGRAM>_BIN` as this
+    /// process sees it.
+    pub(crate) fn with_environment(profile: &Profile, flag: Option<PathBuf>, config: Option<PathBuf>) -> BinarySources {
+        let variable = format!("BATON_{}_BIN", profile.program.to_ascii_uppercase());
+        BinarySources { flag, environment: std::env::var_os(variable).map(Into::into), config }
+    }
+
     /// The flag, then the environment variable, then config, then `PATH`.
     pub(crate) fn resolve(&self, profile: &Profile) -> Result<PathBuf, BinaryError> {
         let program = profile.program;

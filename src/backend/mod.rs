@@ -151,6 +151,15 @@ pub(crate) trait Backend: Send + Sync {
     ) -> BackendFuture<'a>;
 }
 
+/// A path for each CLI (`--claude-bin`/`--pi-bin`/`--codex-bin`, or config's
+/// `claude_bin`/`pi_bin`/`codex_bin`); `None` says nothing.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CliPaths {
+    pub(crate) claude: Option<PathBuf>,
+    pub(crate) pi: Option<PathBuf>,
+    pub(crate) codex: Option<PathBuf>,
+}
+
 /// The backends of one run, one per name. A run builds each once (`cli::execute`);
 /// `baton test` puts its scripted backend behind every name.
 #[derive(Clone)]
@@ -167,6 +176,41 @@ impl Backends {
         codex: std::sync::Arc<dyn Backend>,
     ) -> Backends {
         Backends { claude, pi, codex }
+    }
+
+    /// The real CLIs. Each is looked for when a state first needs it: its flag in
+    /// `flags`, `BATON_<PROGRAM>_BIN`, its path in `config`, then `PATH`. Codex's
+    /// prices come from `baton_dir`'s `prices.toml`.
+    pub(crate) fn installed(
+        flags: &CliPaths,
+        config: &CliPaths,
+        skip_permissions: bool,
+        baton_dir: &std::path::Path,
+    ) -> Backends {
+        let binary = |name: BackendName, flag: &Option<PathBuf>, config: &Option<PathBuf>| {
+            let profile = profile::profile(name);
+            binary::LazyBinary::new(
+                binary::BinarySources::with_environment(profile, flag.clone(), config.clone()),
+                profile,
+            )
+        };
+        Backends::new(
+            std::sync::Arc::new(claude::backend::ClaudeBackend::new(
+                binary(BackendName::Claude, &flags.claude, &config.claude),
+                skip_permissions,
+            )),
+            std::sync::Arc::new(pi::backend::PiBackend::new(
+                binary(BackendName::Pi, &flags.pi, &config.pi),
+                skip_permissions,
+            )),
+            std::sync::Arc::new(
+                codex::backend::CodexBackend::new(
+                    binary(BackendName::Codex, &flags.codex, &config.codex),
+                    skip_permissions,
+                )
+                .with_prices(codex::prices::PriceTable::load(baton_dir)),
+            ),
+        )
     }
 
     /// One backend behind every name.

@@ -12,13 +12,7 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
-use crate::backend::Backends;
-use crate::backend::binary::{BinarySources, LazyBinary};
-use crate::backend::claude::backend::ClaudeBackend;
-use crate::backend::codex::backend::CodexBackend;
-use crate::backend::codex::prices::PriceTable;
-use crate::backend::pi::backend::PiBackend;
-use crate::backend::profile::profile;
+use crate::backend::{Backends, CliPaths};
 use crate::cli::config::{Config, check_effort, check_model};
 use crate::distributed::carry::files_mode::FilesMode;
 use crate::distributed::engine::Engine;
@@ -369,25 +363,11 @@ pub(crate) async fn execute(
     });
     let skip_permissions =
         state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
-    let binary = |name: BackendName, flag: &Option<PathBuf>, config: &Option<PathBuf>| {
-        let variable = format!("BATON_{}_BIN", profile(name).program.to_ascii_uppercase());
-        let sources = BinarySources {
-            flag: flag.clone(),
-            environment: std::env::var_os(variable).map(Into::into),
-            config: config.clone(),
-        };
-        LazyBinary::new(sources, profile(name))
-    };
-    let backends = Backends::new(
-        Arc::new(ClaudeBackend::new(
-            binary(BackendName::Claude, &options.claude_bin, &config.claude_bin),
-            skip_permissions,
-        )),
-        Arc::new(PiBackend::new(binary(BackendName::Pi, &options.pi_bin, &config.pi_bin), skip_permissions)),
-        Arc::new(
-            CodexBackend::new(binary(BackendName::Codex, &options.codex_bin, &config.codex_bin), skip_permissions)
-                .with_prices(PriceTable::load(&context.baton_dir)),
-        ),
+    let backends = Backends::installed(
+        &CliPaths { claude: options.claude_bin.clone(), pi: options.pi_bin.clone(), codex: options.codex_bin.clone() },
+        &CliPaths { claude: config.claude_bin.clone(), pi: config.pi_bin.clone(), codex: config.codex_bin.clone() },
+        skip_permissions,
+        &context.baton_dir,
     );
     if let Some(name) = options.name.as_ref().or(config.name.as_ref()) {
         set_terminal_title(name, &state.run_id);

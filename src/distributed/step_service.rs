@@ -17,13 +17,7 @@ use std::time::Duration;
 use restate_sdk::prelude::*;
 use tokio::sync::{Semaphore, watch};
 
-use crate::backend::Backends;
-use crate::backend::binary::{BinarySources, LazyBinary};
-use crate::backend::claude::backend::ClaudeBackend;
-use crate::backend::codex::backend::CodexBackend;
-use crate::backend::codex::prices::PriceTable;
-use crate::backend::pi::backend::PiBackend;
-use crate::backend::profile::profile;
+use crate::backend::{Backends, CliPaths};
 use crate::distributed::carry::paths;
 use crate::distributed::carry::shipped::{self, CarryError, ShippedBack, ShippedFiles, Workspace};
 use crate::distributed::protocol::{Files, StepReply, StepRequest, Versions, bound_events, bound_outcome};
@@ -32,7 +26,6 @@ use crate::events::bus::EventBus;
 use crate::events::error_kind::ErrorKind;
 use crate::executor::step_failure::StepFailure;
 use crate::executor::{ExecutionContext, ExecutionResult, Executors};
-use crate::ids::BackendName;
 use crate::model::agent::PauseReason;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -245,19 +238,7 @@ impl WorkerState {
 /// The backends' CLIs on this worker: `BATON_CLAUDE_BIN` (and pi's, Codex's),
 /// else `PATH`.
 fn worker_backends(skip_permissions: bool, baton_dir: &std::path::Path) -> Backends {
-    let binary = |name: BackendName| {
-        let variable = format!("BATON_{}_BIN", profile(name).program.to_ascii_uppercase());
-        let sources =
-            BinarySources { flag: None, environment: std::env::var_os(variable).map(Into::into), config: None };
-        LazyBinary::new(sources, profile(name))
-    };
-    Backends::new(
-        Arc::new(ClaudeBackend::new(binary(BackendName::Claude), skip_permissions)),
-        Arc::new(PiBackend::new(binary(BackendName::Pi), skip_permissions)),
-        Arc::new(
-            CodexBackend::new(binary(BackendName::Codex), skip_permissions).with_prices(PriceTable::load(baton_dir)),
-        ),
-    )
+    Backends::installed(&CliPaths::default(), &CliPaths::default(), skip_permissions, baton_dir)
 }
 
 /// The service Restate calls.
@@ -294,6 +275,7 @@ mod tests {
     use crate::distributed::protocol::StepSettings;
     use crate::executor::context::{StateTimeout, TimeoutSource};
     use crate::executor::step_failure::FailureClass;
+    use crate::ids::BackendName;
     use crate::ids::{RunId, StateName};
     use crate::model::agent::Agent;
 
