@@ -151,7 +151,7 @@ fn measure(name: &str, build: fn() -> Project, runs: usize, distributed: bool) -
         server.register(&haproxy.url());
         (server, workers, haproxy)
     });
-    let engine = cluster.as_ref().map(|(server, _, _)| format!("restate={}", server.ingress_url()));
+    let engine = cluster.as_ref().map(|(server, _, _)| server.engine());
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut rsss = Vec::new();

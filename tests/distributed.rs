@@ -9,7 +9,7 @@ use crate::claude_e2e::with_real_claude;
 use crate::support::Outcome;
 use crate::support::Test;
 use crate::support::fake_anthropic::{FakeAnthropic, Rule};
-use crate::support::restate_min::{Reaped, RestateServer, alive, exclusive, free_port, wait_until};
+use crate::support::restate_min::{Reaped, RestateOptions, RestateServer, alive, exclusive, free_port, wait_until};
 
 /// `transitions.log` without its timestamps, sorted (forked agents interleave).
 fn transitions(outcome: &Outcome, run_id: &str) -> Vec<String> {
@@ -35,7 +35,7 @@ fn a_script_workflow_on_one_worker_has_the_local_engines_transitions() {
     let local = script_workflow(Test::new()).run_workflow(&[]);
     local.status(0).stdout("got sub done\n");
 
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = script_workflow(Test::new());
     let _worker = Reaped(server.start_worker(&test, "w1", &[]));
     let distributed = test.run_workflow(&["--engine", &server.engine()]);
@@ -62,7 +62,7 @@ fn a_script_workflow_on_one_worker_has_the_local_engines_transitions() {
 #[test]
 fn a_resumed_run_keeps_its_engine_and_a_step_recorded_once() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file("START.sh", "echo '<goto>TWO.sh</goto>'\n")
         .file("TWO.sh", "echo '<goto>THREE.sh</goto>'\n")
@@ -100,7 +100,7 @@ fn a_resumed_run_keeps_its_engine_and_a_step_recorded_once() {
 #[test]
 fn sigkill_of_the_coordinator_mid_step_then_resume_runs_the_step_once() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file(
             "START.sh",
@@ -130,7 +130,7 @@ fn sigkill_of_the_coordinator_mid_step_then_resume_runs_the_step_once() {
 #[test]
 fn sigkill_of_a_worker_mid_step_leaves_no_process_of_the_step() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.sh", "echo $$ > pid\nsleep 300 &\necho $! > child\nwait\necho '<result>x</result>'\n");
     let mut worker = server.start_worker(&test, "w1", &[]);
@@ -159,7 +159,7 @@ fn sigkill_of_a_worker_mid_step_leaves_no_process_of_the_step() {
 #[test]
 fn a_step_whose_stream_is_cut_leaves_no_orphan_and_the_run_survives_a_server_restart() {
     let _one = exclusive();
-    let mut server = RestateServer::start();
+    let mut server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file(
             "START.sh",
@@ -199,10 +199,13 @@ fn a_step_whose_stream_is_cut_leaves_no_orphan_and_the_run_survives_a_server_res
 #[test]
 fn a_step_longer_than_the_servers_default_timeouts_runs_once() {
     let _one = exclusive();
-    let server = RestateServer::start_with(&[
-        ("RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT", "1s"),
-        ("RESTATE_WORKER__INVOKER__ABORT_TIMEOUT", "1s"),
-    ]);
+    let server = RestateServer::start(RestateOptions {
+        env: vec![
+            ("RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT".into(), "1s".into()),
+            ("RESTATE_WORKER__INVOKER__ABORT_TIMEOUT".into(), "1s".into()),
+        ],
+        ..RestateOptions::default()
+    });
     let test = Test::new().file("START.sh", "echo run >> runs.txt\nsleep 4\necho '<result>slow</result>'\n");
     let _worker = Reaped(server.start_worker(&test, "w1", &["--longest-step", "1m"]));
     let outcome = test.run_workflow(&["--engine", &server.engine()]);
@@ -215,7 +218,7 @@ fn a_step_longer_than_the_servers_default_timeouts_runs_once() {
 #[test]
 fn a_step_printing_40_mib_completes_with_a_bounded_reply() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.sh", "head -c 41943040 /dev/zero | tr '\\0' x\necho\necho '<result>big</result>'\n");
     let _worker = Reaped(server.start_worker(&test, "w1", &[]));
@@ -233,7 +236,7 @@ fn a_step_printing_40_mib_completes_with_a_bounded_reply() {
 #[test]
 fn a_result_too_large_for_restate_pauses_the_agent_instead_of_being_retried_for_ever() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.sh", "printf '<result>'; head -c 6291456 /dev/zero | tr '\\0' x; echo '</result>'\n");
     let _worker = Reaped(server.start_worker(&test, "w1", &[]));
@@ -253,7 +256,7 @@ fn a_result_too_large_for_restate_pauses_the_agent_instead_of_being_retried_for_
 #[test]
 fn a_worker_of_another_version_refuses_the_step_naming_both_versions() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new().file("START.sh", "echo '<result>x</result>'\n");
     let test = test.env("BATON_TEST_WORKER_VERSION", "0.2.0/2");
     let _worker = Reaped(server.start_worker(&test, "w1", &[]));
@@ -276,7 +279,7 @@ fn a_prompt_state_runs_on_the_worker_and_a_goto_continues_its_session() {
         Rule::when_prompt("STATE ONE").fresh().reply_text("Noted the number 8472.\n<goto>TWO</goto>"),
         Rule::when_prompt("STATE TWO").resumed().history_contains("8472").reply_text("<result>recalled 8472</result>"),
     ]);
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.md", "STATE ONE: remember the number 8472.").file("TWO.md", "STATE TWO: which number?");
     let test = with_real_claude(test, &fake);
@@ -299,7 +302,7 @@ fn a_prompt_state_runs_on_the_worker_and_a_goto_continues_its_session() {
 #[test]
 fn a_worker_runs_at_most_its_cap_at_once_and_the_run_is_listed_logged_and_drawn() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file(
             "START.sh",
@@ -336,7 +339,7 @@ fn a_worker_runs_at_most_its_cap_at_once_and_the_run_is_listed_logged_and_drawn(
 #[test]
 fn max_agents_holds_across_workers() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file(
             "START.sh",
@@ -446,7 +449,7 @@ fn engine_restate_pointing_at_a_plain_http_server_does_not_look_like_restate() {
 #[test]
 fn engine_restate_without_a_registered_worker_says_to_start_one() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let outcome =
         Test::new().file("START.sh", "echo '<result>x</result>'\n").run_workflow(&["--engine", &server.engine()]);
     outcome.status(1);
@@ -491,7 +494,7 @@ fn a_local_run_resumed_with_engine_restate_is_refused_and_stays_resumable() {
 #[test]
 fn a_restate_run_resumed_with_engine_local_is_refused() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.sh", "echo '<goto>TWO.sh</goto>'\n").file("TWO.sh", "echo '<result>two</result>'\n");
     let _worker = Reaped(server.start_worker(&test, "w1", &[]));
@@ -516,7 +519,7 @@ fn a_restate_run_resumed_with_engine_local_is_refused() {
 #[test]
 fn a_worker_drains_on_sigterm_and_the_running_step_finishes() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new().file(
         "START.sh",
         "echo started > started\nfor i in $(seq 1 1000); do [ -e go ] && break; sleep 0.02; done\n\
@@ -555,7 +558,7 @@ fn a_worker_drains_on_sigterm_and_the_running_step_finishes() {
 #[test]
 fn engine_in_the_config_file_runs_new_runs_on_restate() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file("START.sh", "echo '<result>from config</result>'\n")
         .write(".baton/config.toml", &format!("engine = \"{}\"\n", server.engine()));
@@ -570,7 +573,7 @@ fn engine_in_the_config_file_runs_new_runs_on_restate() {
 #[test]
 fn an_interrupted_coordinator_leaves_the_step_to_its_worker_and_the_resume_takes_its_result() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file(
             "START.sh",
@@ -599,7 +602,7 @@ fn an_interrupted_coordinator_leaves_the_step_to_its_worker_and_the_resume_takes
 #[test]
 fn a_server_that_stays_away_pauses_the_agent_and_the_run_resumes_when_it_is_back() {
     let _one = exclusive();
-    let mut server = RestateServer::start();
+    let mut server = RestateServer::start(RestateOptions::default());
     let test = Test::new()
         .file("START.sh", "echo run >> runs.txt\n[ -e go ] || sleep 300\necho '<goto>END.sh</goto>'\n")
         .file("END.sh", "echo '<result>end</result>'\n")

@@ -66,7 +66,7 @@ impl Cluster {
     }
 
     fn engine(&self) -> String {
-        format!("restate={}", self.server.ingress_url())
+        self.server.engine()
     }
 
     /// What the processes logged, for a failure message.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::claude_e2e::with_real_claude;
 use crate::support::Test;
 use crate::support::fake_anthropic::{FakeAnthropic, Rule};
-use crate::support::restate_min::{Reaped, RestateServer, exclusive, wait_until};
+use crate::support::restate_min::{Reaped, RestateOptions, RestateServer, exclusive, wait_until};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git");
@@ -34,7 +34,7 @@ fn repository(test: &Test, remote: &Path) {
 #[test]
 fn files_shipped_a_workers_edits_come_back_to_the_coordinators_working_directory() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let remote = tempfile::tempdir().expect("remote");
     let worker_dir = tempfile::tempdir().expect("worker dir");
     let test = Test::new()
@@ -105,7 +105,7 @@ fn files_shipped_a_goto_continues_the_conversation_on_another_worker_with_its_ow
         Rule::when_prompt("STATE ONE").fresh().reply_text("Noted the number 8472.\n<goto>TWO</goto>"),
         Rule::when_prompt("STATE TWO").resumed().history_contains("8472").reply_text("<result>recalled 8472</result>"),
     ]);
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let remote = tempfile::tempdir().expect("remote");
     let homes = tempfile::tempdir().expect("homes");
     let home = |name: &str| homes.path().join(name).to_string_lossy().into_owned();
@@ -153,7 +153,7 @@ fn files_shipped_a_goto_continues_the_conversation_on_another_worker_with_its_ow
 #[test]
 fn files_shipped_a_file_edited_on_both_sides_pauses_the_agent_naming_it_and_nothing_is_overwritten() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let remote = tempfile::tempdir().expect("remote");
     let worker_dir = tempfile::tempdir().expect("worker dir");
     // The step waits for the test's `go` (in its own checkout) before it ends.
@@ -193,7 +193,7 @@ fn files_shipped_a_file_edited_on_both_sides_pauses_the_agent_naming_it_and_noth
 #[test]
 fn files_shipped_sigkill_of_the_coordinator_mid_step_then_resume_takes_the_steps_files_once() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let remote = tempfile::tempdir().expect("remote");
     let worker_dir = tempfile::tempdir().expect("worker dir");
     // Counted outside every checkout: a second run of the step would add a line.

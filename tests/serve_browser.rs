@@ -13,7 +13,7 @@ use crate::conformance::common::emit;
 use crate::support::Test;
 use crate::support::browser::{Browser, artifact_dir};
 use crate::support::fake_claude::{FakeClaude, Reply};
-use crate::support::restate_min::{Reaped, RestateServer, exclusive};
+use crate::support::restate_min::{Reaped, RestateOptions, RestateServer, exclusive};
 use crate::support::serve::Daemon;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -194,7 +194,7 @@ fn a_question_is_answered_from_its_form_with_a_file_and_the_run_goes_on() {
 #[test]
 fn a_distributed_runs_steps_name_their_worker_in_the_timeline_and_the_inspector() {
     let _one = exclusive();
-    let server = RestateServer::start();
+    let server = RestateServer::start(RestateOptions::default());
     let test =
         Test::new().file("START.sh", "echo '<goto>END.sh</goto>'\n").file("END.sh", "echo '<result>e</result>'\n");
     let _worker = Reaped(server.start_worker(&test, "w7", &[]));

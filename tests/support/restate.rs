@@ -136,6 +136,11 @@ impl RestateServer {
         format!("http://127.0.0.1:{}", self.ingress_port)
     }
 
+    /// `restate=<ingress URL>`: `baton run`'s `--engine`.
+    pub(crate) fn engine(&self) -> String {
+        format!("restate={}", self.ingress_url())
+    }
+
     /// `http://127.0.0.1:<admin port>`: where workers `--register`.
     pub(crate) fn admin_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.admin_port)

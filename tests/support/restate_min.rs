@@ -1,36 +1,18 @@
-//! A real `restate-server` (the pinned npm package's native binary) on free
-//! loopback ports, and `baton worker`s registered with it, for the distributed
-//! tests that drive one worker directly (`tests/distributed.rs`,
-//! `tests/distributed_shipped.rs`). Several workers behind a balancer are
-//! `support::{restate, haproxy, worker}`; the server binary and the lock are shared.
+//! What the distributed tests that drive one worker directly need beside
+//! `support::restate`'s server (`tests/distributed.rs`,
+//! `tests/distributed_shipped.rs`): a worker that registers itself, ended with
+//! the test, and a bounded poll. Several workers behind a balancer are
+//! `support::{haproxy, worker}`.
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::Test;
-
-/// The one server binary and the one lock of `support::restate`: a test here and a
-/// test there never run two servers at once, and `BATON_TEST_RESTATE_BIN` overrides
-/// both.
-pub(crate) use super::restate::{exclusive, restate_server_binary as server_binary};
-
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
-}
-
-/// `GET url`: the status and body, or `None` when nothing answers.
-pub(crate) fn get(url: &str) -> Option<(u16, String)> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into();
-    let mut response = agent.get(url).call().ok()?;
-    let status = response.status().as_u16();
-    Some((status, response.body_mut().read_to_string().unwrap_or_default()))
-}
+pub(crate) use super::loopback::free_port;
+use super::loopback::http_get;
+pub(crate) use super::restate::{RestateOptions, RestateServer, exclusive};
 
 /// Poll `check` every 20 ms for up to `limit`; panics with `what` if it never holds.
 #[track_caller]
@@ -42,69 +24,10 @@ pub(crate) fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() ->
     }
 }
 
-pub(crate) struct RestateServer {
-    child: Child,
-    pub(crate) ingress_port: u16,
-    pub(crate) admin_port: u16,
-    node_port: u16,
-    dir: tempfile::TempDir,
-    env: Vec<(String, String)>,
-}
-
 impl RestateServer {
-    pub(crate) fn start() -> RestateServer {
-        RestateServer::start_with(&[])
-    }
-
-    /// With extra environment (e.g. `RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT=2s`).
-    pub(crate) fn start_with(env: &[(&str, &str)]) -> RestateServer {
-        let dir = tempfile::Builder::new().prefix("baton-restate-").tempdir().expect("temp dir");
-        let env: Vec<(String, String)> = env.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect();
-        let (ingress_port, admin_port, node_port) = (free_port(), free_port(), free_port());
-        let child = spawn_server(&dir, &env, ingress_port, admin_port, node_port);
-        let server = RestateServer { child, ingress_port, admin_port, node_port, dir, env };
-        server.wait_healthy();
-        server
-    }
-
-    fn wait_healthy(&self) {
-        let admin = format!("{}/health", self.admin_url());
-        let ingress = format!("{}/restate/health", self.ingress_url());
-        wait_until(Duration::from_secs(30), "restate-server to be healthy", || {
-            get(&admin).is_some_and(|(status, _)| status == 200)
-                && get(&ingress).is_some_and(|(status, _)| status == 200)
-        });
-    }
-
-    pub(crate) fn ingress_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.ingress_port)
-    }
-
-    pub(crate) fn admin_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.admin_port)
-    }
-
-    /// `--engine restate=INGRESS`.
-    pub(crate) fn engine(&self) -> String {
-        format!("restate={}", self.ingress_url())
-    }
-
-    /// SIGKILL the server (its data stays), as a crash would.
-    pub(crate) fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Start the server again on the same ports and data.
-    pub(crate) fn restart(&mut self) {
-        self.kill();
-        self.child = spawn_server(&self.dir, &self.env, self.ingress_port, self.admin_port, self.node_port);
-        self.wait_healthy();
-    }
-
     /// Whether the ingress lists `BatonStep`.
     pub(crate) fn has_step_service(&self) -> bool {
-        get(&format!("{}/restate/health", self.ingress_url())).is_some_and(|(_, body)| body.contains("BatonStep"))
+        http_get(&format!("{}/restate/health", self.ingress_url())).is_ok_and(|(_, body)| body.contains("BatonStep"))
     }
 
     /// `baton worker --listen 127.0.0.1:PORT --register ADMIN --name NAME` in `test`'s
@@ -134,37 +57,6 @@ impl RestateServer {
     }
 }
 
-fn spawn_server(
-    dir: &tempfile::TempDir,
-    env: &[(String, String)],
-    ingress_port: u16,
-    admin_port: u16,
-    node_port: u16,
-) -> Child {
-    let log =
-        std::fs::OpenOptions::new().create(true).append(true).open(dir.path().join("server.log")).expect("server log");
-    let mut command = Command::new(server_binary());
-    command
-        .env("RESTATE_DISABLE_TELEMETRY", "true")
-        .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress_port}"))
-        .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin_port}"))
-        .args(["--bind-ip", "127.0.0.1", "--bind-port", &node_port.to_string(), "--node-name", "n1", "--base-dir"])
-        .arg(dir.path().join("data"))
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("log"))
-        .stderr(log);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.spawn().expect("start restate-server")
-}
-
-impl Drop for RestateServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Ends a worker (SIGKILL) when the test is done with it, whatever happens.
 pub(crate) struct Reaped(pub(crate) Child);
 
@@ -177,8 +69,5 @@ impl Drop for Reaped {
 
 /// Whether process `pid` is alive (a zombie is not).
 pub(crate) fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit(')').next().map(|rest| !rest.trim_start().starts_with('Z')))
-        .unwrap_or(false)
+    u32::try_from(pid).is_ok_and(super::loopback::is_alive)
 }
