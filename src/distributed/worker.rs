@@ -163,29 +163,15 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
         signal.map_or("stopping", |signal| signal.name()),
         options.grace.as_secs()
     );
-    let drained = async {
-        while *running_changes.borrow_and_update() > 0 {
-            if running_changes.changed().await.is_err() {
-                break;
-            }
-        }
-    };
     let finished = tokio::select! {
-        () = drained => true,
+        () = no_step_running(&mut running_changes) => true,
         () = tokio::time::sleep(options.grace) => false,
         _ = signals.recv() => false,
     };
     if !finished {
         eprintln!("baton worker `{name}`: killing the steps still running");
         let _ = stop_sender.send(StopLevel::Kill);
-        let _ = tokio::time::timeout(Duration::from_secs(5), async {
-            while *running_changes.borrow_and_update() > 0 {
-                if running_changes.changed().await.is_err() {
-                    break;
-                }
-            }
-        })
-        .await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), no_step_running(&mut running_changes)).await;
     }
     // Replies still on their way get a moment; connections then close.
     let _ = tokio::time::timeout(Duration::from_secs(2), closing).await;
@@ -194,6 +180,15 @@ pub(crate) async fn serve(options: WorkerOptions, watchdog: Watchdog) -> Result<
     }
     eprintln!("baton worker `{name}` stopped");
     Ok(())
+}
+
+/// Until the count of running steps is 0 (or nobody can change it any more).
+async fn no_step_running(running: &mut watch::Receiver<usize>) {
+    while *running.borrow_and_update() > 0 {
+        if running.changed().await.is_err() {
+            break;
+        }
+    }
 }
 
 /// The restate-server versions this Baton's step service works with: the 1.x
