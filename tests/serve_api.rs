@@ -673,3 +673,35 @@ fn slots_take_their_own_media_types() {
     let result = done["run"]["terminated"][0]["result"].as_str().expect("result").to_string();
     assert!(result.contains("/report (8 bytes)") && result.contains("/shot (4 bytes)"), "{result}");
 }
+
+/// The page is split into ES modules by view (issue 24), served as they are: the
+/// index loads `main.js` as a module and every module it reaches through `import`
+/// is served as JavaScript under the page's content security policy. Nothing
+/// outside the embedded list is served.
+#[test]
+fn the_page_loads_one_es_module_per_view_and_serves_nothing_else_under_assets() {
+    let test = countdown();
+    let daemon = Daemon::start(&test, &[]);
+    let page = daemon.get_with("/", &[]);
+    assert!(page.body.contains(r#"<script type="module" src="/assets/main.js"></script>"#), "{}", page.body);
+    let import = regex::Regex::new(r#"(?m)^import \{[^}]*\} from "\./([a-z-]+\.js)";$"#).expect("pattern");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut queue = vec!["main.js".to_owned()];
+    while let Some(name) = queue.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let module = daemon.get_with(&format!("/assets/{name}"), &[]);
+        assert_eq!(module.status, 200, "{name}");
+        assert_eq!(module.header("content-type"), Some("text/javascript; charset=utf-8"), "{name}");
+        assert!(module.header("content-security-policy").unwrap_or_default().contains("script-src 'self'"), "{name}");
+        queue.extend(import.captures_iter(&module.body).map(|found| found[1].to_owned()));
+    }
+    let views = ["home.js", "run.js", "timeline.js", "graph.js", "step.js", "asks.js"];
+    for view in views {
+        assert!(seen.contains(view), "{view} is reached from main.js: {seen:?}");
+    }
+    for missing in ["/assets/app.js", "/assets/nope.js", "/assets/..%2FCargo.toml", "/assets/main.js.map"] {
+        assert_eq!(daemon.get_with(missing, &[]).status, 404, "{missing}");
+    }
+}
