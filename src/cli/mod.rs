@@ -140,7 +140,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(run.execution.verbose || config.verbose.unwrap_or(false));
             config.warn_ignored();
             let watchdog = Watchdog::fork();
-            runtime()?.block_on(run_command::run(store, &config, run, cwd, watchdog))
+            block_on(run_command::run(store, &config, run, cwd, watchdog))?
         }
         Command::Resume(resume) => resume_run(project()?.1, resume),
         Command::Rerun(mut rerun) => {
@@ -150,7 +150,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             init_tracing(rerun.execution.verbose || config.verbose.unwrap_or(false));
             config.warn_ignored();
             let watchdog = Watchdog::fork();
-            runtime()?.block_on(rerun_command::rerun(store, &config, rerun, watchdog))
+            block_on(rerun_command::rerun(store, &config, rerun, watchdog))?
         }
         Command::Worker(arguments) => {
             init_tracing(false);
@@ -179,7 +179,7 @@ fn resume_run(store: RunStore, mut resume: ResumeArguments) -> Result<i32, CliEr
     init_tracing(resume.execution.verbose || config.verbose.unwrap_or(false));
     config.warn_ignored();
     let watchdog = Watchdog::fork();
-    runtime()?.block_on(resume_command::resume(store, &config, resume, watchdog))
+    block_on(resume_command::resume(store, &config, resume, watchdog))?
 }
 
 fn baton_dir(explicit: Option<&Path>, cwd: &Path) -> PathBuf {
@@ -205,6 +205,17 @@ fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
         }
         Err(source) => Err(CliError::BatonDirUnreadable { path: baton_dir.to_path_buf(), source }),
     }
+}
+
+/// Run a workflow's future and leave without joining the runtime's idle threads.
+/// When a run's future returns, everything it wrote is durable and its steps'
+/// processes are gone (`cli::execute`); waiting for the worker and blocking-pool
+/// threads to wind down would only delay the exit (issue 22).
+fn block_on<F: Future>(future: F) -> Result<F::Output, CliError> {
+    let runtime = runtime()?;
+    let output = runtime.block_on(future);
+    runtime.shutdown_background();
+    Ok(output)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
