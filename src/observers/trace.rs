@@ -143,6 +143,15 @@ fn append_after_complete_lines(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Write `json` and a newline with one `write`. Formatting a `Value` straight into
+/// an unbuffered file issued a `write` per token: 1,500 system calls for one Claude
+/// turn's stream, most of Baton's CPU per prompt step (issue 22, item 5).
+fn write_json_line(file: &mut impl Write, json: &serde_json::Value) -> io::Result<()> {
+    let mut line = serde_json::to_vec(json)?;
+    line.push(b'\n');
+    file.write_all(&line)
+}
+
 impl DebugObserver {
     /// Open (or continue) the trace in `run_dir`.
     pub(crate) fn open(run_dir: &Path) -> io::Result<DebugObserver> {
@@ -278,8 +287,7 @@ impl DebugObserver {
                     files.streams.insert(agent_id.clone(), file);
                 }
                 if let Some(file) = files.streams.get_mut(agent_id) {
-                    writeln!(file, "{json}")?;
-                    file.flush()?;
+                    write_json_line(file, json)?;
                 }
             }
             Event::StateStarted { agent_id, .. } | Event::StateCompleted { agent_id, .. } => {
@@ -307,6 +315,34 @@ mod tests {
 
     /// Regression: a run SIGKILLed while writing a long `ScriptOutput` line left it
     /// torn, and the resumed run's first line was glued to it.
+    /// Counts the `write` calls it receives.
+    #[derive(Default)]
+    struct Writes {
+        calls: usize,
+        bytes: Vec<u8>,
+    }
+
+    impl Write for Writes {
+        fn write(&mut self, buffer: &[u8]) -> io::Result<usize> {
+            self.calls += 1;
+            self.bytes.extend_from_slice(buffer);
+            Ok(buffer.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn regression_a_claude_stream_line_took_a_write_per_json_token_now_one() {
+        let json = serde_json::json!({"type": "system", "tools": ["Bash", "Read", "Edit"], "nested": {"a": [1, 2, {"b": null}]}});
+        let mut writes = Writes::default();
+        write_json_line(&mut writes, &json).expect("writes");
+        assert_eq!(writes.calls, 1);
+        assert_eq!(writes.bytes, format!("{json}\n").into_bytes());
+    }
+
     #[test]
     fn a_torn_last_line_is_cut_before_the_trace_continues() {
         let dir = tempfile::tempdir().expect("temp dir");
