@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # side-by-side.sh — Baton against raymond-go, interleaved: PASSES passes of
-# ../shared/bench/run-peers.sh (one timed run per workflow and mode, per peer), the
-# peer order flipped every pass and the disks (ext4 under /tmp, tmpfs under /dev/shm)
-# alternated, so drift on the machine hits both peers alike; `sync` before each
-# peer's batch, so neither pays for flushing the other's writes. Prints, per disk,
-# workflow and mode, the median over passes of the marginal ms per transition
-# (the `single` row: the whole run in ms).
+# ../shared/bench/run-peers.sh as shipped (one timed run per workflow and mode, per
+# peer, after one warm-up), the peer order flipped every pass and the disks (ext4
+# under /tmp, tmpfs under /dev/shm) alternated, so drift on the machine hits both
+# peers alike. Nothing is done between peers (no `sync`): a user's machine always
+# has other writers, so each peer pays for what the one before it left dirty.
+# Then the scope rows: the `loop` workflow as one YAML file and as a zip archive
+# (R1.3, §13.2), run by both peers the same way. Prints, per disk, workflow and
+# mode, the median over passes of the marginal ms per transition (the `single`
+# row: the whole run in ms; the scope rows: over that disk's `single`).
 #
 # Usage: BATON=target/release/baton RAYMOND_GO=/tmp/peers/raymond-go/ray \
 #          bench/side-by-side.sh [PASSES] [OUTDIR]
 #        bench/side-by-side.sh --summary OUTDIR      (the table again, from the runs kept)
-# WORKFLOWS, MODES and DISKS (e.g. "single loop", "nodebug", "/tmp") narrow a run.
+# WORKFLOWS, MODES, DISKS and SCOPES (e.g. "single loop", "nodebug", "/tmp",
+# "yaml") narrow a run; SCOPES="" leaves the scope rows out.
 # Build raymond-go first: see ../shared/bench/README.md.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,18 +26,61 @@ if [ "${1:-}" = --summary ]; then PASSES=0; OUT=$2; else
 fi
 mkdir -p "$OUT"
 export BATON
+export BENCH_N=${BENCH_N:-500}
+
+# The kit's `loop` workflow as one YAML file and as a flat zip archive.
+make_scopes() {
+  python3 - "$KIT/workflows/loop" "$OUT" <<'PY'
+import os, sys, zipfile
+source, out = sys.argv[1], sys.argv[2]
+scripts = {name[:-3]: open(os.path.join(source, name)).read() for name in ("START.sh", "LOOP.sh")}
+with open(os.path.join(out, "loop.yaml"), "w") as yaml:
+    yaml.write("states:\n")
+    for state, text in scripts.items():
+        yaml.write(f"  {state}:\n    sh: |\n")
+        yaml.write("".join(f"      {line}\n" for line in text.splitlines()))
+with zipfile.ZipFile(os.path.join(out, "loop.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
+    for state, text in scripts.items():
+        archive.writestr(f"{state}.sh", text)
+PY
+}
+
+# One timed run (after a warm-up) of the loop workflow as SCOPE: PEER SCOPE DISK NAME COMMAND...
+scope_run() {
+  local peer=$1 scope=$2 disk=$3 name=$4; shift 4
+  local file="$OUT/loop.$scope" run dir t0 t1 count
+  for run in warmup timed; do
+    dir=$(mktemp -d "$disk/side-by-side-scope.XXXXXX")
+    mkdir -p "$dir/.raymond"
+    t0=$(date +%s.%N)
+    (cd "$dir" && "$@" "$file" --quiet --no-debug > "$dir.out" 2>&1)
+    t1=$(date +%s.%N)
+    count=$(cat "$dir"/.bench/*.n 2>/dev/null || echo 0)
+    if [ "$run" = timed ]; then
+      if [ "$count" = "$BENCH_N" ]; then
+        printf '%s\t%s\t%s\t%s\n' "$name" "$scope" "$peer" "$(awk "BEGIN{printf \"%.4f\", $t1 - $t0}")" >> "$OUT/scopes.tsv"
+      else
+        echo "  !! $peer $scope on $name: the loop ran $count of $BENCH_N steps; see $dir.out" >&2
+      fi
+    fi
+    rm -rf "$dir"
+  done
+}
+[ "$PASSES" = 0 ] || make_scopes
 for pass in $(seq 1 "$PASSES"); do
   for disk in ${DISKS:-/tmp /dev/shm}; do
     if [ $((pass % 2)) = 1 ]; then order="go baton"; else order="baton go"; fi
     name=$([ "$disk" = /tmp ] && echo ext4 || echo tmpfs)
     for peer in $order; do
       if [ "$peer" = go ]; then command=go="$RAYMOND_GO"; else command=baton="$KIT/baton-adapter.sh"; fi
-      # Each peer starts with nothing dirty in the page cache: raymond-go never syncs,
-      # so without this Baton's one sync at the end of a run would also flush the
-      # thousands of files the other peer just wrote (ext4 commits them together).
-      sync
       "$KIT/run-peers.sh" -r 1 -u 1 -t "$disk" -w "${WORKFLOWS:-single loop fanout callstack fanout-multi}" \
         -m "${MODES:-nodebug debug}" -o "$OUT/$name-$pass-$peer" "$command" > "$OUT/$name-$pass-$peer.log" 2>&1
+    done
+    for scope in ${SCOPES-yaml zip}; do
+      for peer in $order; do
+        if [ "$peer" = go ]; then command=("$RAYMOND_GO"); else command=("$BATON" run --baton-dir .baton); fi
+        scope_run "$peer" "$scope" "$disk" "$name" "${command[@]}"
+      done
     done
     echo "pass $pass $name done" >&2
   done
@@ -72,5 +119,19 @@ for disk in ("ext4", "tmpfs"):
             if not passes:
                 continue
             print(f"| {disk} | {workflow} | {mode} | {row[0]} | {row[1]} | {passes} |")
+scopes = {}
+path = os.path.join(out, "scopes.tsv")
+if os.path.exists(path):
+    for disk, scope, peer, wall in csv.reader(open(path), delimiter="\t"):
+        scopes.setdefault((disk, scope, peer), []).append(float(wall))
+for disk in ("ext4", "tmpfs"):
+    for scope in ("yaml", "zip"):
+        row = []
+        for peer in ("go", "baton"):
+            values, base = scopes.get((disk, scope, peer)), med.get((disk, "single", "nodebug", peer))
+            row.append(f"{(statistics.median(values) - base) * 1000 / (states.get('loop', 501) - 1):.2f}" if values and base else "—")
+        passes = len(scopes.get((disk, scope, "baton"), []))
+        if passes:
+            print(f"| {disk} | loop as {scope} | nodebug | {row[0]} | {row[1]} | {passes} |")
 PY
 echo "raw runs: $OUT" >&2
