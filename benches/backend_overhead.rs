@@ -175,14 +175,6 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
     let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs {
-        // Paired: the bare calls and the Baton run of one iteration see the same machine.
-        let directory = tempfile::tempdir().expect("temp dir");
-        let (fresh_time, id) = bare_call(backend, &url, directory.path(), None);
-        let continued_time = bare_call(backend, &url, directory.path(), Some(&id)).0;
-        fresh.push(fresh_time);
-        continued.push(continued_time);
-        let floor = fresh_time + continued_time * (steps as u32 - 1);
-
         // START.md → S2.md → … → S<steps>.md; each state's policy has a single goto,
         // so the reply "ok" (no tag) takes the implicit transition (R5.11–R5.13).
         let mut test = Test::new().file(&format!("S{steps}.md"), "LAST STEP");
@@ -192,6 +184,16 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
                 format!("---\nallowed_transitions:\n  - {{ tag: goto, target: S{} }}\n---\nSTEP {step}", step + 1);
             test = test.file(&name, &body);
         }
+        // Paired: the bare calls and the Baton run of one iteration see the same machine,
+        // and run in the same directory. (The test project has a `.git` marker; Claude Code
+        // probes a repository it finds with about ten `git` calls a turn, 30 ms here, which
+        // a bare call in a plain temporary directory never paid and Baton seemed to.)
+        let (fresh_time, id) = bare_call(backend, &url, test.root(), None);
+        let continued_time = bare_call(backend, &url, test.root(), Some(&id)).0;
+        fresh.push(fresh_time);
+        continued.push(continued_time);
+        let floor = fresh_time + continued_time * (steps as u32 - 1);
+
         let test = (backend.environment)(test, &url);
         let started = Instant::now();
         let run_id = format!("bench{run}");
