@@ -306,6 +306,20 @@ pub(crate) struct ExecutionArguments {
     /// [default: the working directory's `origin`].
     #[arg(long, value_name = "URL")]
     pub(crate) repo: Option<String>,
+    /// Stop each agent before it runs one of these states (comma-separated, named as
+    /// tags name them); the others go on. On resume: replaces the run's list.
+    #[arg(long, value_name = "STATE[,STATE…]", value_delimiter = ',')]
+    pub(crate) break_before: Vec<String>,
+    /// Stop each agent after it ran one of these states, before its next one. On
+    /// resume: replaces the run's list.
+    #[arg(long, value_name = "STATE[,STATE…]", value_delimiter = ',')]
+    pub(crate) break_after: Vec<String>,
+    /// Stop every agent after each of its steps (`baton resume` takes one more).
+    #[arg(long)]
+    pub(crate) step: bool,
+    /// Resume without the run's breakpoints (and without --step), except those given again.
+    #[arg(long)]
+    pub(crate) clear_breakpoints: bool,
 }
 
 #[derive(Debug, Args)]

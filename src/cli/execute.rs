@@ -240,6 +240,7 @@ pub(crate) fn continue_with_options(
         state.launch_params.timeout_seconds = Some(seconds);
     }
     apply_launch_options(options, &mut state.launch_params, config)?;
+    super::breakpoints::apply_breakpoints(options, &mut state.launch_params, &state.scope_dir)?;
     engine_for_stored_run(options, state, may_switch_engine)?;
     files_for(options, &mut state.launch_params)?;
     let limits = limits(options, &state.launch_params, config)?;

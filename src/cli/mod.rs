@@ -3,6 +3,7 @@
 //! modules it calls, and `run` is what `main` and the tests call.
 
 mod arguments;
+mod breakpoints;
 pub(crate) mod config;
 mod convert_command;
 mod diagram_command;

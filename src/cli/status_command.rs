@@ -49,6 +49,9 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
     if let Some(error) = &run.error {
         let _ = writeln!(text, "error: {}", error.replace('\n', "\n    "));
     }
+    if !run.launch_params.breakpoints.is_empty() {
+        let _ = writeln!(text, "breakpoints: {}", run.launch_params.breakpoints.described());
+    }
     if let Some(bound) = &run.paused_by {
         let _ = writeln!(text, "paused: {}", bound_reached(bound, &run.run_id));
     }
@@ -83,7 +86,9 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
             let _ = writeln!(text, "      session: {session}{on}");
         }
         if let Some(error) = &agent.error {
-            let _ = writeln!(text, "      error: {}", error.replace('\n', "\n        "));
+            // A breakpoint is no error: it says where and why the agent stopped.
+            let label = if agent.is_at_breakpoint() { "stopped" } else { "error" };
+            let _ = writeln!(text, "      {label}: {}", error.replace('\n', "\n        "));
         }
     }
     if !run.terminated.is_empty() {

@@ -2,6 +2,7 @@
 //! finishes first, how failed steps are retried, and how a run
 //! stops (signals, bounds).
 
+mod breakpoint;
 mod cancel;
 mod changes;
 mod control;
