@@ -103,3 +103,96 @@ fn a_breakpoint_on_a_state_that_does_not_exist_is_refused_with_a_did_you_mean() 
     );
     assert!(!outcome.run_dir("test").exists(), "nothing was created");
 }
+
+#[test]
+fn resume_agent_input_replaces_the_pending_input_and_the_trace_records_the_edit() {
+    let outcome = forking().run_workflow(&["--break-before", "A"]);
+    outcome.status(3);
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "edited by hand"]);
+    outcome.status(0).stdout("main got: edited by hand\n");
+    let edits = outcome.events_of("test", "AgentEdited");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    let edit = &edits[0];
+    assert_eq!(
+        (&edit["agent_id"], &edit["state"], &edit["field"], &edit["before"], &edit["after"], &edit["by"]),
+        (&"main".into(), &"A.sh".into(), &"input".into(), &Value::Null, &"edited by hand".into(), &"resume".into())
+    );
+    assert!(outcome.stderr.contains("[main] edited before A.sh by resume"), "the console says so: {}", outcome.stderr);
+    assert!(outcome.stderr.contains(": input (none) -> \"edited by hand\""), "{}", outcome.stderr);
+}
+
+#[test]
+fn resume_agent_goto_sends_the_agent_elsewhere_checked_against_its_workflow() {
+    let test = forking().file("B.sh", "echo \"<result>went to B with ${BATON_INPUT:-nothing}</result>\"\n");
+    let outcome = test.run_workflow(&["--break-before", "A"]);
+    outcome.status(3);
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--goto", "C"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: --goto C: agent `main` cannot reach it from its workflow: state `C` not found in workflow \
+         `[ROOT]/wf` (looked for C.md, C.sh); did you mean `A.sh`?"
+    );
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--goto", "B", "--input", "x"]);
+    outcome.status(0).stdout("went to B with x\n");
+    let fields: Vec<Value> =
+        outcome.events_of("test", "AgentEdited").iter().map(|edit| edit["field"].clone()).collect();
+    assert_eq!(fields, ["state", "input"]);
+}
+
+#[test]
+fn an_edit_of_an_agent_that_is_not_paused_is_refused_with_exit_5_and_changes_nothing() {
+    let outcome = Test::new().file("START.sh", "exit 7\n").run_workflow(&["--attempts", "1"]);
+    outcome.status(1);
+    let before = std::fs::read_to_string(outcome.run_dir("test").join("state.json")).unwrap_or_default();
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "x"]);
+    outcome.status(5);
+    assert_eq!(
+        outcome.error_message(),
+        "error: agent `main` of run `test` is not paused (running), so it cannot be edited: only an agent stopped \
+         at a breakpoint or paused can be (another client may have continued it first); `baton status test` shows \
+         where it is"
+    );
+    let after = std::fs::read_to_string(outcome.run_dir("test").join("state.json")).unwrap_or_default();
+    assert_eq!(before, after, "nothing was changed");
+    let outcome = outcome.rerun(["resume", "test", "--agent", "mian", "--input", "x"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `test` has no agent `mian` (did you mean `main`?); its agents are: main"
+    );
+}
+
+#[test]
+fn prompt_file_replaces_the_next_prompt_once_and_is_refused_for_a_script() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[S]] Say hello to {{input}}.\n")
+        .file("S2.sh", "echo '<result>s2</result>'\n");
+    crate::support::fake_claude::FakeClaude::at(test.root()).rule(
+        "any",
+        "",
+        crate::support::fake_claude::Reply::text("<result>hi</result>"),
+    );
+    let outcome = test.run_workflow(&["--input", "Ada", "--break-before", "START"]);
+    outcome.status(3);
+    let prompt = outcome.root().join("mine.txt");
+    std::fs::write(&prompt, "My own prompt, sent as written: {{input}}\n").expect("write");
+    let prompt_arg = prompt.to_string_lossy().into_owned();
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--goto", "S2", "--prompt-file", &prompt_arg]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: --prompt-file replaces a prompt, but agent `main` runs script `S2.sh` next; edit its input instead \
+         (or --goto a prompt state)"
+    );
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--prompt-file", &prompt_arg]);
+    outcome.status(0).stdout("hi\n");
+    let calls = crate::support::fake_claude::FakeClaude::at(outcome.root()).calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].prompt, "My own prompt, sent as written: {{input}}\n");
+    let state = outcome.state("test");
+    assert!(state["agents"].as_array().is_some_and(Vec::is_empty), "{state}");
+    let edits = outcome.events_of("test", "AgentEdited");
+    assert_eq!((edits.len(), &edits[0]["field"]), (1, &"prompt".into()));
+}

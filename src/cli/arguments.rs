@@ -366,6 +366,17 @@ pub(crate) struct ResumeArguments {
     /// Which ask --input answers (its id, from `baton status`).
     #[arg(long, value_name = "ASK_ID", requires = "answer")]
     pub(crate) ask: Option<String>,
+    /// Edit this paused agent (stopped at a breakpoint) before it goes on: --input
+    /// replaces its pending input, --goto and --prompt-file change what it runs next.
+    #[arg(long, value_name = "AGENT", conflicts_with = "ask")]
+    pub(crate) agent: Option<String>,
+    /// With --agent: run this state next instead (resolved in the agent's workflow).
+    #[arg(long, value_name = "STATE", requires = "agent")]
+    pub(crate) goto: Option<String>,
+    /// With --agent: send this file's text as the next prompt, once, instead of the
+    /// state's rendered prompt.
+    #[arg(long, value_name = "PATH", requires = "agent")]
+    pub(crate) prompt_file: Option<PathBuf>,
     /// Raise (or set) the run's budget in US dollars.
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub(crate) budget: Option<f64>,
@@ -425,6 +436,9 @@ impl AnswerArguments {
             input: self.text,
             input_file: self.input_file,
             ask: self.ask,
+            agent: None,
+            goto: None,
+            prompt_file: None,
             budget: None,
             execution: self.execution,
         }

@@ -301,6 +301,9 @@ pub(crate) struct RunToExecute {
     pub(crate) resumed: bool,
     /// Files of a new run still to be synced (`RunStore::create`).
     pub(crate) unsynced: Vec<PathBuf>,
+    /// Edits of stopped agents made by this resume (`AgentEdited`), published once
+    /// the edited state is durable.
+    pub(crate) edits: Vec<Event>,
 }
 
 pub(crate) async fn execute(
@@ -312,7 +315,7 @@ pub(crate) async fn execute(
     limits: RunLimits,
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
-    let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced } = run;
+    let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced, edits } = run;
     let run_dir = store.run_dir(&state.run_id);
     check_engine(&state.launch_params).await?;
     // The handlers go in before the lock is taken: whoever finds this process
@@ -392,6 +395,10 @@ pub(crate) async fn execute(
         }
         // Only now: a crash after this keeps just the snapshot's last step to re-publish.
         persistence.fold(&state)?;
+        // The edits are in the snapshot now: say what changed, before anything runs.
+        for edit in edits {
+            bus.emit(edit);
+        }
         // `resume` un-pauses every agent first, so an agent paused now was paused by
         // the resume itself (an ask that timed out with no usable `timeout_next`):
         // say why, as the loop says it for the pauses it makes.

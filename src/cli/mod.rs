@@ -7,6 +7,7 @@ mod breakpoints;
 pub(crate) mod config;
 mod convert_command;
 mod diagram_command;
+mod edit;
 mod error;
 mod execute;
 mod gc_command;
@@ -59,6 +60,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             eprintln!("error: {error}");
             match error {
                 CliError::Serve(crate::serve::ServeError::AlreadyServing { .. }) => exit_code::ALREADY_SERVING,
+                CliError::Edit(edit::EditError::NotPaused { .. } | edit::EditError::Busy { .. }) => exit_code::CONFLICT,
                 _ => exit_code::ERROR,
             }
         }
