@@ -196,3 +196,28 @@ fn prompt_file_replaces_the_next_prompt_once_and_is_refused_for_a_script() {
     let edits = outcome.events_of("test", "AgentEdited");
     assert_eq!((edits.len(), &edits[0]["field"]), (1, &"prompt".into()));
 }
+
+#[test]
+fn report_and_logs_say_that_the_history_was_edited() {
+    let outcome = forking().run_workflow(&["--break-before", "A"]);
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "by hand"]);
+    outcome.status(0);
+    let outcome = outcome.rerun(["report", "test"]);
+    outcome.status(0);
+    assert!(
+        outcome.stdout.ends_with(
+            "\nedited by hand (this history is not the workflow's alone):\n  main before A.sh: input (by resume)\n"
+        ),
+        "{}",
+        outcome.stdout
+    );
+    let outcome = outcome.rerun(["report", "test", "--json"]);
+    let report: Value = serde_json::from_str(&outcome.stdout).expect("json");
+    assert_eq!(
+        report["edits"],
+        serde_json::json!([{"agent": "main", "state": "A.sh", "field": "input", "by": "resume"}])
+    );
+    let outcome = outcome.rerun(["logs", "test"]);
+    outcome.status(0);
+    assert!(outcome.stdout.contains("[main] edited before A.sh by resume"), "{}", outcome.stdout);
+}
