@@ -221,3 +221,64 @@ fn report_and_logs_say_that_the_history_was_edited() {
     outcome.status(0);
     assert!(outcome.stdout.contains("[main] edited before A.sh by resume"), "{}", outcome.stdout);
 }
+
+fn send(child: &mut std::process::Child, line: &str) {
+    use std::io::Write;
+    let stdin = child.stdin.as_mut().expect("stdin is open");
+    writeln!(stdin, "{line}").and_then(|()| stdin.flush()).expect("write a control line");
+}
+
+#[test]
+fn under_on_ask_json_a_stopped_agent_keeps_the_run_live_until_its_supervisor_continues_it() {
+    let test = forking();
+    let mut child =
+        test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q", "--break-before", "A"]);
+    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["reason"] == "breakpoint");
+    // Live: `status` shows the agent stopped while its run is driven.
+    let status = test.command(&["status".to_string(), "test".to_string()]).output().expect("status");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(status.starts_with("run test: running (driven by baton pid"), "{status}");
+    assert!(status.contains("main  at A.sh  [paused (breakpoint)]"), "{status}");
+    send(&mut child, r#"{"continue_agent": {"agent_id": "main", "input": "from the supervisor", "by": "serve"}}"#);
+    // A second editor of the same agent loses: it is no longer paused.
+    send(&mut child, r#"{"continue_agent": {"agent_id": "main", "input": "too late"}}"#);
+    let ignored = test.wait_for_event("test", |event| event["type"] == "ControlIgnored");
+    let reason = ignored["reason"].as_str().unwrap_or_default();
+    assert!(reason == "agent `main` is not paused (running)" || reason == "agent `main` has terminated", "{reason}");
+    let output = child.wait_with_output().expect("the run ends");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "main got: from the supervisor\n");
+    let edits = test.events_so_far("test").into_iter().filter(|event| event["type"] == "AgentEdited").count();
+    assert_eq!(edits, 1);
+}
+
+#[test]
+fn a_supervisor_sets_breakpoints_on_a_live_run_and_the_run_pauses_when_its_input_ends() {
+    let test = Test::new()
+        .file(
+            "START.sh",
+            "while [ ! -f \"$BATON_TASK_FOLDER/../go\" ]; do sleep 0.02; done\necho '<goto>LOOP</goto>'\n",
+        )
+        .file("LOOP.sh", "echo '<goto>LOOP</goto>'\n");
+    let mut child = test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q"]);
+    test.wait_for_event("test", |event| event["type"] == "StateStarted");
+    send(&mut child, r#"{"breakpoints": {"before": ["LOPP"]}}"#);
+    let refused = test.wait_for_event("test", |event| event["type"] == "ControlIgnored");
+    assert!(refused["reason"].as_str().is_some_and(|reason| reason.ends_with("did you mean `LOOP.sh`?")), "{refused}");
+    send(&mut child, r#"{"breakpoints": {"before": ["LOOP"]}}"#);
+    send(&mut child, "marker");
+    test.wait_for_event("test", |event| event["type"] == "ControlIgnored" && event["line"] == "marker");
+    // Saved before any agent reaches it.
+    let saved = std::fs::read_to_string(test.root().join(".baton/runs/test/state.json")).unwrap_or_default();
+    let saved: Value = serde_json::from_str(&saved).expect("a snapshot");
+    assert_eq!(saved["launch_params"]["breakpoints"], serde_json::json!({"before": ["LOOP.sh"]}));
+    std::fs::write(test.root().join(".baton/tasks/test/go"), "").expect("open the gate");
+    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["state"] == "LOOP.sh");
+    send(&mut child, r#"{"continue_agent": {"agent_id": "main"}}"#);
+    let first = test.wait_for_event("test", |event| event["type"] == "AgentPaused")["seq"].as_u64();
+    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["seq"].as_u64() > first);
+    // Its input ends: nothing else can run, so the run ends paused.
+    drop(child.stdin.take());
+    let output = child.wait_with_output().expect("the run ends");
+    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+}

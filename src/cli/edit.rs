@@ -15,14 +15,12 @@ use std::path::{Path, PathBuf};
 use super::CliError;
 use crate::bounded_read::read_at_most;
 use crate::cli::input_file::MAX_INPUT_FILE_BYTES;
-use crate::events::{EditField, Event};
-use crate::ids::{AgentId, StateName};
-use crate::model::agent::{Agent, AgentStatus};
+use crate::events::Event;
+use crate::ids::AgentId;
 use crate::model::run_state::RunState;
+use crate::run::edit::{Edit, EditRefusal, check_paused, edit_agent, user_from_environment};
 use crate::store::lock::RunLock;
-use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
-use crate::workflow::resolution::resolve_state;
 
 /// What one client asks to change of one stopped agent.
 pub(crate) struct AgentEdit {
@@ -76,69 +74,26 @@ impl AgentEdit {
         let Some(agent) = state.agents.iter_mut().find(|agent| agent.id == self.agent) else {
             return Err(no_such_agent(state, &self.agent));
         };
-        if agent.status != AgentStatus::Paused {
-            let status = match agent.status {
-                AgentStatus::Active => "running",
-                AgentStatus::Asking => "asking",
-                AgentStatus::Joining => "joining",
-                AgentStatus::Paused => "paused",
-            };
-            return Err(
-                EditError::NotPaused { run_id, agent: self.agent.to_string(), status: status.to_string() }.into()
-            );
-        }
-        let target = match &self.goto {
-            Some(name) => Some(reachable(agent, name)?),
-            None => None,
-        };
-        let next_state = target.clone().unwrap_or_else(|| agent.current_state.clone());
+        check_paused(agent).map_err(|refusal| self.refused(&run_id, refusal))?;
+        // Read only once the agent may be edited, and the file only if it is a prompt.
         let prompt = match &self.prompt_file {
-            Some(_) if state_name::is_script(&next_state) => {
-                return Err(EditError::PromptForScript {
-                    agent: self.agent.to_string(),
-                    state: next_state.to_string(),
-                }
-                .into());
-            }
             Some(path) => Some(read_prompt_file(path)?),
             None => None,
         };
-        let mut events = Vec::new();
-        let mut record = |agent: &Agent, field, before: Option<String>, after: Option<String>| {
-            events.push(Event::AgentEdited {
-                agent_id: agent.id.clone(),
-                state: agent.current_state.clone(),
-                field,
-                before,
-                after,
-                by: self.by.to_string(),
-                user: user(),
-            });
-        };
-        if let Some(target) = target {
-            let before = agent.current_state.to_string();
-            record(agent, EditField::State, Some(before), Some(target.to_string()));
-            agent.current_state = target;
-            // The breakpoint it stopped at was before another state.
-            agent.breakpoint_passed = false;
-        }
-        if let Some(input) = &self.input {
-            record(agent, EditField::Input, agent.pending_result.clone(), Some(input.clone()));
-            agent.pending_result = Some(input.clone());
-        }
-        if let Some(prompt) = prompt {
-            record(agent, EditField::Prompt, agent.prompt_override.clone(), Some(prompt.clone()));
-            agent.prompt_override = Some(prompt);
-        }
-        Ok(events)
+        let edit = Edit { input: self.input.clone(), goto: self.goto.clone(), prompt };
+        edit_agent(agent, &edit, self.by, user_from_environment()).map_err(|refusal| self.refused(&run_id, refusal))
     }
-}
 
-/// `name` resolved in the workflow of `agent`'s current frame.
-fn reachable(agent: &Agent, name: &str) -> Result<StateName, CliError> {
-    resolve_state(&agent.scope_dir, name).map(StateName::from).map_err(|error| {
-        EditError::Unreachable { agent: agent.id.to_string(), name: name.to_string(), reason: error.to_string() }.into()
-    })
+    fn refused(&self, run_id: &str, refusal: EditRefusal) -> CliError {
+        let agent = self.agent.to_string();
+        let run_id = run_id.to_string();
+        match refusal {
+            EditRefusal::NotPaused { status } => EditError::NotPaused { run_id, agent, status: status.to_string() },
+            EditRefusal::Unreachable { name, reason } => EditError::Unreachable { agent, name, reason },
+            EditRefusal::PromptForScript { state } => EditError::PromptForScript { agent, state: state.to_string() },
+        }
+        .into()
+    }
 }
 
 fn read_prompt_file(path: &Path) -> Result<String, CliError> {
@@ -148,11 +103,6 @@ fn read_prompt_file(path: &Path) -> Result<String, CliError> {
         .map_err(|error| fail(error.to_string()))?
         .ok_or_else(|| fail(format!("it is larger than {MAX_INPUT_FILE_BYTES} bytes (32 MiB)")))?;
     String::from_utf8(bytes).map_err(|error| fail(format!("byte {} is not UTF-8", error.utf8_error().valid_up_to())))
-}
-
-/// The person editing, when the environment says.
-fn user() -> Option<String> {
-    std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).ok().filter(|user| !user.is_empty())
 }
 
 pub(crate) fn no_such_agent(state: &RunState, wanted: &AgentId) -> CliError {

@@ -6,6 +6,7 @@ mod breakpoint;
 mod cancel;
 mod changes;
 mod control;
+pub(crate) mod edit;
 pub(crate) mod join;
 mod launch;
 pub(crate) mod outcome;
