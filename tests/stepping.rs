@@ -282,3 +282,68 @@ fn a_supervisor_sets_breakpoints_on_a_live_run_and_the_run_pauses_when_its_input
     let output = child.wait_with_output().expect("the run ends");
     assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn logs_next_shows_a_stopped_scripts_command_line_and_environment() {
+    let outcome = looping().run_workflow(&["--break-before", "LOOP"]);
+    outcome.status(3);
+    let outcome = outcome.rerun(["logs", "test", "--next", "main"]);
+    outcome.status(0);
+    assert_eq!(
+        crate::support::normalize(&outcome.stdout, outcome.root()),
+        "agent main runs LOOP.sh next\n\
+         command: bash [ROOT]/wf/LOOP.sh\n\
+         cwd: [ROOT]\n\
+         environment (besides baton's own):\n\
+         \x20 BATON_AGENT_ID=\"main\"\n\
+         \x20 BATON_TASK_FOLDER=\"[ROOT]/.baton/tasks/test/main\"\n\
+         \x20 BATON_WORKFLOW_ID=\"test\"\n\
+         \x20 RAYMOND_AGENT_ID=\"main\"\n\
+         \x20 RAYMOND_TASK_FOLDER=\"[ROOT]/.baton/tasks/test/main\"\n\
+         \x20 RAYMOND_WORKFLOW_ID=\"test\"\n"
+    );
+    let outcome = outcome.rerun(["logs", "test", "--next", "mian"]);
+    outcome.status(1);
+    assert_eq!(
+        outcome.error_message(),
+        "error: run `test` has no agent `mian` (did you mean `main`?); its agents are: main"
+    );
+}
+
+#[test]
+fn status_and_logs_next_show_a_stopped_prompts_session_and_rendered_prompt() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file("START.md", "[[S]] Say hello to {{input}}.\nTask folder: {{task_folder}}.\n");
+    let outcome = test.run_workflow(&["--input", "Ada", "--break-before", "START"]);
+    outcome.status(3);
+    let next = outcome.rerun(["logs", "test", "--next", "main"]);
+    next.status(0);
+    assert_eq!(
+        crate::support::normalize(&next.stdout, next.root()),
+        "agent main runs START.md next\n\
+         input: \"Ada\"\n\
+         backend: Claude Code (model sonnet)\n\
+         session: a fresh conversation\n\
+         prompt:\n\
+         \x20 [[S]] Say hello to Ada.\n\
+         \x20 Task folder: [ROOT]/.baton/tasks/test/main.\n"
+    );
+    let status = next.rerun(["status", "test"]);
+    let shown = crate::support::normalize(&status.stdout, status.root());
+    assert!(
+        shown.ends_with(
+            "  main  at START.md  [paused (breakpoint)]\n\
+             \x20     cwd: [ROOT]\n\
+             \x20     breakpoint: stopped before START.md (--break-before)\n\
+             \x20     input: \"Ada\"\n\
+             \x20     backend: Claude Code (model sonnet)\n\
+             \x20     session: a fresh conversation\n\
+             \x20     prompt:\n\
+             \x20       [[S]] Say hello to Ada.\n\
+             \x20       Task folder: [ROOT]/.baton/tasks/test/main.\n"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("\nbreakpoints: --break-before START.md\n"), "{shown}");
+}

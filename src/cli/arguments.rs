@@ -220,6 +220,11 @@ pub(crate) struct LogsArguments {
     /// Print the trace's JSON lines (those the filters keep) unchanged.
     #[arg(long)]
     pub(crate) raw: bool,
+    /// What agent A runs next, exactly as it would be sent: the state, the session it
+    /// continues or forks and the rendered prompt, or the script's command line and
+    /// environment (for an agent stopped at a breakpoint).
+    #[arg(long, value_name = "A", conflicts_with_all = ["follow", "step", "raw", "agent", "state"])]
+    pub(crate) next: Option<String>,
 }
 
 /// Options shared by `run`, `resume` and `rerun`.
