@@ -347,3 +347,69 @@ fn status_and_logs_next_show_a_stopped_prompts_session_and_rendered_prompt() {
     );
     assert!(shown.contains("\nbreakpoints: --break-before START.md\n"), "{shown}");
 }
+
+/// `baton test` (docs/testing.md "Stops"): a workflow's tests cover its debugging paths.
+fn offline_stepping() -> Test {
+    Test::new()
+        .env("BATON_CLAUDE_BIN", "/nonexistent/claude")
+        .file("START.md", "Plan {{input}}.\n")
+        .file("REVIEW.md", "Review {{input}}.\n")
+        .file("DONE.sh", "echo \"<result>done: $BATON_INPUT</result>\"\n")
+}
+
+#[test]
+fn baton_test_asserts_a_stop_at_a_breakpoint_reads_the_next_prompt_and_continues_with_an_edit() {
+    offline_stepping()
+        .write(
+            "wf/tests/debug.yaml",
+            "description: stopped before the review, its input changed\ninput: a flag\nbreak_before: [REVIEW]\n\
+             replies:\n  START: [\"<goto input=\\\"draft 1\\\">REVIEW</goto>\"]\n  REVIEW: [\"<goto input=\\\"ok\\\">DONE</goto>\"]\n\
+             stops:\n  - at: REVIEW\n    prompt_contains: Review draft 1.\n    input: draft 2\n\
+             expect:\n  outcome: completed\n  result: \"done: ok\"\n  path: [START, REVIEW, DONE]\n",
+        )
+        .args(["test", "wf"])
+        .run()
+        .status(0)
+        .stdout("PASS wf/tests/debug.yaml: stopped before the review, its input changed\n1 passed, 0 failed\n");
+}
+
+#[test]
+fn baton_test_fails_a_stop_that_is_not_the_expected_one_and_says_where_the_run_stopped() {
+    let outcome = offline_stepping()
+        .write(
+            "wf/tests/wrong.yaml",
+            "input: a flag\nbreak_before: [REVIEW]\n\
+             replies:\n  START: [\"<goto input=\\\"draft 1\\\">REVIEW</goto>\"]\n  REVIEW: [\"<goto input=\\\"ok\\\">DONE</goto>\"]\n\
+             stops:\n  - at: DONE\n",
+        )
+        .write(
+            "wf/tests/prompt.yaml",
+            "input: a flag\nbreak_before: [REVIEW]\n\
+             replies:\n  START: [\"<goto input=\\\"draft 1\\\">REVIEW</goto>\"]\n  REVIEW: [\"<goto input=\\\"ok\\\">DONE</goto>\"]\n\
+             stops:\n  - {at: REVIEW, prompt_contains: draft 2}\n  - at: DONE\n",
+        )
+        .write(
+            "wf/tests/unused.yaml",
+            "input: a flag\nreplies:\n  START: [\"<goto input=\\\"x\\\">REVIEW</goto>\"]\n  REVIEW: [\"<goto>DONE</goto>\"]\n\
+             stops:\n  - at: REVIEW\nexpect:\n  outcome: completed\n",
+        )
+        .write("wf/tests/typo.yaml", "break_before: [REVEIW]\n")
+        .args(["test", "wf"])
+        .run();
+    outcome.status(1);
+    let stdout = crate::support::normalize(&outcome.stdout, outcome.root());
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "FAIL wf/tests/prompt.yaml: stop 1: expected main's next prompt before REVIEW.md to contain \"draft 2\", got \
+             \"Review draft 1.\\n\"",
+            "FAIL wf/tests/typo.yaml:1: `REVEIW`: state `REVEIW` not found in workflow `[ROOT]/wf` (looked for \
+             REVEIW.md, REVEIW.sh); did you mean `REVIEW.md`?",
+            "FAIL wf/tests/unused.yaml: the run stopped at fewer breakpoints than the test continues: 1 stop(s) left \
+             unused",
+            "FAIL wf/tests/wrong.yaml: stop 1: expected agent main stopped before DONE.sh, but it stopped before REVIEW.md",
+            "0 passed, 4 failed",
+        ]
+    );
+}
