@@ -413,3 +413,26 @@ fn baton_test_fails_a_stop_that_is_not_the_expected_one_and_says_where_the_run_s
         ]
     );
 }
+
+#[test]
+fn a_rerun_of_an_edited_history_says_so_and_its_trace_keeps_the_edit() {
+    let outcome = looping().run_workflow(&["--break-before", "LOOP"]);
+    outcome.status(3);
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "by hand", "--clear-breakpoints"]);
+    outcome.status(0).stdout("looped 3\n");
+    let commits: Vec<u64> =
+        outcome.events_of("test", "TransitionOccurred").iter().filter_map(|event| event["commit"].as_u64()).collect();
+    // The resume folded the journal up to the edit: the first step after it is the
+    // earliest a rerun starts from, and its history holds the edit.
+    let last = commits[1];
+    let after = outcome.rerun(["rerun", "test", "--from", &last.to_string(), "--run-id", "late", "-q"]);
+    after.status(0);
+    assert!(
+        after.stderr.contains(&format!(
+            "note: the history of run test up to step {last} was edited by hand: main before LOOP.sh: input (by resume)"
+        )),
+        "{}",
+        after.stderr
+    );
+    assert_eq!(after.events_of("late", "AgentEdited").len(), 1);
+}

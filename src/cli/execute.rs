@@ -395,10 +395,6 @@ pub(crate) async fn execute(
         }
         // Only now: a crash after this keeps just the snapshot's last step to re-publish.
         persistence.fold(&state)?;
-        // The edits are in the snapshot now: say what changed, before anything runs.
-        for edit in edits {
-            bus.emit(edit);
-        }
         // `resume` un-pauses every agent first, so an agent paused now was paused by
         // the resume itself (an ask that timed out with no usable `timeout_next`):
         // say why, as the loop says it for the pauses it makes.
@@ -407,6 +403,11 @@ pub(crate) async fn execute(
                 bus.emit(event);
             }
         }
+    }
+    // The edits are in the snapshot now (a resume's fold, a new run's creation): say
+    // what changed, before anything runs.
+    for edit in edits {
+        bus.emit(edit);
     }
     let retry = retry_policy(options.attempts);
     let executors = match state.launch_params.engine.as_deref().map(parse_engine).transpose()? {
