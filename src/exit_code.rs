@@ -7,7 +7,8 @@ pub(crate) const ERROR: i32 = 1;
 /// Waiting for a person's answer (`<ask>` under `--on-ask pause`, or `prompt`/`json`
 /// once their input ended); stdout holds the ask.
 pub(crate) const ASKING: i32 = 2;
-/// Paused: every remaining agent is paused; `baton resume` continues.
+/// Paused: every remaining agent is paused (or stopped at a breakpoint); `baton
+/// resume` continues.
 pub(crate) const PAUSED: i32 = 3;
 /// `baton serve`: another daemon serves this project already (its pid and address
 /// are in the message); nothing was changed.

@@ -4,7 +4,12 @@
 //!
 //! - `{"answer": {"ask_id": "ask_main_…", "text": "yes"}}` answers that ask, whichever
 //!   of the waiting asks it is, exactly as an answer typed at a terminal (R3.26);
-//! - `{"cancel_agent": "main_worker1"}` cancels that agent (`run::cancel`).
+//! - `{"cancel_agent": "main_worker1"}` cancels that agent (`run::cancel`);
+//! - `{"continue_agent": {"agent_id": "main", "input": "…", "goto": "S", "prompt": "…"}}`
+//!   edits that paused agent (every field but `agent_id` optional) and runs it on
+//!   (`run::breakpoint`, `run::edit`);
+//! - `{"breakpoints": {"before": ["S"], "after": [], "step": false}}` replaces the run's
+//!   breakpoints, saved before any agent reaches them.
 //!
 //! Answers name their ask instead of going to "the question shown": a supervisor relays
 //! answers from several people, in any order, and an answer that arrives after its ask
