@@ -436,3 +436,20 @@ fn a_rerun_of_an_edited_history_says_so_and_its_trace_keeps_the_edit() {
     );
     assert_eq!(after.events_of("late", "AgentEdited").len(), 1);
 }
+
+#[test]
+fn a_sigkill_while_an_agent_is_stopped_leaves_a_run_that_resume_continues_past_the_breakpoint() {
+    let test = forking();
+    let mut child =
+        test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q", "--break-before", "A"]);
+    // The stop is published only once it is journalled: kill the run right after.
+    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["reason"] == "breakpoint");
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let outcome = test.args(["status", "test", "--json"]).run();
+    let state: Value = serde_json::from_str(&outcome.stdout).expect("state");
+    assert_eq!(agent(&state, "main")["pause_reason"], "breakpoint");
+    assert_eq!(state["launch_params"]["breakpoints"], serde_json::json!({"before": ["A.sh"]}));
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "after the crash"]);
+    outcome.status(0).stdout("main got: after the crash\n");
+}
