@@ -453,3 +453,47 @@ fn a_sigkill_while_an_agent_is_stopped_leaves_a_run_that_resume_continues_past_t
     let outcome = outcome.rerun(["resume", "test", "--agent", "main", "--input", "after the crash"]);
     outcome.status(0).stdout("main got: after the crash\n");
 }
+
+/// `baton serve` (docs/serve.md "Step by step"): a run it starts with breakpoints stays
+/// live with its agent stopped; a client continues it with an edit; a second client
+/// continuing the same stop gets 409.
+#[test]
+fn the_daemon_starts_a_run_with_breakpoints_and_one_of_two_clients_continues_the_stopped_agent() {
+    use crate::support::serve::Daemon;
+    let test = forking();
+    let daemon = Daemon::start(&test, &[]);
+    let refused = daemon.post("/api/v1/runs", &serde_json::json!({"workflow": "wf", "break_before": ["AA"]}));
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        refused.json()["error"].as_str().is_some_and(|error| error.ends_with("did you mean `A.sh`?")),
+        "{}",
+        refused.body
+    );
+    daemon.start_run("wf", serde_json::json!({"run_id": "s", "break_before": ["A"]}));
+    let stopped = daemon.wait_for_run("s", "main stopped", |run| {
+        run["run"]["agents"].as_array().into_iter().flatten().any(|agent| agent["pause_reason"] == "breakpoint")
+    });
+    assert_eq!(stopped["live"], true, "a stopped agent keeps a served run live");
+    let nobody = daemon.post("/api/v1/runs/s/agents/mian/continue", &serde_json::json!({}));
+    assert_eq!(
+        (nobody.status, nobody.json()["error"].as_str()),
+        (404, Some("run `s` has no agent `mian` (did you mean `main`?)"))
+    );
+    let far = daemon.post("/api/v1/runs/s/agents/main/continue", &serde_json::json!({"goto": "C"}));
+    assert_eq!(far.status, 400, "{}", far.body);
+    let first = daemon.post("/api/v1/runs/s/agents/main/continue", &serde_json::json!({"input": "from the page"}));
+    assert_eq!(first.status, 202, "{}", first.body);
+    assert_eq!(first.json()["command"], "baton resume s --agent main --input 'from the page'");
+    let second = daemon.post("/api/v1/runs/s/agents/main/continue", &serde_json::json!({"input": "too late"}));
+    assert_eq!(second.status, 409, "{}", second.body);
+    let done = daemon.wait_for_status("s", "completed");
+    let results: Vec<&str> = done["run"]["terminated"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|agent| agent["result"].as_str())
+        .collect();
+    assert!(results.contains(&"main got: from the page"), "{results:?}");
+    let edits = test.events_so_far("s").into_iter().filter(|event| event["type"] == "AgentEdited").collect::<Vec<_>>();
+    assert_eq!((edits.len(), &edits[0]["by"]), (1, &serde_json::Value::from("serve")));
+}
