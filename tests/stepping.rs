@@ -495,5 +495,5 @@ fn the_daemon_starts_a_run_with_breakpoints_and_one_of_two_clients_continues_the
         .collect();
     assert!(results.contains(&"main got: from the page"), "{results:?}");
     let edits = test.events_so_far("s").into_iter().filter(|event| event["type"] == "AgentEdited").collect::<Vec<_>>();
-    assert_eq!((edits.len(), &edits[0]["by"]), (1, &serde_json::Value::from("serve")));
+    assert_eq!((edits.len(), &edits[0]["by"]), (1, &Value::from("serve")));
 }
