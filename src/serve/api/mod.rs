@@ -252,6 +252,7 @@ pub(crate) fn router(app: Shared) -> Router {
         .route("/api/v1/runs/{id}", get(runs::get_one).delete(runs::delete))
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
         .route("/api/v1/runs/{id}/agents/{agent}/continue", post(stepping::continue_agent))
+        .route("/api/v1/runs/{id}/agents/{agent}/next", get(stepping::next))
         .route("/api/v1/runs/{id}/breakpoints", post(stepping::set_breakpoints))
         .route("/api/v1/runs/{id}/resume", post(runs::resume_run))
         .route("/api/v1/runs/{id}/rerun", post(runs::rerun))

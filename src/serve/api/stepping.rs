@@ -153,3 +153,26 @@ pub(super) async fn set_breakpoints(
     app.supervisor.send(&run_id, &line).await.map_err(|error| ApiError::conflict(error.to_string()))?;
     Ok((StatusCode::ACCEPTED, Json(json!({"before": before, "after": after, "step": request.step}))))
 }
+
+/// `GET /api/v1/runs/{id}/agents/{agent}/next`: what the agent runs next, exactly as
+/// it would be sent (`inspect::next_step`, as `baton logs --next`).
+pub(super) async fn next(
+    State(app): State<Shared>,
+    Path((run_id, agent)): Path<(String, String)>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    known_run(&app.store, &run_id)?;
+    let run = tokio::task::block_in_place(|| app.store.load(&run_id))?;
+    let Some(found) = run.agents.iter().find(|candidate| *candidate.id == *agent) else {
+        return Err(ApiError::not_found(format!("run `{run_id}` has no agent `{agent}`")));
+    };
+    let answer = match crate::inspect::next_step::describe(&run, found) {
+        Ok(next) => json!({
+            "agent": agent, "state": found.current_state, "input": found.pending_result,
+            "header": next.header, "session": next.session, "text": next.text,
+            "kind": if next.session.is_some() { "prompt" } else { "script" },
+            "prompt_replaced": found.prompt_override.is_some(),
+        }),
+        Err(reason) => json!({"agent": agent, "state": found.current_state, "error": reason}),
+    };
+    Ok(Json(answer))
+}
