@@ -497,3 +497,20 @@ fn the_daemon_starts_a_run_with_breakpoints_and_one_of_two_clients_continues_the
     let edits = test.events_so_far("s").into_iter().filter(|event| event["type"] == "AgentEdited").collect::<Vec<_>>();
     assert_eq!((edits.len(), &edits[0]["by"]), (1, &Value::from("serve")));
 }
+
+#[test]
+fn a_join_waits_for_a_worker_stopped_at_a_breakpoint() {
+    let test = Test::new()
+        .file("START.sh", "echo '<fork item=\"a\">W</fork><fork item=\"b\">V</fork><join>AGG</join>'\n")
+        .file("W.sh", "echo \"<result>w $item</result>\"\n")
+        .file("V.sh", "echo \"<result>v $item</result>\"\n")
+        .file("AGG.sh", "echo \"<result>$(cat \"$BATON_RESULTS\" | tr -d ' \\n')</result>\"\n");
+    let outcome = test.run_workflow(&["--break-before", "V"]);
+    outcome.status(3);
+    let state = outcome.state("test");
+    assert_eq!(agent(&state, "main")["status"], "joining", "{state}");
+    assert_eq!(agent(&state, "main_v2")["pause_reason"], "breakpoint", "{state}");
+    let outcome = outcome.rerun(["resume", "test"]);
+    outcome.status(0);
+    assert!(outcome.stdout.contains(r#""result":"vb""#), "{}", outcome.stdout);
+}

@@ -57,8 +57,6 @@ impl WorkflowLoop {
         self.outbox.extend(paused_event(agent));
         self.stopped.insert(agent.id.clone());
         self.dirty = true;
-        // A stopped worker has ended for now, for its parent's join.
-        self.joins_due |= !self.joins.is_empty();
     }
 
     /// The run stays live for agents stopped at breakpoints: its supervisor may
