@@ -118,3 +118,93 @@ pub(crate) fn edit_agent(
 pub(crate) fn user_from_environment() -> Option<String> {
     std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).ok().filter(|user| !user.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::model::agent::PauseReason;
+
+    fn stopped_in(workflow: &std::path::Path) -> Agent {
+        let mut agent =
+            Agent::main("JUDGE.md".into(), workflow.to_path_buf(), PathBuf::from("/work"), PathBuf::from("/tasks"));
+        agent.pending_result = Some("draft one".into());
+        agent.pause(PauseReason::Breakpoint, "stopped before JUDGE.md (--break-before)".into());
+        agent
+    }
+
+    fn workflow() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("a directory");
+        for (name, text) in [("JUDGE.md", "Judge {{input}}.\n"), ("VERDICT.sh", "echo '<result>ok</result>'\n")] {
+            std::fs::write(dir.path().join(name), text).expect("a state");
+        }
+        dir
+    }
+
+    #[test]
+    fn an_edit_changes_what_it_names_and_records_each_change_before_and_after() {
+        let dir = workflow();
+        let mut agent = stopped_in(dir.path());
+        let edit = Edit { input: Some("draft two".into()), prompt: Some("Judge harder.".into()), goto: None };
+        let events = edit_agent(&mut agent, &edit, "resume", Some("ada".into())).expect("edited");
+        assert_eq!(
+            (agent.pending_result.as_deref(), agent.prompt_override.as_deref()),
+            (Some("draft two"), Some("Judge harder."))
+        );
+        let changes: Vec<(EditField, Option<String>, Option<String>)> = events
+            .into_iter()
+            .filter_map(|event| match event {
+                Event::AgentEdited { field, before, after, by, user, .. }
+                    if by == "resume" && user.as_deref() == Some("ada") =>
+                {
+                    Some((field, before, after))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                (EditField::Input, Some("draft one".into()), Some("draft two".into())),
+                (EditField::Prompt, None, Some("Judge harder.".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_goto_is_resolved_in_the_agents_workflow_and_clears_the_breakpoint_it_passed() {
+        let dir = workflow();
+        let mut agent = stopped_in(dir.path());
+        agent.breakpoint_passed = true;
+        let edit = Edit { goto: Some("VERDICT".into()), ..Edit::default() };
+        edit_agent(&mut agent, &edit, "control", None).expect("edited");
+        assert_eq!((agent.current_state.as_ref(), agent.breakpoint_passed), ("VERDICT.sh", false));
+        let far = Edit { goto: Some("VERDIKT".into()), ..Edit::default() };
+        match edit_agent(&mut agent, &far, "control", None) {
+            Err(EditRefusal::Unreachable { reason, .. }) => {
+                assert!(reason.ends_with("did you mean `VERDICT.sh`?"), "{reason}")
+            }
+            other => panic!("expected an unreachable goto, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_agent_that_is_not_paused_or_a_prompt_for_a_script_is_refused_and_left_as_it_was() {
+        let dir = workflow();
+        let mut agent = stopped_in(dir.path());
+        agent.unpause();
+        let before = agent.clone();
+        let edit = Edit { input: Some("x".into()), ..Edit::default() };
+        assert_eq!(edit_agent(&mut agent, &edit, "serve", None), Err(EditRefusal::NotPaused { status: "running" }));
+        assert_eq!(agent, before);
+        let mut agent = stopped_in(dir.path());
+        let before = agent.clone();
+        let edit = Edit { goto: Some("VERDICT".into()), prompt: Some("p".into()), input: Some("x".into()) };
+        assert_eq!(
+            edit_agent(&mut agent, &edit, "serve", None),
+            Err(EditRefusal::PromptForScript { state: "VERDICT.sh".into() })
+        );
+        assert_eq!(agent, before, "all or nothing");
+    }
+}
