@@ -42,4 +42,5 @@ mod serve_hostile;
 mod serve_restart;
 mod shutdown;
 mod state_compat;
+mod stepping;
 mod yaml_bombs;

@@ -276,7 +276,11 @@ fn lines_that_do_nothing_are_traced_with_the_reason_and_change_nothing() {
             (lines[3], "not a control line: missing field `text`"),
             (lines[4], "no agent `main_w9` in this run"),
             (lines[5], "agent `main_w1` has terminated"),
-            (lines[6], "not a control line: unknown variant `cancel`, expected `answer` or `cancel_agent`"),
+            (
+                lines[6],
+                "not a control line: unknown variant `cancel`, expected one of `answer`, `cancel_agent`, \
+                 `continue_agent`, `breakpoints`",
+            ),
             (cut.as_str(), format!("no agent `{}` in this run", "x".repeat(300)).as_str()),
             ("last", "not JSON: expected value at line 1 column 1"),
         ]

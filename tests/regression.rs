@@ -340,7 +340,7 @@ fn a_state_file_from_a_newer_baton_is_refused_with_the_version_needed() {
         resumed.error_message(),
         format!(
             "error: [ROOT]/.baton/runs/test/state.json is in state format 99, newer than this Baton {} reads (formats \
-             1 to 5); it was written by Baton 7.3.0: resume it with that version or newer",
+             1 to 6); it was written by Baton 7.3.0: resume it with that version or newer",
             env!("CARGO_PKG_VERSION")
         )
     );

@@ -102,7 +102,7 @@ fn rerun_of_is_recorded_in_the_state_status_and_trace() {
     let file: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rerun.run_dir("again").join("state.json")).unwrap()).unwrap();
     assert_eq!(file["rerun_of"], serde_json::json!({"run_id": "test", "commit": 4}));
-    assert_eq!(file["version"], 5);
+    assert_eq!(file["version"], 6);
     let first = &rerun.events("again")[0];
     assert_eq!(first["type"], "WorkflowStarted");
     assert_eq!(first["rerun_of"], serde_json::json!({"run_id": "test", "commit": 4}));

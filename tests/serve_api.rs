@@ -697,7 +697,7 @@ fn the_page_loads_one_es_module_per_view_and_serves_nothing_else_under_assets() 
         assert!(module.header("content-security-policy").unwrap_or_default().contains("script-src 'self'"), "{name}");
         queue.extend(import.captures_iter(&module.body).map(|found| found[1].to_owned()));
     }
-    let views = ["home.js", "run.js", "timeline.js", "graph.js", "step.js", "asks.js"];
+    let views = ["home.js", "run.js", "timeline.js", "graph.js", "step.js", "asks.js", "stepping.js"];
     for view in views {
         assert!(seen.contains(view), "{view} is reached from main.js: {seen:?}");
     }

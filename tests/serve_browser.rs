@@ -292,3 +292,55 @@ fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
     assert!(nodes < 1500, "{nodes} elements: steps must not become one element each");
     no_page_errors(&browser);
 }
+
+/// Step by step in the inspector (issue 24): a breakpoint set by clicking a state on
+/// the graph, the stopped agent with its rendered prompt, its input edited and
+/// Continue pressed; the run goes on with the edit. `serve-stepping-*.png` show it.
+#[test]
+fn a_breakpoint_is_set_on_the_graph_and_the_stopped_agent_is_read_edited_and_continued() {
+    let test = Test::new()
+        .with_fake_claude()
+        .file(
+            "START.sh",
+            "while [ ! -f go.flag ]; do sleep 0.02; done\necho '<goto input=\"draft one\">JUDGE</goto>'\n",
+        )
+        .file("JUDGE.md", "You are a strict judge. Judge: {{input}}\n")
+        .file("DONE.sh", "echo \"<result>judged: $BATON_INPUT</result>\"\n");
+    FakeClaude::at(test.root()).rule("judge", "strict judge", Reply::text("<goto input=\"fine\">DONE</goto>"));
+    let daemon = Daemon::start(&test, &[]);
+    daemon.start_run("wf", json!({"run_id": "dbg"}));
+    let mut browser = Browser::launch();
+    open_run(&mut browser, &daemon, "dbg");
+    browser.wait_for("document.querySelector('[data-testid=graph-node][data-state=\"JUDGE.md\"]')", WAIT);
+    // Pick breakpoints, then click JUDGE on the graph.
+    browser.wait_for(&format!("!{}.disabled", hook("breakpoint-pick")), WAIT);
+    browser.eval(&format!("{}.click()", hook("breakpoint-pick")));
+    browser.eval(
+        "document.querySelector('[data-testid=graph-node][data-state=\"JUDGE.md\"]')\
+         .dispatchEvent(new MouseEvent('click', {bubbles: true}))",
+    );
+    browser.wait_for(&format!("{}.dataset.before === 'JUDGE.md'", hook("breakpoint-list")), WAIT);
+    browser.wait_for(
+        "document.querySelector('[data-testid=graph-node][data-state=\"JUDGE.md\"]').dataset.breakpoint === 'true'",
+        WAIT,
+    );
+    std::fs::write(test.root().join("go.flag"), "").expect("open the gate");
+    browser.wait_for(&hook("stopped-agent"), WAIT);
+    assert_eq!(browser.eval(&format!("{}.dataset.state", hook("stopped-agent"))), "JUDGE.md");
+    browser.wait_for(&hook("next-text"), WAIT);
+    assert_eq!(text_of(&mut browser, "next-text"), "You are a strict judge. Judge: draft one\n");
+    assert_eq!(browser.eval(&format!("{}.value", hook("edit-input"))), "draft one");
+    browser.screenshot(&artifact_dir().join("serve-stepping-stopped.png"));
+    browser.eval(&format!("{}.value = 'draft two'", hook("edit-input")));
+    browser.eval(&format!("{}.click()", hook("continue-agent")));
+    browser.wait_for(&format!("{}.dataset.command", hook("cli-command")), WAIT);
+    assert!(text_of(&mut browser, "cli-command").contains("baton resume dbg --agent main --input 'draft two'"));
+    browser.wait_for(&format!("{}.dataset.status === 'completed'", hook("run-status")), WAIT);
+    browser.screenshot(&artifact_dir().join("serve-stepping-continued.png"));
+    let calls = FakeClaude::at(test.root()).calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].prompt, "You are a strict judge. Judge: draft two\n");
+    let done = daemon.wait_for_status("dbg", "completed");
+    assert_eq!(done["run"]["terminated"][0]["result"], "judged: fine");
+    no_page_errors(&browser);
+}

@@ -220,6 +220,11 @@ pub(crate) struct LogsArguments {
     /// Print the trace's JSON lines (those the filters keep) unchanged.
     #[arg(long)]
     pub(crate) raw: bool,
+    /// What agent A runs next, exactly as it would be sent: the state, the session it
+    /// continues or forks and the rendered prompt, or the script's command line and
+    /// environment (for an agent stopped at a breakpoint).
+    #[arg(long, value_name = "A", conflicts_with_all = ["follow", "step", "raw", "agent", "state"])]
+    pub(crate) next: Option<String>,
 }
 
 /// Options shared by `run`, `resume` and `rerun`.
@@ -306,6 +311,20 @@ pub(crate) struct ExecutionArguments {
     /// [default: the working directory's `origin`].
     #[arg(long, value_name = "URL")]
     pub(crate) repo: Option<String>,
+    /// Stop each agent before it runs one of these states (comma-separated, named as
+    /// tags name them); the others go on. On resume: replaces the run's list.
+    #[arg(long, value_name = "STATE[,STATE…]", value_delimiter = ',')]
+    pub(crate) break_before: Vec<String>,
+    /// Stop each agent after it ran one of these states, before its next one. On
+    /// resume: replaces the run's list.
+    #[arg(long, value_name = "STATE[,STATE…]", value_delimiter = ',')]
+    pub(crate) break_after: Vec<String>,
+    /// Stop every agent after each of its steps (`baton resume` takes one more).
+    #[arg(long)]
+    pub(crate) step: bool,
+    /// Resume without the run's breakpoints (and without --step), except those given again.
+    #[arg(long)]
+    pub(crate) clear_breakpoints: bool,
 }
 
 #[derive(Debug, Args)]
@@ -352,6 +371,17 @@ pub(crate) struct ResumeArguments {
     /// Which ask --input answers (its id, from `baton status`).
     #[arg(long, value_name = "ASK_ID", requires = "answer")]
     pub(crate) ask: Option<String>,
+    /// Edit this paused agent (stopped at a breakpoint) before it goes on: --input
+    /// replaces its pending input, --goto and --prompt-file change what it runs next.
+    #[arg(long, value_name = "AGENT", conflicts_with = "ask")]
+    pub(crate) agent: Option<String>,
+    /// With --agent: run this state next instead (resolved in the agent's workflow).
+    #[arg(long, value_name = "STATE", requires = "agent")]
+    pub(crate) goto: Option<String>,
+    /// With --agent: send this file's text as the next prompt, once, instead of the
+    /// state's rendered prompt.
+    #[arg(long, value_name = "PATH", requires = "agent")]
+    pub(crate) prompt_file: Option<PathBuf>,
     /// Raise (or set) the run's budget in US dollars.
     #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     pub(crate) budget: Option<f64>,
@@ -411,6 +441,9 @@ impl AnswerArguments {
             input: self.text,
             input_file: self.input_file,
             ask: self.ask,
+            agent: None,
+            goto: None,
+            prompt_file: None,
             budget: None,
             execution: self.execution,
         }

@@ -109,4 +109,6 @@ pub(crate) enum CliError {
     Serve(#[from] crate::serve::ServeError),
     #[error(transparent)]
     Handoff(#[from] crate::serve::handoff::HandoffError),
+    #[error(transparent)]
+    Edit(#[from] crate::cli::edit::EditError),
 }

@@ -240,6 +240,7 @@ pub(crate) fn continue_with_options(
         state.launch_params.timeout_seconds = Some(seconds);
     }
     apply_launch_options(options, &mut state.launch_params, config)?;
+    super::breakpoints::apply_breakpoints(options, &mut state.launch_params, &state.scope_dir)?;
     engine_for_stored_run(options, state, may_switch_engine)?;
     files_for(options, &mut state.launch_params)?;
     let limits = limits(options, &state.launch_params, config)?;
@@ -300,6 +301,9 @@ pub(crate) struct RunToExecute {
     pub(crate) resumed: bool,
     /// Files of a new run still to be synced (`RunStore::create`).
     pub(crate) unsynced: Vec<PathBuf>,
+    /// Edits of stopped agents made by this resume (`AgentEdited`), published once
+    /// the edited state is durable.
+    pub(crate) edits: Vec<Event>,
 }
 
 pub(crate) async fn execute(
@@ -311,7 +315,7 @@ pub(crate) async fn execute(
     limits: RunLimits,
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
-    let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced } = run;
+    let RunToExecute { state, journal_intact, replayed_steps, resumed, unsynced, edits } = run;
     let run_dir = store.run_dir(&state.run_id);
     check_engine(&state.launch_params).await?;
     // The handlers go in before the lock is taken: whoever finds this process
@@ -399,6 +403,11 @@ pub(crate) async fn execute(
                 bus.emit(event);
             }
         }
+    }
+    // The edits are in the snapshot now (a resume's fold, a new run's creation): say
+    // what changed, before anything runs.
+    for edit in edits {
+        bus.emit(edit);
     }
     let retry = retry_policy(options.attempts);
     let executors = match state.launch_params.engine.as_deref().map(parse_engine).transpose()? {

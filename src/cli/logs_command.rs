@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::CliError;
 use super::arguments::LogsArguments;
 use crate::inspect::logs::{Filter, LogView};
+use crate::inspect::next_step;
 use crate::inspect::trace_file::{TraceTail, read_complete, trace_path};
 use crate::inspect::transcript::StepCollector;
 use crate::model::run_state::RunStatus;
@@ -27,6 +28,9 @@ const DRIVER_GRACE: Duration = Duration::from_secs(5);
 
 pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, CliError> {
     let run_id = arguments.run_id.as_str();
+    if let Some(agent) = &arguments.next {
+        return show_next(store, run_id, agent);
+    }
     let run_dir = store.existing_run_dir(run_id)?;
     let path = trace_path(&run_dir);
     let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -71,6 +75,22 @@ pub(crate) fn logs(store: &RunStore, arguments: &LogsArguments) -> Result<i32, C
         std::thread::sleep(POLL);
     }
     notes(run_id, &path, arguments, &view);
+    Ok(0)
+}
+
+/// `--next A`: what agent A runs next, in full (`inspect::next_step`).
+fn show_next(store: &RunStore, run_id: &str, agent: &str) -> Result<i32, CliError> {
+    let run = store.load(run_id)?;
+    let wanted = crate::ids::AgentId::from(agent);
+    let Some(found) = run.agents.iter().find(|candidate| candidate.id == wanted) else {
+        return Err(super::edit::no_such_agent(&run, &wanted));
+    };
+    let text = match next_step::describe(&run, found) {
+        Ok(next) => next.full(),
+        Err(reason) => format!("agent {agent} runs {} next, which cannot be shown: {reason}\n", found.current_state),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(|source| CliError::Stdout { source })?;
     Ok(0)
 }
 

@@ -3,9 +3,11 @@
 //! modules it calls, and `run` is what `main` and the tests call.
 
 mod arguments;
+mod breakpoints;
 pub(crate) mod config;
 mod convert_command;
 mod diagram_command;
+mod edit;
 mod error;
 mod execute;
 mod gc_command;
@@ -58,6 +60,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             eprintln!("error: {error}");
             match error {
                 CliError::Serve(crate::serve::ServeError::AlreadyServing { .. }) => exit_code::ALREADY_SERVING,
+                CliError::Edit(edit::EditError::NotPaused { .. } | edit::EditError::Busy { .. }) => exit_code::CONFLICT,
                 _ => exit_code::ERROR,
             }
         }

@@ -121,6 +121,12 @@ pub(crate) fn render(run: &RunState, report: &Report) -> String {
     let time = |step: &StepFigures| duration(step.duration_ms.unwrap_or(0));
     steps(&mut out, "slowest steps", &report.slowest_steps, mixed, time);
     steps(&mut out, "most expensive steps", &report.most_expensive_steps, mixed, |step| dollars(step.cost_usd));
+    if !report.edits.is_empty() {
+        let _ = writeln!(out, "\nedited by hand (this history is not the workflow's alone):");
+        for edit in &report.edits {
+            let _ = writeln!(out, "  {} before {}: {} (by {})", edit.agent, cut(&edit.state, 40), edit.field, edit.by);
+        }
+    }
     if report.unreadable_lines > 0 {
         let _ = writeln!(out, "\n{} trace lines could not be read and were skipped", report.unreadable_lines);
     }

@@ -12,7 +12,9 @@ use super::CliError;
 use super::arguments::RerunArguments;
 use super::execute::{RunToExecute, continue_with_options, execute};
 use crate::cli::config::Config;
+use crate::events::Event;
 use crate::ids::RunId;
+use crate::inspect::trace_file::{read_complete, trace_path};
 use crate::model::agent::AgentStatus;
 use crate::model::run_state::RunState;
 use crate::process::watchdog::Watchdog;
@@ -47,9 +49,21 @@ pub(crate) async fn rerun(
     }
     let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config, true)?;
 
+    // A history a person edited is said to be one, here and in the new run's trace.
+    let edits = edited_history(&original_dir, arguments.from);
+    for edit in &edits {
+        if let Event::AgentEdited { agent_id, state: at, field, by, .. } = edit {
+            eprintln!(
+                "note: the history of run {} up to step {} was edited by hand: {agent_id} before {at}: {} (by {by})",
+                arguments.run,
+                arguments.from,
+                field.as_str()
+            );
+        }
+    }
     copy_task_folders(store.baton_dir(), &arguments.run, &state.run_id)?;
     let unsynced = store.create(&state)?;
-    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
+    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced, edits };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }
 
@@ -75,4 +89,20 @@ fn give_input(state: &mut RunState, target: &crate::ids::AgentId, text: String) 
             agent.pending_result = Some(text);
         }
     }
+}
+
+/// The edits of stopped agents (`AgentEdited`) in the trace of the run at
+/// `original_dir` before step `from`'s transition: they shaped the history the
+/// rerun takes over. An unreadable trace has none to say.
+fn edited_history(original_dir: &std::path::Path, from: u64) -> Vec<Event> {
+    let Ok(text) = read_complete(&trace_path(original_dir)) else { return Vec::new() };
+    let mut edits = Vec::new();
+    for event in text.lines().filter_map(|line| serde_json::from_str::<Event>(line).ok()) {
+        match event {
+            Event::TransitionOccurred { commit, .. } if commit >= from => break,
+            Event::AgentEdited { .. } => edits.push(event),
+            _ => {}
+        }
+    }
+    edits
 }

@@ -15,14 +15,17 @@ use super::execute::{RunToExecute, continue_with_options, execute};
 use crate::cli::config::Config;
 use std::io::Write;
 
+use crate::cli::edit::AgentEdit;
 use crate::cli::execute::ask_json;
 use crate::exit_code;
+use crate::ids::{AgentId, RunId};
 use crate::model::agent::AgentStatus;
 use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION};
 use crate::process::watchdog::Watchdog;
 use crate::serve::handoff::answer_through_daemon;
 use crate::store::lock::RunLock;
 use crate::store::runs::RunStore;
+use crate::store::runs::StoreError;
 use crate::transition::ask_timeout::{deadline, time_out};
 
 pub(crate) async fn resume(
@@ -31,8 +34,21 @@ pub(crate) async fn resume(
     arguments: ResumeArguments,
     watchdog: Watchdog,
 ) -> Result<i32, CliError> {
+    let edit = arguments.agent.as_ref().map(|agent| AgentEdit {
+        agent: AgentId::from(agent.as_str()),
+        input: arguments.input.clone(),
+        goto: arguments.goto.clone(),
+        prompt_file: arguments.prompt_file.clone(),
+        by: "resume",
+    });
+    if let Some(edit) = &edit {
+        let run_id = RunId::parse(&arguments.run_id).map_err(StoreError::from)?;
+        edit.check_not_driven(&store.run_dir(&run_id), &arguments.run_id)?;
+    }
+    // With --agent, --input is the agent's new input, not an answer.
+    let answer_text = if edit.is_some() { None } else { arguments.input.clone() };
     // A live `baton serve` drives the run: it takes the answer, and the run goes on there.
-    if let Some(text) = &arguments.input
+    if let Some(text) = &answer_text
         && RunLock::holder(&store.run_dir(&arguments.run_id)).is_some()
         && let Some(url) = answer_through_daemon(&store, &arguments.run_id, arguments.ask.as_deref(), text)?
     {
@@ -47,6 +63,11 @@ pub(crate) async fn resume(
     if state.status == RunStatus::Completed {
         return Err(CliError::AlreadyCompleted { run_id: state.run_id.to_string() });
     }
+    // Edits first: they need the agent still paused.
+    let edits = match &edit {
+        Some(edit) => edit.apply(&mut state)?,
+        None => Vec::new(),
+    };
     // Paused agents run again (R8.13); an ask that expires now pauses its agent anew.
     for agent in state.agents.iter_mut().filter(|agent| agent.status == AgentStatus::Paused) {
         agent.unpause();
@@ -54,14 +75,15 @@ pub(crate) async fn resume(
     let (timeout, limits) = continue_with_options(&mut state, arguments.budget, &arguments.execution, config, false)?;
     let expired = expire_asks(&mut state, jiff::Timestamp::now());
     let asking = state.asking_agents().len();
-    if asking == 0 && arguments.input.is_some() {
+    if asking == 0 && answer_text.is_some() {
         return Err(CliError::NoAgentWaiting { run_id: state.run_id.to_string() });
     }
     if asking > 0 {
-        if let Some(text) = &arguments.input {
+        if let Some(text) = &answer_text {
             answer(&mut state, arguments.ask.as_deref(), text)?;
         }
-        let answered = arguments.input.is_some();
+        // An edit is saved like an answer (its event goes with the run that follows).
+        let answered = answer_text.is_some() || !edits.is_empty();
         // Where asks are answered while the run goes on (`--on-ask prompt` at a
         // terminal), the remaining ones are asked there instead.
         if !state.asking_agents().is_empty() && limits.answers.is_none() {
@@ -91,6 +113,7 @@ pub(crate) async fn resume(
         replayed_steps: loaded.replayed_steps,
         resumed: true,
         unsynced: Vec::new(),
+        edits,
     };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }

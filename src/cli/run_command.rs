@@ -83,6 +83,7 @@ pub(crate) async fn run(
     let mut launch_params = LaunchParams { timeout_seconds: arguments.execution.timeout, ..LaunchParams::default() };
     apply_launch_options(&arguments.execution, &mut launch_params, config)?;
     engine_for_new_run(&arguments.execution, &mut launch_params, config)?;
+    super::breakpoints::apply_breakpoints(&arguments.execution, &mut launch_params, &target.scope_dir)?;
     // Before the run exists: a server that cannot run it leaves nothing behind.
     check_engine(&launch_params).await?;
     launch_params.environment = manifest.map(|manifest| manifest.environment_now()).unwrap_or_default();
@@ -114,7 +115,14 @@ pub(crate) async fn run(
         launch_params,
     });
     let unsynced = store.create(&state)?;
-    let run = RunToExecute { state, journal_intact: 0, replayed_steps: Vec::new(), resumed: false, unsynced };
+    let run = RunToExecute {
+        state,
+        journal_intact: 0,
+        replayed_steps: Vec::new(),
+        resumed: false,
+        unsynced,
+        edits: Vec::new(),
+    };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }
 

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::CliError;
+use crate::inspect::next_step;
 use crate::model::agent::{Agent, AgentStatus};
 use crate::model::run_state::{RunState, RunStatus};
 use crate::observers::console::bound_reached;
@@ -49,6 +50,9 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
     if let Some(error) = &run.error {
         let _ = writeln!(text, "error: {}", error.replace('\n', "\n    "));
     }
+    if !run.launch_params.breakpoints.is_empty() {
+        let _ = writeln!(text, "breakpoints: {}", run.launch_params.breakpoints.described());
+    }
     if let Some(bound) = &run.paused_by {
         let _ = writeln!(text, "paused: {}", bound_reached(bound, &run.run_id));
     }
@@ -83,7 +87,12 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
             let _ = writeln!(text, "      session: {session}{on}");
         }
         if let Some(error) = &agent.error {
-            let _ = writeln!(text, "      error: {}", error.replace('\n', "\n        "));
+            // A breakpoint is no error: it says where and why the agent stopped.
+            let label = if agent.is_at_breakpoint() { "breakpoint" } else { "error" };
+            let _ = writeln!(text, "      {label}: {}", error.replace('\n', "\n        "));
+        }
+        if agent.is_at_breakpoint() {
+            next_of(&mut text, &run, agent);
         }
     }
     if !run.terminated.is_empty() {
@@ -94,6 +103,41 @@ pub(crate) fn status(store: &RunStore, run_id: &str, as_json: bool, steps: bool)
         let _ = writeln!(text, "  {}  result: {first_line}", agent.id);
     }
     print(&text)
+}
+
+/// How many lines of a stopped agent's next prompt or command `status` shows.
+const NEXT_LINES: usize = 8;
+
+/// A stopped agent's next step (`inspect::next_step`): its header and session, and
+/// the head of its prompt or command; `baton logs --next` shows all of it.
+fn next_of(text: &mut String, run: &RunState, agent: &Agent) {
+    let next = match next_step::describe(run, agent) {
+        Ok(next) => next,
+        Err(reason) => {
+            let _ = writeln!(text, "      next: cannot be shown: {reason}");
+            return;
+        }
+    };
+    for line in next.header.lines().skip(1) {
+        let _ = writeln!(text, "      {line}");
+    }
+    if let Some(session) = &next.session {
+        let _ = writeln!(text, "      session: {session}");
+    }
+    let _ = writeln!(text, "      {}:", if next.session.is_some() { "prompt" } else { "runs" });
+    let lines: Vec<&str> = next.text.lines().collect();
+    for line in lines.iter().take(NEXT_LINES) {
+        let _ = writeln!(text, "        {line}");
+    }
+    if lines.len() > NEXT_LINES {
+        let _ = writeln!(
+            text,
+            "        … {} more lines: `baton logs {} --next {}` shows it all",
+            lines.len() - NEXT_LINES,
+            run.run_id,
+            agent.id
+        );
+    }
 }
 
 /// A joining agent's status: whom it still waits for, and where it goes on.

@@ -29,6 +29,28 @@ pub(crate) enum StateType {
     Script,
 }
 
+/// What an edit of a stopped agent changed (`AgentEdited`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EditField {
+    /// Its pending input (`{{input}}`, `$BATON_INPUT`).
+    Input,
+    /// The state it runs next (`--goto`).
+    State,
+    /// The prompt its next turn sends (`--prompt-file`), once.
+    Prompt,
+}
+
+impl EditField {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EditField::Input => "input",
+            EditField::State => "state",
+            EditField::Prompt => "prompt",
+        }
+    }
+}
+
 /// Which output stream a `<print>` came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -150,6 +172,21 @@ pub(crate) enum Event {
         state: StateName,
         reason: String,
         message: String,
+    },
+    /// A person changed what a stopped agent does next (issue 24): `field` went
+    /// from `before` to `after` (`None`: absent), through `by` (`resume`, `serve`,
+    /// `control`, `test`), as `user` when known. The history from here on is not
+    /// what the workflow alone would have done.
+    AgentEdited {
+        agent_id: AgentId,
+        /// The state the agent stood before when it was edited.
+        state: StateName,
+        field: EditField,
+        before: Option<String>,
+        after: Option<String>,
+        by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
     },
     /// A question at the terminal still waits; `seconds_left` before its timeout.
     AskWaiting {
@@ -306,6 +343,7 @@ pub(crate) enum EventKind {
     AgentSpawned,
     AgentTerminated,
     AgentPaused,
+    AgentEdited,
     AgentAsking,
     AskWaiting,
     ControlIgnored,
@@ -343,6 +381,7 @@ impl Event {
             Event::AgentSpawned { .. } => EventKind::AgentSpawned,
             Event::AgentTerminated { .. } => EventKind::AgentTerminated,
             Event::AgentPaused { .. } => EventKind::AgentPaused,
+            Event::AgentEdited { .. } => EventKind::AgentEdited,
             Event::AgentAsking { .. } => EventKind::AgentAsking,
             Event::AskWaiting { .. } => EventKind::AskWaiting,
             Event::ControlIgnored { .. } => EventKind::ControlIgnored,

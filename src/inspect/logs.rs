@@ -97,6 +97,7 @@ impl Places {
             | Event::ClaudeInvocationStarted { agent_id, state, .. }
             | Event::ErrorOccurred { agent_id, state, .. }
             | Event::AgentPaused { agent_id, state, .. }
+            | Event::AgentEdited { agent_id, state, .. }
             | Event::TransitionOccurred { agent_id, from_state: state, .. } => at(agent_id, state),
             Event::AgentTerminated { agent_id, .. }
             | Event::AgentAsking { agent_id, .. }

@@ -3,6 +3,7 @@
 //! being appended, and what `baton report` and `baton logs` make of it.
 
 pub(crate) mod logs;
+pub(crate) mod next_step;
 pub(crate) mod report;
 pub(crate) mod trace_file;
 pub(crate) mod transcript;

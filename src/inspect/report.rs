@@ -63,6 +63,11 @@ struct Line<'a> {
     /// The worker a distributed step ran on (`StepRanOn`).
     #[serde(default, borrow)]
     worker: Option<Cow<'a, str>>,
+    /// What an edit changed, and through what (`AgentEdited`).
+    #[serde(default, borrow)]
+    field: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    by: Option<Cow<'a, str>>,
 }
 
 /// The parts of one Claude Code stream-json object the report needs.
@@ -225,6 +230,19 @@ pub(crate) struct Report {
     pub(crate) workers: Vec<WorkerFigures>,
     /// Trace lines that could not be read (a torn or foreign line); skipped.
     pub(crate) unreadable_lines: u64,
+    /// Where a person changed what a stopped agent did next (`AgentEdited`), in
+    /// order: the history is not the workflow's alone. Absent when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) edits: Vec<EditFigures>,
+}
+
+/// One edit of a stopped agent.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub(crate) struct EditFigures {
+    pub(crate) agent: String,
+    pub(crate) state: String,
+    pub(crate) field: String,
+    pub(crate) by: String,
 }
 
 /// Adds trace lines up; `finish` gives the report.
@@ -243,6 +261,7 @@ pub(crate) struct ReportBuilder {
     first_ts: Option<String>,
     last_ts: Option<String>,
     unreadable_lines: u64,
+    edits: Vec<EditFigures>,
 }
 
 impl ReportBuilder {
@@ -275,6 +294,12 @@ impl ReportBuilder {
             }
             "ToolInvocation" | "ToolError" => self.tool_event(&line, agent),
             "AgentTerminated" => self.agent(&agent).result = line.result.clone(),
+            "AgentEdited" => self.edits.push(EditFigures {
+                agent,
+                state: line.state.as_deref().unwrap_or_default().to_string(),
+                field: line.field.as_deref().unwrap_or_default().to_string(),
+                by: line.by.as_deref().unwrap_or_default().to_string(),
+            }),
             "StepRanOn" => {
                 let (Some(step), Some(worker)) = (line.step, line.worker.as_deref()) else { return };
                 if let Some(index) = self.open_steps.get(&(agent, step)).copied()
@@ -471,6 +496,7 @@ impl ReportBuilder {
             most_expensive_steps,
             workers,
             unreadable_lines: self.unreadable_lines,
+            edits: self.edits,
         }
     }
 }

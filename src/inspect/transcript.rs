@@ -138,6 +138,7 @@ fn agent_of(event: &Event) -> Option<&str> {
         | Event::StepRanOn { agent_id, .. }
         | Event::ErrorOccurred { agent_id, .. }
         | Event::AgentPaused { agent_id, .. }
+        | Event::AgentEdited { agent_id, .. }
         | Event::TransitionOccurred { agent_id, .. }
         | Event::AgentTerminated { agent_id, .. }
         | Event::AgentAsking { agent_id, .. }

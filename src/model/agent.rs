@@ -57,6 +57,9 @@ pub(crate) enum PauseReason {
     /// A distributed worker refused the step (another Baton version, a missing
     /// directory): fix the worker and resume.
     WorkerRefused,
+    /// Stopped at a breakpoint (`--break-before`, `--break-after`, `--step`): a
+    /// resume (or a `continue` control line) runs it on, past that breakpoint.
+    Breakpoint,
 }
 
 impl PauseReason {
@@ -74,6 +77,7 @@ impl PauseReason {
             PauseReason::BackendNotAvailable => "backend_not_available",
             PauseReason::EngineUnavailable => "engine_unavailable",
             PauseReason::WorkerRefused => "worker_refused",
+            PauseReason::Breakpoint => "breakpoint",
         }
     }
 }
@@ -197,6 +201,14 @@ pub(crate) struct Agent {
     /// directory for its whole life (`docs/isolation.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) worktree: Option<Worktree>,
+    /// Continued from a breakpoint: its next launch does not stop at the breakpoint
+    /// it stopped at (cleared when that step launches).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) breakpoint_passed: bool,
+    /// `baton resume --prompt-file`: the text its next prompt turn sends instead of
+    /// the state's rendered body, once (cleared when that step completes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_override: Option<String>,
 }
 
 /// A worker's own git worktree (`docs/isolation.md`): recorded with the fork that
@@ -383,6 +395,8 @@ impl Agent {
             join: None,
             join_results: None,
             worktree: None,
+            breakpoint_passed: false,
+            prompt_override: None,
         }
     }
 
@@ -406,6 +420,10 @@ impl Agent {
         self.status == AgentStatus::Active
     }
 
+    pub(crate) fn is_at_breakpoint(&self) -> bool {
+        self.status == AgentStatus::Paused && self.pause_reason == Some(PauseReason::Breakpoint)
+    }
+
     /// Pause with a reason; the agent is not relaunched until the run is resumed (R10.2).
     pub(crate) fn pause(&mut self, reason: PauseReason, message: String) {
         self.status = AgentStatus::Paused;
@@ -416,6 +434,10 @@ impl Agent {
     /// Undo a pause on resume (R8.13). An agent paused while it was joining (a
     /// cancel) joins again: its workers and their results are still to be gathered.
     pub(crate) fn unpause(&mut self) {
+        // Continued from a breakpoint: it runs on past it.
+        if self.pause_reason == Some(PauseReason::Breakpoint) {
+            self.breakpoint_passed = true;
+        }
         self.status = if self.join.is_some() { AgentStatus::Joining } else { AgentStatus::Active };
         self.pause_reason = None;
         self.error = None;

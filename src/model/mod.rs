@@ -3,5 +3,6 @@
 
 pub(crate) mod agent;
 pub(crate) mod bound;
+pub(crate) mod breakpoints;
 pub(crate) mod on_ask;
 pub(crate) mod run_state;

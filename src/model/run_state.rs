@@ -27,7 +27,11 @@ use crate::model::on_ask::OnAsk;
 /// Version 5 adds worktree isolation (`docs/isolation.md`): an agent's and a
 /// terminated agent's `worktree`, and `diff_stat`; a Baton that knew only 4 would run
 /// a worker in a directory it never creates and leave its changes uncommitted.
-pub(crate) const STATE_VERSION: u32 = 5;
+/// Version 6 adds step-by-step execution (issue 24): `launch_params.breakpoints`,
+/// the `breakpoint` pause reason, an agent's `breakpoint_passed` and
+/// `prompt_override`; a Baton that knew only 5 would send the prompt its author
+/// replaced, and stop again at the breakpoint it was continued from.
+pub(crate) const STATE_VERSION: u32 = 6;
 
 /// This build, as `written_by` records it.
 pub(crate) const BATON_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -142,6 +146,10 @@ pub(crate) struct LaunchParams {
     /// `--repo`: the git remote of `--files shipped`; absent is the working directory's `origin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) repo: Option<String>,
+    /// Where agents stop for the run's author (`--break-before`, `--break-after`,
+    /// `--step`); a resume keeps them unless it sets or clears them.
+    #[serde(default, skip_serializing_if = "crate::model::breakpoints::Breakpoints::is_empty")]
+    pub(crate) breakpoints: crate::model::breakpoints::Breakpoints,
 }
 
 /// Where a run made by `baton rerun` came from: its history up to and including

@@ -15,6 +15,7 @@ use crate::events::{Event, OutputStream};
 use crate::ids::{AgentId, RunId};
 use crate::model::bound::Bound;
 use crate::text::duration::format_duration;
+use crate::text::excerpt::Excerpt;
 
 /// How many lines of a result payload the console shows.
 const RESULT_PREVIEW_LINES: usize = 5;
@@ -232,6 +233,20 @@ impl ConsoleText {
             }
             Event::AgentPaused { agent_id, state, reason, message } => {
                 format!("{} paused at {state} ({reason}): {}", self.agent(agent_id), indent_continuation(message))
+            }
+            Event::AgentEdited { agent_id, state, field, before, after, by, user } => {
+                let shown = |text: &Option<String>| match text {
+                    Some(text) => format!("\"{}\"", Excerpt { text, max_chars: 60 }),
+                    None => "(none)".to_string(),
+                };
+                let who = user.as_ref().map(|user| format!(" ({user})")).unwrap_or_default();
+                format!(
+                    "{} edited before {state} by {by}{who}: {} {} -> {}",
+                    self.agent(agent_id),
+                    field.as_str(),
+                    shown(before),
+                    shown(after)
+                )
             }
             _ if quiet => return None,
             Event::ControlIgnored { line, reason } => {

@@ -4,7 +4,12 @@
 //!
 //! - `{"answer": {"ask_id": "ask_main_…", "text": "yes"}}` answers that ask, whichever
 //!   of the waiting asks it is, exactly as an answer typed at a terminal (R3.26);
-//! - `{"cancel_agent": "main_worker1"}` cancels that agent (`run::cancel`).
+//! - `{"cancel_agent": "main_worker1"}` cancels that agent (`run::cancel`);
+//! - `{"continue_agent": {"agent_id": "main", "input": "…", "goto": "S", "prompt": "…"}}`
+//!   edits that paused agent (every field but `agent_id` optional) and runs it on
+//!   (`run::breakpoint`, `run::edit`);
+//! - `{"breakpoints": {"before": ["S"], "after": [], "step": false}}` replaces the run's
+//!   breakpoints, saved before any agent reaches them.
 //!
 //! Answers name their ask instead of going to "the question shown": a supervisor relays
 //! answers from several people, in any order, and an answer that arrives after its ask
@@ -32,6 +37,39 @@ pub(crate) enum Control {
     Answer(Answer),
     /// Cancel this agent.
     CancelAgent(AgentId),
+    /// Edit this paused agent (stopped at a breakpoint) and run it on (`run::edit`).
+    ContinueAgent(ContinueAgent),
+    /// Replace the run's breakpoints (`model::breakpoints`): saved before the line
+    /// is acknowledged by its effect.
+    Breakpoints(BreakpointLine),
+}
+
+#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContinueAgent {
+    pub(crate) agent_id: AgentId,
+    #[serde(default)]
+    pub(crate) input: Option<String>,
+    #[serde(default)]
+    pub(crate) goto: Option<String>,
+    #[serde(default)]
+    pub(crate) prompt: Option<String>,
+    /// Who edits, for the trace (`serve`); `control` when absent.
+    #[serde(default)]
+    pub(crate) by: Option<String>,
+    #[serde(default)]
+    pub(crate) user: Option<String>,
+}
+
+#[derive(Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BreakpointLine {
+    #[serde(default)]
+    pub(crate) before: Vec<String>,
+    #[serde(default)]
+    pub(crate) after: Vec<String>,
+    #[serde(default)]
+    pub(crate) step: bool,
 }
 
 #[derive(Debug, PartialEq, Eq, Deserialize)]
@@ -45,7 +83,11 @@ pub(crate) struct Answer {
 pub(crate) fn parse(line: &[u8]) -> Result<Control, String> {
     let value: serde_json::Value = serde_json::from_slice(line).map_err(|error| format!("not JSON: {error}"))?;
     if value.as_object().is_none_or(|object| object.len() != 1) {
-        return Err("not a control line: expected an object with one key, `answer` or `cancel_agent`".to_string());
+        return Err(
+            "not a control line: expected an object with one key, `answer`, `cancel_agent`, `continue_agent` or \
+             `breakpoints`"
+                .to_string(),
+        );
     }
     serde_json::from_value(value).map_err(|error| format!("not a control line: {error}"))
 }
@@ -64,6 +106,8 @@ impl WorkflowLoop {
         let obeyed = match parse(line) {
             Ok(Control::Answer(Answer { ask_id, text })) => self.answer_ask(&ask_id, text),
             Ok(Control::CancelAgent(agent_id)) => self.cancel_agent(&agent_id),
+            Ok(Control::ContinueAgent(line)) => self.continue_agent(line),
+            Ok(Control::Breakpoints(line)) => self.set_breakpoints(line),
             Err(reason) => Err(reason),
         };
         if let Err(reason) = obeyed {
@@ -110,14 +154,16 @@ mod tests {
         assert_eq!(refused(br#"{"cancel_agent": "a"} trailing"#), "not JSON: trailing characters at line 1 column 23");
         assert!(refused(b"{\"cancel_agent\": \"\xff\"}").starts_with("not JSON: invalid unicode"));
         assert!(refused(b"").starts_with("not JSON"));
-        let one_key = "not a control line: expected an object with one key, `answer` or `cancel_agent`";
+        let one_key = "not a control line: expected an object with one key, `answer`, `cancel_agent`, \
+                       `continue_agent` or `breakpoints`";
         assert_eq!(refused(br#"{"cancel_agent": "a", "answer": {"ask_id": "a", "text": "t"}}"#), one_key);
         assert_eq!(refused(br#"["cancel_agent", "a"]"#), one_key);
         assert_eq!(refused(br#"{}"#), one_key);
         assert_eq!(refused(br#""cancel_agent""#), one_key);
         assert_eq!(
             refused(br#"{"stop": true}"#),
-            "not a control line: unknown variant `stop`, expected `answer` or `cancel_agent`"
+            "not a control line: unknown variant `stop`, expected one of `answer`, `cancel_agent`, `continue_agent`, \
+             `breakpoints`"
         );
         assert_eq!(refused(br#"{"answer": {"ask_id": "a"}}"#), "not a control line: missing field `text`");
         assert!(refused(br#"{"answer": {"ask_id": "a", "text": "t", "by": "me"}}"#).contains("unknown field `by`"));

@@ -164,9 +164,11 @@ impl WorkflowLoop {
     }
 
     /// A paused worker has ended, for a join — unless it waits out a usage limit,
-    /// which the run does by itself (R10.3) unless `--no-wait` was given.
+    /// which the run does by itself (R10.3) unless `--no-wait` was given, or it is
+    /// stopped at a breakpoint, where its author continues it (issue 24).
     fn counts_as_paused(&self, agent: &Agent) -> bool {
         agent.status == AgentStatus::Paused
+            && agent.pause_reason != Some(PauseReason::Breakpoint)
             && (agent.pause_reason != Some(PauseReason::UsageLimit) || self.limits.no_wait)
     }
 

@@ -50,6 +50,10 @@ impl WorkflowLoop {
             if !agent.is_active() || self.running.contains(&id) {
                 continue;
             }
+            if self.stop_before(index) {
+                continue;
+            }
+            let agent = &mut self.state.agents[index];
             if let Err(error) = std::fs::create_dir_all(&agent.task_folder) {
                 let fatal = FatalError {
                     agent: Some((agent.id.clone(), agent.current_state.clone())),

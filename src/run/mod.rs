@@ -2,9 +2,11 @@
 //! finishes first, how failed steps are retried, and how a run
 //! stops (signals, bounds).
 
+mod breakpoint;
 mod cancel;
 mod changes;
 mod control;
+pub(crate) mod edit;
 pub(crate) mod join;
 mod launch;
 pub(crate) mod outcome;

@@ -76,6 +76,11 @@ impl Questions {
         self.source.is_some() && !self.ended
     }
 
+    /// A supervisor's control lines are heard, and their input has not ended.
+    pub(super) fn supervised(&self) -> bool {
+        self.source == Some(AnswerSource::ControlLines) && !self.ended
+    }
+
     /// Whether the loop waits for the source's next line now: a terminal is heard
     /// while a question waits, a supervisor all along.
     pub(super) fn listening(&self) -> bool {

@@ -63,14 +63,18 @@ impl WorkflowLoop {
         match next {
             Some(mut next) => {
                 next.retry_count = 0;
+                // `--prompt-file` replaced this step's prompt only.
+                next.prompt_override = None;
+                let ready = !matches!(next.status, AgentStatus::Asking | AgentStatus::Joining);
                 if next.status == AgentStatus::Asking {
                     self.asked(&mut next);
                 } else if next.status == AgentStatus::Joining {
                     self.started_joining(&next);
-                } else {
-                    self.ready.push_back(next.id.clone());
                 }
                 self.state.agents[index] = next;
+                if ready && !self.stop_after(index, &agent.current_state) {
+                    self.ready.push_back(agent.id.clone());
+                }
             }
             None => {
                 self.remove_agent(index);

@@ -61,7 +61,8 @@ impl WorkflowLoop {
                 return false;
             }
         }
-        let paused = |agent: &Agent| agent.status == AgentStatus::Paused;
+        // An agent stopped at a breakpoint stays stopped: its author continues it.
+        let paused = |agent: &Agent| agent.status == AgentStatus::Paused && !agent.is_at_breakpoint();
         if self.state.agents.iter().filter(|agent| paused(agent)).any(|agent| agent.limit_resets_at.is_none()) {
             self.limit_polls += 1;
         }

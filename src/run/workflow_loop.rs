@@ -126,6 +126,8 @@ pub(crate) struct WorkflowLoop {
     pub(super) joins: BTreeMap<AgentId, JoinWatch>,
     /// Something a join may wait for happened: look at the joins again.
     pub(super) joins_due: bool,
+    /// Agents this invocation stopped at a breakpoint (`run::breakpoint`).
+    pub(super) stopped: HashSet<AgentId>,
 }
 
 impl WorkflowLoop {
@@ -180,6 +182,7 @@ impl WorkflowLoop {
             delayed: HashMap::new(),
             joins,
             joins_due,
+            stopped: HashSet::new(),
         }
     }
 
@@ -241,7 +244,8 @@ impl WorkflowLoop {
             }
             self.show_question();
             // An ask answered while the run goes on keeps it going, unless it is stopping.
-            let waiting_for_answer = self.questions.pending() && self.stop.is_none() && self.fatal.is_none();
+            let waiting_for_answer =
+                (self.questions.pending() || self.held_at_breakpoints()) && self.stop.is_none() && self.fatal.is_none();
             if self.tasks.is_empty() && !waiting_for_answer {
                 match self.usage_limit_wait() {
                     Some(wait) if self.wait_out_limit(wait, &mut signals).await => continue,

@@ -28,6 +28,7 @@ const MODULES: &[(&str, &str)] = &[
     ("graph.js", include_str!("assets/graph.js")),
     ("step.js", include_str!("assets/step.js")),
     ("asks.js", include_str!("assets/asks.js")),
+    ("stepping.js", include_str!("assets/stepping.js")),
 ];
 
 pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \

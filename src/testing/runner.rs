@@ -31,13 +31,14 @@ use crate::model::run_state::{LaunchParams, NewRun, RunState};
 use crate::observers::ConsoleObserver;
 use crate::observers::console::Verbosity;
 use crate::process::stop_level::StopLevel;
+use crate::run::edit::{Edit, edit_agent};
 use crate::run::outcome::{RunLimits, RunOutcome};
 use crate::run::retry_policy::RetryPolicy;
 use crate::run::workflow_loop::WorkflowLoop;
 use crate::store::persistence::RunPersistence;
 use crate::store::runs::RunStore;
 use crate::testing::scripted::{Miss, ScriptedBackend, ScriptedStubs};
-use crate::testing::spec::{Expectations, TestSpec};
+use crate::testing::spec::{Expectations, Stop, TestSpec};
 use crate::text::count::count;
 use crate::transition::task_folder::TaskFolders;
 use crate::workflow::manifest::Manifest;
@@ -65,6 +66,10 @@ pub(crate) struct Observed {
     pub(crate) misses: Vec<Miss>,
     /// Answers left over when the run stopped.
     pub(crate) answers_left: usize,
+    /// A stop at a breakpoint that was not the one the test expected.
+    pub(crate) stop_failures: Vec<String>,
+    /// `stops` left over when the run stopped.
+    pub(crate) stops_left: usize,
 }
 
 /// Entries of states, recorded from the bus: (agent, state), in the order they began.
@@ -122,6 +127,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         max_steps: spec.max_steps,
         on_ask: Some(OnAsk::Pause),
         environment,
+        breakpoints: spec.breakpoints.clone(),
         ..LaunchParams::default()
     };
     let task_folder = TaskFolders::new(store.baton_dir(), &run_id).folder_for(&AgentId::main(), 0);
@@ -154,6 +160,10 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         None => StateTimeout::from_seconds(StateTimeout::DEFAULT_SECONDS, TimeoutSource::Default),
     };
     let mut answers = spec.answers.iter();
+    let mut stops = spec.stops.iter();
+    let mut stop_failures = Vec::new();
+    // The edits of the last stop, published once the edited state is saved.
+    let mut edits: Vec<Event> = Vec::new();
     let mut failed_at = None;
     let (outcome, state) = loop {
         let mut persistence = RunPersistence::begin(store.clone(), &state, journal_intact).map_err(store_error)?;
@@ -165,6 +175,9 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
             Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), Verbosity::Normal, false)).attach(&bus);
         }
         entries.attach(&bus);
+        for edit in edits.drain(..) {
+            bus.emit(edit);
+        }
         let failure = Arc::new(Mutex::new(None));
         let failure_seen = Arc::clone(&failure);
         bus.on_all(Arc::new(move |event: &Event| {
@@ -205,6 +218,23 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         failed_at = failure.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take().or(failed_at);
         let stopped = workflow.state().clone();
         drop(workflow);
+        // A stop at a breakpoint is continued by the test's next `stops` entry.
+        let at_breakpoint = outcome == RunOutcome::Paused && stopped.agents.iter().any(Agent::is_at_breakpoint);
+        if at_breakpoint {
+            let Some(expected) = stops.next() else { break (outcome, stopped) };
+            // As `baton resume --agent`: reload the run, check and edit, go on.
+            let loaded = store.load_run(RUN_ID).map_err(store_error)?;
+            state = loaded.state;
+            journal_intact = loaded.journal_intact;
+            match continue_stop(&mut state, expected, spec.stops.len() - stops.len()) {
+                Ok(made) => edits = made,
+                Err(failure) => {
+                    stop_failures.push(failure);
+                    break (outcome, stopped);
+                }
+            }
+            continue;
+        }
         // An answer is used only when the run asks.
         let next = if outcome == RunOutcome::Asking { answers.next() } else { None };
         let Some(answer) = next else { break (outcome, stopped) };
@@ -218,6 +248,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         }
     };
     let answers_left = answers.len();
+    let stops_left = stops.len();
     let entries = entries.take();
     let mut visits = BTreeMap::new();
     for (_, state) in &entries {
@@ -235,7 +266,57 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         cost_usd: state.total_cost_usd,
         misses,
         answers_left,
+        stop_failures,
+        stops_left,
     })
+}
+
+/// The test's `expected` stop, checked against the stopped run and continued: the
+/// agent stands before `at` (its next prompt containing `prompt_contains`), gets its
+/// edits, and every agent stopped at a breakpoint goes on, as `baton resume` does.
+fn continue_stop(state: &mut RunState, expected: &Stop, number: usize) -> Result<Vec<Event>, String> {
+    let stopped: Vec<String> = state
+        .agents
+        .iter()
+        .filter(|agent| agent.is_at_breakpoint())
+        .map(|agent| format!("{} before {}", agent.id, agent.current_state))
+        .collect();
+    let Some(agent) = state.agents.iter().find(|agent| *agent.id == *expected.agent && agent.is_at_breakpoint()) else {
+        return Err(format!(
+            "stop {number}: expected agent {} stopped before {}, but the run stopped with {}",
+            expected.agent,
+            expected.at,
+            stopped.join(", ")
+        ));
+    };
+    if agent.current_state != expected.at {
+        return Err(format!(
+            "stop {number}: expected agent {} stopped before {}, but it stopped before {}",
+            expected.agent, expected.at, agent.current_state
+        ));
+    }
+    if let Some(part) = &expected.prompt_contains {
+        let next = crate::inspect::next_step::describe(state, agent)
+            .map_err(|reason| format!("stop {number}: its next step cannot be shown: {reason}"))?;
+        if !next.text.contains(part.as_str()) {
+            return Err(format!(
+                "stop {number}: expected {}'s next prompt before {} to contain {part:?}, got {:?}",
+                expected.agent, expected.at, next.text
+            ));
+        }
+    }
+    let edit = Edit {
+        input: expected.input.clone(),
+        goto: expected.goto.as_ref().map(|state| state.to_string()),
+        prompt: expected.prompt.clone(),
+    };
+    let Some(agent) = state.agents.iter_mut().find(|agent| *agent.id == *expected.agent) else { return Ok(Vec::new()) };
+    let events = edit_agent(agent, &edit, "test", None)
+        .map_err(|refusal| format!("stop {number}: {}", refusal.message(&expected.agent)))?;
+    for agent in state.agents.iter_mut().filter(|agent| agent.is_at_breakpoint()) {
+        agent.unpause();
+    }
+    Ok(events)
 }
 
 fn outcome_name(outcome: &RunOutcome) -> &'static str {
@@ -297,6 +378,10 @@ pub(crate) fn check(expect: &Expectations, observed: &Observed) -> Vec<String> {
     if !observed.misses.is_empty() {
         return observed.misses.iter().map(|miss| miss.message.clone()).collect();
     }
+    // A stop that was not the one expected: where the run went from there follows.
+    if !observed.stop_failures.is_empty() {
+        return observed.stop_failures.clone();
+    }
     let mut failures = Vec::new();
     if observed.outcome != expect.outcome.as_str() {
         let detail = observed.detail.as_ref().map_or_else(String::new, |detail| format!(" ({detail})"));
@@ -340,6 +425,12 @@ pub(crate) fn check(expect: &Expectations, observed: &Observed) -> Vec<String> {
         && (cost - observed.cost_usd).abs() > 1e-9
     {
         failures.push(format!("expected a total cost of ${cost}, got ${}", observed.cost_usd));
+    }
+    if observed.stops_left > 0 {
+        failures.push(format!(
+            "the run stopped at fewer breakpoints than the test continues: {} stop(s) left unused",
+            observed.stops_left
+        ));
     }
     if observed.answers_left > 0 {
         failures.push(format!(

@@ -91,6 +91,20 @@ pub(crate) struct Expectations {
     pub(crate) cost_usd: Option<f64>,
 }
 
+/// One stop at a breakpoint the test expects, and how it continues (issue 24):
+/// the agent must be stopped before `at`; the edits are made as `baton resume
+/// --agent` makes them, then the run goes on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Stop {
+    pub(crate) agent: String,
+    pub(crate) at: StateName,
+    /// The rendered next prompt (or script command) must contain this.
+    pub(crate) prompt_contains: Option<String>,
+    pub(crate) input: Option<String>,
+    pub(crate) goto: Option<StateName>,
+    pub(crate) prompt: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TestSpec {
     pub(crate) description: Option<String>,
@@ -111,6 +125,10 @@ pub(crate) struct TestSpec {
     pub(crate) agent_replies: BTreeMap<(String, StateName), Vec<Reply>>,
     pub(crate) scripts: BTreeMap<StateName, Stubs>,
     pub(crate) answers: Vec<String>,
+    /// The run's breakpoints (`--break-before`, `--break-after`, `--step`).
+    pub(crate) breakpoints: crate::model::breakpoints::Breakpoints,
+    /// The stops at breakpoints, in order, and their edits.
+    pub(crate) stops: Vec<Stop>,
     pub(crate) expect: Expectations,
 }
 
@@ -121,7 +139,7 @@ pub(crate) struct SpecError {
     pub(crate) message: String,
 }
 
-const TOP_KEYS: [&str; 13] = [
+const TOP_KEYS: [&str; 17] = [
     "description",
     "input",
     "start",
@@ -134,8 +152,13 @@ const TOP_KEYS: [&str; 13] = [
     "agent_replies",
     "scripts",
     "answers",
+    "break_before",
+    "break_after",
+    "step",
+    "stops",
     "expect",
 ];
+const STOP_KEYS: [&str; 6] = ["agent", "at", "prompt_contains", "input", "goto", "prompt"];
 const EXPECT_KEYS: [&str; 8] =
     ["outcome", "result", "result_contains", "path", "visited", "steps", "visits", "cost_usd"];
 const REPLY_KEYS: [&str; 5] = ["text", "cost_usd", "input_tokens", "output_tokens", "backend"];
@@ -190,6 +213,8 @@ impl TestSpec {
             agent_replies: BTreeMap::new(),
             scripts: BTreeMap::new(),
             answers: Vec::new(),
+            breakpoints: Default::default(),
+            stops: Vec::new(),
             expect: Expectations {
                 outcome: ExpectedOutcome::Completed,
                 result: None,
@@ -245,6 +270,25 @@ impl TestSpec {
                 return Err(reader.error(&["answers"], "`answers` must be a list of texts, one per <ask>".into()));
             };
             spec.answers = items.iter().map(|item| reader.text(&["answers"], item)).collect::<Result<_, _>>()?;
+        }
+        if let Some(value) = get("break_before") {
+            spec.breakpoints.before = reader.states(&["break_before"], value)?.into_iter().collect();
+        }
+        if let Some(value) = get("break_after") {
+            spec.breakpoints.after = reader.states(&["break_after"], value)?.into_iter().collect();
+        }
+        if let Some(value) = get("step") {
+            spec.breakpoints.step = reader.flag(&["step"], value)?;
+        }
+        if let Some(value) = get("stops") {
+            let Yaml::Array(items) = value else {
+                return Err(
+                    reader.error(&["stops"], "`stops` must be a list, one entry per stop at a breakpoint".into())
+                );
+            };
+            for (index, item) in items.iter().enumerate() {
+                spec.stops.push(reader.stop(index, item)?);
+            }
         }
         if let Some(value) = get("expect") {
             spec.expect = reader.expectations(value, spec.expect)?;
@@ -333,6 +377,27 @@ impl Reader<'_> {
             )),
             _ => Ok(StateName::from(file)),
         }
+    }
+
+    /// `stops.N`: `{at: STATE, agent?, prompt_contains?, input?, goto?, prompt?}`.
+    fn stop(&self, index: usize, value: &Yaml) -> Result<Stop, SpecError> {
+        let key = index.to_string();
+        let path = ["stops", key.as_str()];
+        let map = self.mapping(&path, value, "a stop (`at`, and `input`, `goto` or `prompt` to edit)")?;
+        self.check_keys(&path, map, &STOP_KEYS)?;
+        let get = |name: &str| map.get(&Yaml::String(name.into()));
+        let text = |name: &str| get(name).map(|value| self.text(&["stops", key.as_str(), name], value)).transpose();
+        let Some(at) = get("at") else {
+            return Err(self.error(&path, format!("`stops.{index}` needs `at`: the state the agent stops before")));
+        };
+        Ok(Stop {
+            agent: text("agent")?.unwrap_or_else(|| "main".to_string()),
+            at: self.state(&["stops", key.as_str(), "at"], at, None)?,
+            prompt_contains: text("prompt_contains")?,
+            input: text("input")?,
+            goto: get("goto").map(|value| self.state(&["stops", key.as_str(), "goto"], value, None)).transpose()?,
+            prompt: text("prompt")?,
+        })
     }
 
     fn states(&self, path: &[&str], value: &Yaml) -> Result<Vec<StateName>, SpecError> {
@@ -560,7 +625,8 @@ mod tests {
         assert_eq!(
             error("input: x\nreplys: {}\n"),
             "2: unknown key `replys` (did you mean `replies`?); expected one of description, input, start, max_steps, \
-             budget, timeout, env, repository, replies, agent_replies, scripts, answers, expect"
+             budget, timeout, env, repository, replies, agent_replies, scripts, answers, break_before, break_after, \
+             step, stops, expect"
         );
         assert!(error("replies:\n  REVEIW: [x]\n").starts_with("2: `REVEIW`: state `REVEIW` not found"));
         assert_eq!(

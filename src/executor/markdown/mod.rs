@@ -197,7 +197,11 @@ async fn run_markdown_state(
         StepFailure::fatal(ErrorKind::PromptFileError, message)
     })?;
     let template_variables = template_variables(context, agent);
-    let base_prompt = render(&prompt.body, &template_variables);
+    // `baton resume --prompt-file`: its author's text, sent as written, once.
+    let base_prompt = match &agent.prompt_override {
+        Some(text) => text.clone(),
+        None => render(&prompt.body, &template_variables),
+    };
     // `--model` and `--effort` speak the run's backend's vocabulary (R5.21–R5.22).
     let on_run_backend = backend_name == context.default_backend;
     let model = frontmatter

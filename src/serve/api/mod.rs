@@ -4,6 +4,7 @@
 mod asks;
 mod events;
 mod runs;
+mod stepping;
 mod steps;
 mod workflows;
 
@@ -43,6 +44,8 @@ pub(crate) struct App {
     /// Set to stop the daemon.
     pub(crate) shutdown: watch::Sender<bool>,
     timelines: Mutex<HashMap<String, FollowedTimeline>>,
+    /// Stopped agents a client continued (`stepping`): of two, the first wins.
+    pub(crate) claims: stepping::Claims,
 }
 
 /// A run's timeline and where in its trace it is.
@@ -67,6 +70,7 @@ impl App {
             daemon_events,
             shutdown,
             timelines: Mutex::new(HashMap::new()),
+            claims: stepping::Claims::default(),
         }
     }
 
@@ -247,6 +251,9 @@ pub(crate) fn router(app: Shared) -> Router {
         .route("/api/v1/runs", get(runs::list).post(runs::create))
         .route("/api/v1/runs/{id}", get(runs::get_one).delete(runs::delete))
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/api/v1/runs/{id}/agents/{agent}/continue", post(stepping::continue_agent))
+        .route("/api/v1/runs/{id}/agents/{agent}/next", get(stepping::next))
+        .route("/api/v1/runs/{id}/breakpoints", post(stepping::set_breakpoints))
         .route("/api/v1/runs/{id}/resume", post(runs::resume_run))
         .route("/api/v1/runs/{id}/rerun", post(runs::rerun))
         .route("/api/v1/runs/{id}/rerun-steps", get(runs::rerun_steps))

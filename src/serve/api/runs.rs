@@ -130,6 +130,13 @@ pub(super) struct CreateRun {
     time_limit: Option<String>,
     cwd: Option<PathBuf>,
     run_id: Option<String>,
+    /// Breakpoints (issue 24): states named as tags name them.
+    #[serde(default)]
+    break_before: Vec<String>,
+    #[serde(default)]
+    break_after: Vec<String>,
+    #[serde(default)]
+    step: bool,
 }
 
 fn check_bounds(budget: Option<f64>, max_steps: Option<u64>, time_limit: Option<&str>) -> Result<(), ApiError> {
@@ -225,6 +232,16 @@ pub(super) async fn create(
         args.extend(["--input".to_string(), input.clone()]);
     }
     bounds(&mut args, request.budget, request.max_steps, request.time_limit.as_deref());
+    for (flag, names) in [("--break-before", &request.break_before), ("--break-after", &request.break_after)] {
+        for name in names {
+            crate::workflow::resolution::resolve_state(&entry.path, name)
+                .map_err(|error| ApiError::bad_request(format!("breakpoint {name}: {error}")))?;
+            args.push(format!("{flag}={name}"));
+        }
+    }
+    if request.step {
+        args.push("--step".to_string());
+    }
     args.extend(["--on-ask".to_string(), "json".to_string(), "-q".to_string()]);
     app.supervisor.launch(&run_id, Some(entry.id.clone()), &args, &cwd).await.map_err(launch_refused)?;
     // Where it runs is part of the command: `cd DIR && baton run …`.

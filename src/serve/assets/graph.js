@@ -102,6 +102,15 @@ export class GraphView {
     return group;
   }
 
+  /** Mark the states an agent stops before (`--break-before`). */
+  markBreakpoints(states) {
+    for (const [state, node] of this.nodes) {
+      const on = states.has(state);
+      node.group.classList.toggle("breakpoint", on);
+      node.group.dataset.breakpoint = String(on);
+    }
+  }
+
   update(model) {
     if (!this.nodes.size) return;
     const here = new Map();

@@ -10,6 +10,7 @@ import { TimelineView } from "./timeline.js";
 import { GraphView } from "./graph.js";
 import { Inspector } from "./step.js";
 import { AsksView } from "./asks.js";
+import { SteppingView } from "./stepping.js";
 
 export class RunView {
   constructor(root, route) {
@@ -47,6 +48,7 @@ export class RunView {
     this.stream.stop();
     this.timeline.destroy();
     this.asks.destroy();
+    this.stepping.destroy();
     this.inspector.destroy();
     clearTimeout(this.detailTimer);
     clearTimeout(this.asksTimer);
@@ -75,6 +77,7 @@ export class RunView {
     this.cli = h("div", { class: "cli", testid: "cli-command", hidden: true });
     this.errorLine = h("p", { class: "error", hidden: true });
     this.asksBox = h("section", { class: "asks", testid: "asks", hidden: true });
+    this.steppingBox = h("section", { class: "card stepping", testid: "stepping", hidden: true });
 
     const head = h("section", { class: "run-head panel" },
       h("div", { class: "title-line" },
@@ -86,7 +89,7 @@ export class RunView {
     const timelineCard = h("section", { class: "card timeline-card" });
     const graphCard = h("section", { class: "card graph-card" });
     this.inspectorPanel = h("aside", { class: "card inspector", testid: "step-inspector" });
-    this.root.append(h("div", { class: "run" }, head, this.asksBox,
+    this.root.append(h("div", { class: "run" }, head, this.asksBox, this.steppingBox,
       h("div", { class: "run-body" }, h("div", { class: "run-left" }, timelineCard, graphCard), this.inspectorPanel)));
 
     this.timeline = new TimelineView(timelineCard, this.model, { open: (agent, step) => this.openStep(agent, step) });
@@ -94,6 +97,7 @@ export class RunView {
     this.graph = new GraphView(graphCard, { pick: (state) => this.pickState(state) });
     this.inspector = new Inspector(this.inspectorPanel, this);
     this.asks = new AsksView(this.asksBox, this);
+    this.stepping = new SteppingView(this.steppingBox, this);
   }
 
   path(suffix) {
@@ -114,6 +118,7 @@ export class RunView {
       if (this.destroyed) return;
       if (diagram && diagram.error) this.graph.fail(diagram.error);
       else this.graph.build(diagram, this.model);
+      if (this.detail) this.stepping.show(this.detail.run, this.live);
       this.asks.show((asks && asks.asks) || []);
       this.timeline.paint();
       const ms = performance.now();
@@ -331,6 +336,7 @@ export class RunView {
     this.errorBox.hidden = !run.error;
     this.errorBox.textContent = run.error || "";
     this.renderAgents(agents);
+    this.stepping.show(run, this.live);
     this.cancelButton.disabled = !this.live;
     this.resumeButton.disabled = this.live || status === "completed";
     this.resumeButton.title = this.live ? "a baton drives it now" : status === "completed" ? "the run has completed"
@@ -500,6 +506,8 @@ export class RunView {
   }
 
   pickState(state) {
+    // Picking breakpoints: a click sets or clears one before the state.
+    if (this.stepping.pick(state)) return;
     // The latest step at that state: the most useful one to look at.
     for (let i = this.model.steps.length - 1; i >= 0; i--) {
       const step = this.model.steps[i];
