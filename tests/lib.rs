@@ -26,6 +26,7 @@ mod lint;
 mod logs;
 mod markdown;
 mod on_ask_json;
+mod otel;
 mod pi_e2e;
 mod raymond_cli;
 mod readme;

@@ -237,6 +237,11 @@ pub(crate) struct ExecutionArguments {
     /// Do not write the trace files (events.jsonl, per-step output, transitions.log).
     #[arg(long)]
     pub(crate) no_debug: bool,
+    /// Send the run's trace to this OpenTelemetry collector (its OTLP/HTTP base URL,
+    /// such as http://127.0.0.1:4318); OTEL_EXPORTER_OTLP_ENDPOINT does the same
+    /// (docs/observability.md).
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel: Option<String>,
     /// Attempts per state for retryable errors.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) attempts: u32,

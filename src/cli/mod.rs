@@ -15,6 +15,7 @@ mod lint_command;
 mod list_command;
 mod logs_command;
 mod new_command;
+mod otel_export;
 mod raymond_form;
 mod repair_command;
 mod report_command;
