@@ -27,6 +27,7 @@ mod logs;
 mod markdown;
 mod on_ask_json;
 mod otel;
+mod otel_phoenix;
 mod pi_e2e;
 mod raymond_cli;
 mod readme;

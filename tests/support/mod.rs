@@ -12,6 +12,7 @@ pub(crate) mod haproxy;
 pub(crate) mod loopback;
 pub(crate) mod npm_cli;
 pub(crate) mod otlp_receiver;
+pub(crate) mod phoenix;
 pub(crate) mod pi_cli;
 pub(crate) mod restate;
 pub(crate) mod restate_min;
