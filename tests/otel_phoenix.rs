@@ -65,4 +65,17 @@ fn phoenix_holds_the_run_tree_with_claude_codes_own_spans_under_the_step() {
     assert!(!requests.is_empty(), "{spans:#?}");
     assert!(requests.iter().all(|request| request["context"]["trace_id"] == trace));
     assert!(spans.iter().all(|span| span["context"]["trace_id"] == trace), "one trace: {spans:#?}");
+    screenshot(&phoenix, trace);
+}
+
+/// With `BATON_TEST_PHOENIX_SCREENSHOT=FILE.png`, the trace as Phoenix's UI draws
+/// it, taken by headless Chromium (the closing note).
+fn screenshot(phoenix: &Phoenix, trace: &str) {
+    let Some(path) = std::env::var_os("BATON_TEST_PHOENIX_SCREENSHOT") else { return };
+    // Project 1 is `default`, as Phoenix's GraphQL ids write it.
+    let url = format!("{}/projects/UHJvamVjdDox/traces/{trace}", phoenix.url());
+    let mut browser = crate::support::browser::Browser::launch_with_viewport(1600, 1000);
+    browser.goto(&url);
+    browser.wait_for("document.body.innerText.includes('claude_code.llm_request')", std::time::Duration::from_secs(60));
+    browser.screenshot(std::path::Path::new(&path));
 }
