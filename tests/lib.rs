@@ -31,6 +31,7 @@ mod otel_phoenix;
 mod pi_e2e;
 mod raymond_cli;
 mod readme;
+mod record;
 mod regression;
 mod report;
 mod rerun;

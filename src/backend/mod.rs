@@ -19,6 +19,7 @@ pub(crate) mod npm_package;
 pub(crate) mod options;
 pub(crate) mod pi;
 pub(crate) mod profile;
+pub(crate) mod recorded_turn;
 pub(crate) mod session_files;
 mod session_mode;
 pub(crate) mod stream;

@@ -138,6 +138,17 @@ pub(crate) enum Command {
         /// Show each test's run on stderr as `baton run` shows it (states, tools, transitions).
         #[arg(long)]
         console: bool,
+        /// Write a test that replays finished run RUN offline (its model replies, script outputs
+        /// as stubs, path, result and cost) instead of running tests; into the workflow's
+        /// tests/recorded-RUN.yaml unless --output says where.
+        #[arg(long, value_name = "RUN", conflicts_with_all = ["workflows", "json", "console"])]
+        record: Option<String>,
+        /// With --record: the test file to write.
+        #[arg(long, value_name = "FILE", requires = "record")]
+        output: Option<PathBuf>,
+        /// With --record: let the replay run the scripts for real instead of stubbing them.
+        #[arg(long, requires = "record")]
+        keep_scripts: bool,
     },
     /// Print the JSON Schema of a prompt's frontmatter, a YAML workflow or a test file, for editors.
     Schema {
