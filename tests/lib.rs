@@ -42,6 +42,7 @@ mod serve_api;
 mod serve_browser;
 mod serve_events;
 mod serve_hostile;
+mod serve_metrics;
 mod serve_restart;
 mod shutdown;
 mod state_compat;
