@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::support::Test;
 use crate::support::phoenix::phoenix_python;
+use crate::support::prometheus::Prometheus;
 use crate::support::serve::Daemon;
 
 /// `prometheus_client`'s OpenMetrics parser over `text`: every sample as
@@ -64,4 +65,17 @@ fn metrics_need_the_token_and_parse_as_prometheus_text() {
     assert_eq!(value("baton_sse_clients"), 1.0);
     assert!(value(r#"baton_http_requests_total{code="401",method="GET"}"#) >= 1.0);
     assert!(value(r#"baton_http_requests_total{code="200",method="GET"}"#) >= 1.0);
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_daemon_with_its_token() {
+    let test =
+        Test::new().file("START.sh", "echo '<goto>TWO.sh</goto>'\n").file("TWO.sh", "echo '<result>ok</result>'\n");
+    let daemon = Daemon::start(&test, &[]);
+    let run_id = daemon.start_run("wf", json!({}));
+    daemon.wait_for_status(&run_id, "completed");
+    let prometheus =
+        Prometheus::scraping(daemon.url.trim_start_matches("http://").trim_end_matches('/'), &daemon.token);
+    assert_eq!(prometheus.value("baton_steps_total"), 2.0);
+    assert_eq!(prometheus.value("up"), 1.0);
 }

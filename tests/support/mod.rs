@@ -14,6 +14,7 @@ pub(crate) mod npm_cli;
 pub(crate) mod otlp_receiver;
 pub(crate) mod phoenix;
 pub(crate) mod pi_cli;
+pub(crate) mod prometheus;
 pub(crate) mod restate;
 pub(crate) mod restate_min;
 pub(crate) mod serve;
