@@ -178,3 +178,37 @@ fn run_now(test: Test, args: &[&str]) -> Outcome {
         test,
     }
 }
+
+/// Copy sample `name` (its states, not its tests) into a fresh project's `wf/`.
+fn sample(name: &str) -> Test {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("states").join(name);
+    let mut test = Test::new();
+    for entry in std::fs::read_dir(&dir).expect("the sample") {
+        let path = entry.expect("an entry").path();
+        if path.is_file() {
+            let file = path.file_name().expect("a name").to_string_lossy().into_owned();
+            test = test.file(&file, &std::fs::read_to_string(&path).expect("a state"));
+        }
+    }
+    test
+}
+
+#[test]
+fn a_run_of_each_script_sample_is_recorded_and_replays() {
+    // The prompt samples need a model to run at all; their recordings are the
+    // fake-Claude run above. The inputs are their own tests'.
+    for (name, input, result) in [
+        ("countdown", "3", "Liftoff!\n"),
+        ("factorial", "5", "5! = 120\n"),
+        ("fanout", "baton runs workflows", "3 words, 18 letters\n"),
+    ] {
+        let outcome = sample(name).run_workflow(&["--input", input]);
+        outcome.status(0).stdout(result);
+        let recorded = outcome.rerun(["test", "--record", "test"]);
+        recorded.status(0);
+        let replay = recorded.rerun(["test", "wf/tests/recorded-test.yaml"]);
+        replay
+            .status(0)
+            .stdout("PASS wf/tests/recorded-test.yaml: recorded from run test (completed)\n1 passed, 0 failed\n");
+    }
+}

@@ -54,6 +54,9 @@ pub(crate) struct RecordOptions {
     pub(crate) keep_scripts: bool,
 }
 
+/// A script's stdout, stderr and exit code.
+type Stub = (String, String, i32);
+
 /// One model turn as the test file writes it.
 #[derive(Clone, Debug, PartialEq)]
 struct RecordedReply {
@@ -86,7 +89,7 @@ pub(crate) fn record(
     let mut start: Option<StateName> = None;
     let mut path: Vec<StateName> = Vec::new();
     let mut turns = Turns::default();
-    let mut scripts: BTreeMap<StateName, Vec<(String, String, i32)>> = BTreeMap::new();
+    let mut scripts: BTreeMap<AgentId, BTreeMap<StateName, Vec<Stub>>> = BTreeMap::new();
     for (index, line) in trace.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -117,8 +120,12 @@ pub(crate) fn record(
             Event::TransitionOccurred { agent_id, .. }
             | Event::AgentPaused { agent_id, .. }
             | Event::StateStarted { agent_id, .. } => turns.close(&run_id, &agent_id)?,
-            Event::ScriptOutput { state, stdout, stderr, exit_code, .. } if !options.keep_scripts => {
-                scripts.entry(state).or_default().push((stdout, stderr, exit_code.unwrap_or(-1)));
+            Event::ScriptOutput { agent_id, state, stdout, stderr, exit_code, .. } if !options.keep_scripts => {
+                scripts.entry(agent_id).or_default().entry(state).or_default().push((
+                    stdout,
+                    stderr,
+                    exit_code.unwrap_or(-1),
+                ));
             }
             _ => {}
         }
@@ -228,7 +235,7 @@ fn to_yaml(
     path: &[StateName],
     input: Option<&str>,
     replies: &BTreeMap<AgentId, BTreeMap<StateName, Vec<RecordedReply>>>,
-    scripts: &BTreeMap<StateName, Vec<(String, String, i32)>>,
+    scripts: &BTreeMap<AgentId, BTreeMap<StateName, Vec<Stub>>>,
     secrets: &Secrets,
 ) -> String {
     let mut document = Hash::new();
@@ -280,9 +287,9 @@ fn to_yaml(
         }
         document.insert(key("agent_replies"), Yaml::Hash(hash));
     }
-    if !scripts.is_empty() {
+    let stubs_of = |states: &BTreeMap<StateName, Vec<Stub>>| {
         let mut hash = Hash::new();
-        for (state, visits) in scripts {
+        for (state, visits) in states {
             let stubs = visits
                 .iter()
                 .map(|(stdout, stderr, exit_code)| {
@@ -295,7 +302,19 @@ fn to_yaml(
                 .collect();
             hash.insert(string(state), Yaml::Array(stubs));
         }
-        document.insert(key("scripts"), Yaml::Hash(hash));
+        Yaml::Hash(hash)
+    };
+    if let Some(main) = scripts.get(&AgentId::main()) {
+        document.insert(key("scripts"), stubs_of(main));
+    }
+    let other_scripts: Vec<(&AgentId, &BTreeMap<StateName, Vec<Stub>>)> =
+        scripts.iter().filter(|(agent, _)| !agent.is_main()).collect();
+    if !other_scripts.is_empty() {
+        let mut hash = Hash::new();
+        for (agent, states) in other_scripts {
+            hash.insert(string(agent), stubs_of(states));
+        }
+        document.insert(key("agent_scripts"), Yaml::Hash(hash));
     }
     let mut expect = Hash::new();
     expect.insert(key("outcome"), string(&status_word(state.status)));
