@@ -316,7 +316,7 @@ mod tests {
             Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
             "unknown key `modle`; did you mean `model`? (valid keys: backend, model, effort, \
              dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, verbose, \
-             name, engine)"
+             name, engine, otel)"
         );
     }
 
