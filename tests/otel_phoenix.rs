@@ -26,8 +26,11 @@ fn phoenix_holds_the_run_tree_with_claude_codes_own_spans_under_the_step() {
     let phoenix = Phoenix::start();
     let fake =
         FakeAnthropic::start(vec![Rule::when_prompt("PLAN the work").reply_text("planned\n<goto>NEXT.sh</goto>")]);
+    // Claude Code sends its spans when it exits and waits 2 s for them by default:
+    // not enough for Phoenix on a loaded two-core machine.
     let test = Test::new()
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.url())
+        .env("CLAUDE_CODE_OTEL_SHUTDOWN_TIMEOUT_MS", "30000")
         .file("START.md", "PLAN the work")
         .file("NEXT.sh", "echo '<result>done</result>'\n");
     let outcome = with_real_claude(test, &fake).run_workflow(&["--model", "sonnet"]);

@@ -114,7 +114,7 @@ impl Phoenix {
     /// The spans of project `project` as its REST API lists them, once at
     /// least `at_least` have been ingested (Phoenix stores them in the background).
     pub(crate) fn spans(&self, project: &str, at_least: usize) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(90);
         loop {
             let url = format!("{}/v1/projects/{project}/spans?limit=1000", self.url());
             let spans = match http_get(&url) {
