@@ -188,8 +188,8 @@ fn mistakes_in_a_test_file_are_reported_with_their_line() {
     assert_eq!(
         lines[2],
         "FAIL wf/tests/typo.yaml:3: unknown key `expected` (did you mean `expect`?); expected one of description, \
-         input, start, max_steps, budget, timeout, env, repository, replies, agent_replies, scripts, answers, \
-         break_before, break_after, step, stops, expect"
+         input, start, max_steps, budget, timeout, env, repository, replies, agent_replies, scripts, agent_scripts, \
+         answers, break_before, break_after, step, stops, expect"
     );
     assert_eq!(lines[3], "0 passed, 3 failed");
 }

@@ -19,6 +19,7 @@ pub(crate) mod npm_package;
 pub(crate) mod options;
 pub(crate) mod pi;
 pub(crate) mod profile;
+pub(crate) mod recorded_turn;
 pub(crate) mod session_files;
 mod session_mode;
 pub(crate) mod stream;
@@ -36,6 +37,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::backend::options::OptionValues;
+use crate::events::trace_context::StepTelemetry;
 use crate::ids::{AgentId, BackendName, SessionId, StateName};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -72,6 +74,9 @@ pub(crate) struct BackendRequest {
     /// The state's options (its own keys over its manifest's `backend.options`),
     /// as written; the backend reads those it takes (`docs/backends.md`).
     pub(crate) options: OptionValues,
+    /// The step's trace context when the run is exported (issue 23): `TRACEPARENT`
+    /// is already in `env`; a CLI that exports its own spans reads where to.
+    pub(crate) telemetry: Option<StepTelemetry>,
 }
 
 /// Something that happened during the turn, as it happens.

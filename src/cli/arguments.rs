@@ -138,6 +138,17 @@ pub(crate) enum Command {
         /// Show each test's run on stderr as `baton run` shows it (states, tools, transitions).
         #[arg(long)]
         console: bool,
+        /// Write a test that replays finished run RUN offline (its model replies, script outputs
+        /// as stubs, path, result and cost) instead of running tests; into the workflow's
+        /// tests/recorded-RUN.yaml unless --output says where.
+        #[arg(long, value_name = "RUN", conflicts_with_all = ["workflows", "json", "console"])]
+        record: Option<String>,
+        /// With --record: the test file to write.
+        #[arg(long, value_name = "FILE", requires = "record")]
+        output: Option<PathBuf>,
+        /// With --record: let the replay run the scripts for real instead of stubbing them.
+        #[arg(long, requires = "record")]
+        keep_scripts: bool,
     },
     /// Print the JSON Schema of a prompt's frontmatter, a YAML workflow or a test file, for editors.
     Schema {
@@ -242,6 +253,11 @@ pub(crate) struct ExecutionArguments {
     /// Do not write the trace files (events.jsonl, per-step output, transitions.log).
     #[arg(long)]
     pub(crate) no_debug: bool,
+    /// Send the run's trace to this OpenTelemetry collector (its OTLP/HTTP base URL,
+    /// such as http://127.0.0.1:4318); OTEL_EXPORTER_OTLP_ENDPOINT does the same
+    /// (docs/observability.md).
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel: Option<String>,
     /// Attempts per state for retryable errors.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) attempts: u32,

@@ -24,7 +24,7 @@ pub(crate) use crate::backend::claude::vocabulary::EFFORTS;
 use crate::backend::profile::profile;
 use crate::ids::BackendName;
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "backend",
     "model",
     "effort",
@@ -39,6 +39,7 @@ const KEYS: [&str; 14] = [
     "verbose",
     "name",
     "engine",
+    "otel",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -63,9 +64,19 @@ pub(crate) struct Config {
     /// `restate=INGRESS_URL`, or the table `[engine] restate = "INGRESS_URL"`
     /// (`docs/distributed.md`).
     pub(crate) engine: Option<String>,
+    /// `[otel] endpoint = "URL"`: export runs' traces there (`docs/observability.md`).
+    pub(crate) otel: Option<OtelTable>,
     /// raymond settings Baton reads but cannot honour, to be warned about.
     #[serde(skip)]
     pub(crate) ignored: Vec<&'static str>,
+}
+
+/// The `[otel]` table.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OtelTable {
+    /// The collector's OTLP/HTTP base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
+    pub(crate) endpoint: Option<String>,
 }
 
 /// raymond's `[raymond]` table: its keys, unknown ones ignored as raymond does.
@@ -305,7 +316,7 @@ mod tests {
             Config::parse("modle = \"opus\"\n").unwrap_err().to_string(),
             "unknown key `modle`; did you mean `model`? (valid keys: backend, model, effort, \
              dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, verbose, \
-             name, engine)"
+             name, engine, otel)"
         );
     }
 

@@ -18,6 +18,8 @@ pub(crate) enum CliError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
+    Record(#[from] crate::cli::record_command::RecordFileError),
+    #[error(transparent)]
     InputFile(#[from] crate::cli::input_file::InputFileError),
     #[error(transparent)]
     Worker(#[from] crate::distributed::worker::WorkerError),

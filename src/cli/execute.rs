@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::CliError;
 use super::arguments::ExecutionArguments;
+use super::otel_export;
 use crate::backend::{Backends, CliPaths};
 use crate::cli::config::{Config, check_effort, check_model};
 use crate::distributed::carry::files_mode::FilesMode;
@@ -337,6 +338,10 @@ pub(crate) async fn execute(
     let verbosity = if options.quiet { Verbosity::Quiet } else { Verbosity::Normal };
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     Arc::new(ConsoleObserver::new(Box::new(std::io::stderr()), verbosity, colour)).attach(&bus);
+    let otel = otel_export::start(options.otel.as_deref(), config, &state.run_id);
+    if let Some((observer, _)) = &otel {
+        Arc::clone(observer).attach(&bus);
+    }
 
     let baton_dir = store.baton_dir().to_path_buf();
     let mut persistence = RunPersistence::begin(store, &state, journal_intact)?;
@@ -364,6 +369,7 @@ pub(crate) async fn execute(
         default_model: state.launch_params.model.clone().or_else(|| config.model.clone()),
         default_effort: state.launch_params.effort.clone().or_else(|| config.effort.clone()),
         borrowed_sessions: state.borrowed_sessions.clone(),
+        telemetry: otel.as_ref().map(|(_, telemetry)| telemetry.clone()),
     });
     let skip_permissions =
         state.launch_params.dangerously_skip_permissions.or(config.dangerously_skip_permissions).unwrap_or(true);
@@ -428,6 +434,9 @@ pub(crate) async fn execute(
     let _ = std::fs::remove_dir_all(&inputs_dir);
     if let Some(trace) = trace {
         trace.close();
+    }
+    if let Some((observer, _)) = &otel {
+        otel_export::finish(observer);
     }
     report(workflow.state(), &workflow.metrics(), &outcome, options.json)?;
     Ok(match outcome {

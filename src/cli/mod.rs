@@ -17,7 +17,9 @@ mod lint_command;
 mod list_command;
 mod logs_command;
 mod new_command;
+mod otel_export;
 mod raymond_form;
+mod record_command;
 mod repair_command;
 mod report_command;
 mod rerun_command;
@@ -120,7 +122,11 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
             let (cwd, store) = project()?;
             diagram_command::diagram(&cwd, &store, &workflow, format, output.as_deref(), run.as_deref())
         }
-        Command::Test { workflows, json, console } => {
+        Command::Test { record: Some(run_id), output, keep_scripts, .. } => {
+            init_tracing(false);
+            record_command::record_run(&project()?.1, &run_id, output.as_deref(), keep_scripts)
+        }
+        Command::Test { workflows, json, console, .. } => {
             init_tracing(false);
             let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
             runtime()?.block_on(test_command::test(&cwd, &workflows, json, console))

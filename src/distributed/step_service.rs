@@ -219,6 +219,7 @@ impl WorkerState {
             default_model: settings.default_model.clone(),
             default_effort: settings.default_effort.clone(),
             borrowed_sessions: settings.borrowed_sessions.clone(),
+            telemetry: None,
         };
         let executors = Executors::standard(worker_backends(settings.skip_permissions, &request.baton_dir));
         let input = request.input();

@@ -9,6 +9,7 @@
 pub(crate) mod bus;
 pub(crate) mod error_kind;
 pub(crate) mod metrics;
+pub(crate) mod trace_context;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use crate::backend::SessionMode;
 use crate::events::bus::EventBus;
+use crate::events::trace_context::RunTelemetry;
 use crate::ids::{RunId, SessionId};
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
@@ -92,6 +93,9 @@ pub(crate) struct ExecutionContext {
     /// Sessions that belong to the run this one reruns (`RunState::borrowed_sessions`):
     /// a turn that would continue one forks it instead.
     pub(crate) borrowed_sessions: BTreeSet<SessionId>,
+    /// The run's trace when it is exported over OTLP (`observers::otel`): each
+    /// prompt step's process gets its step's `TRACEPARENT`.
+    pub(crate) telemetry: Option<RunTelemetry>,
 }
 
 impl ExecutionContext {

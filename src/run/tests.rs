@@ -166,6 +166,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         default_backend: crate::ids::BackendName::Claude,
         default_effort: None,
         borrowed_sessions: Default::default(),
+        telemetry: None,
     });
     let retry = RetryPolicy { max_attempts: 3, base_delay: Duration::from_millis(1) };
     let limits = RunLimits { grace: Duration::from_millis(50), ..RunLimits::default() };

@@ -89,7 +89,8 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, nex
         return ApiError::new(StatusCode::FORBIDDEN, "this daemon answers only to its loopback address (Host refused)")
             .into_response();
     }
-    if request.uri().path().starts_with("/api/") {
+    // `/metrics` is the API's too: what it says about runs needs the token.
+    if request.uri().path().starts_with("/api/") || request.uri().path() == "/metrics" {
         if let Err(message) = guard.token_given(headers) {
             let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));

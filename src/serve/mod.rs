@@ -19,6 +19,7 @@ mod error;
 mod feed;
 mod guard;
 pub(crate) mod handoff;
+mod metrics;
 mod registry;
 mod step_detail;
 mod supervisor;
@@ -84,7 +85,8 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
         .fallback(api::no_such_path)
         .layer(middleware::map_response(api::errors_as_json))
         .layer(middleware::map_response(|response| async { assets::secure(response) }))
-        .layer(middleware::from_fn_with_state(guard, guard::guard));
+        .layer(middleware::from_fn_with_state(guard, guard::guard))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app.metrics), metrics::count_requests));
 
     let url = format!("http://{bound}/");
     let where_roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();

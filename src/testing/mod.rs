@@ -7,9 +7,11 @@
 //! in a temporary `.baton` directory of its own; nothing reaches the network.
 //!
 //! `spec` reads a test file, `discovery` finds them, `scripted` is the model and
-//! the script stubs, `runner` runs one test and checks it.
+//! the script stubs, `runner` runs one test and checks it; `record` writes a
+//! test file from a finished run (`baton test --record`).
 
 pub(crate) mod discovery;
+pub(crate) mod record;
 pub(crate) mod runner;
 pub(crate) mod scripted;
 pub(crate) mod spec;

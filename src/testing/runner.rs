@@ -202,6 +202,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
             default_backend: crate::ids::BackendName::Claude,
             default_effort: None,
             borrowed_sessions: state.borrowed_sessions.clone(),
+            telemetry: None,
         });
         let limits = RunLimits {
             max_steps: spec.max_steps,

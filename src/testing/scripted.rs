@@ -166,7 +166,8 @@ impl ScriptedStubs {
 
 impl ScriptStubs for ScriptedStubs {
     fn stub(&self, agent: &Agent) -> Option<Result<ScriptRun, String>> {
-        let stubs = self.spec.scripts.get(&agent.current_state)?;
+        let own = self.spec.agent_scripts.get(&(agent.id.to_string(), agent.current_state.clone()));
+        let stubs = own.or_else(|| self.spec.scripts.get(&agent.current_state))?;
         let mut visits = lock(&self.visits);
         let visit = visits.next(&agent.id, &agent.current_state);
         let stub = match stubs {

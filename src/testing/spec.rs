@@ -124,6 +124,9 @@ pub(crate) struct TestSpec {
     /// Replies for one agent at one state, instead of `replies`.
     pub(crate) agent_replies: BTreeMap<(String, StateName), Vec<Reply>>,
     pub(crate) scripts: BTreeMap<StateName, Stubs>,
+    /// Stubs for one agent at one script state, instead of `scripts` (a recorded
+    /// run whose workers' scripts printed different things).
+    pub(crate) agent_scripts: BTreeMap<(String, StateName), Stubs>,
     pub(crate) answers: Vec<String>,
     /// The run's breakpoints (`--break-before`, `--break-after`, `--step`).
     pub(crate) breakpoints: crate::model::breakpoints::Breakpoints,
@@ -139,7 +142,7 @@ pub(crate) struct SpecError {
     pub(crate) message: String,
 }
 
-const TOP_KEYS: [&str; 17] = [
+const TOP_KEYS: [&str; 18] = [
     "description",
     "input",
     "start",
@@ -151,6 +154,7 @@ const TOP_KEYS: [&str; 17] = [
     "replies",
     "agent_replies",
     "scripts",
+    "agent_scripts",
     "answers",
     "break_before",
     "break_after",
@@ -212,6 +216,7 @@ impl TestSpec {
             replies: BTreeMap::new(),
             agent_replies: BTreeMap::new(),
             scripts: BTreeMap::new(),
+            agent_scripts: BTreeMap::new(),
             answers: Vec::new(),
             breakpoints: Default::default(),
             stops: Vec::new(),
@@ -262,6 +267,18 @@ impl TestSpec {
                 let stubs = reader.stubs(&["scripts", &key], stubs)?;
                 if spec.scripts.insert(name.clone(), stubs).is_some() {
                     return Err(reader.error(&["scripts", &key], format!("`{key}`: {name} is stubbed twice")));
+                }
+            }
+        }
+        if let Some(value) = get("agent_scripts") {
+            for (agent, states) in reader.mapping(&["agent_scripts"], value, "agent ids to `STATE: stubs`")? {
+                let agent = reader.text(&["agent_scripts"], agent)?;
+                let at = ["agent_scripts", agent.as_str()];
+                for (state, stubs) in reader.mapping(&at, states, "script states to stubs")? {
+                    let key = reader.text(&at, state)?;
+                    let path = ["agent_scripts", agent.as_str(), key.as_str()];
+                    let name = reader.state(&path, state, Some(true))?;
+                    spec.agent_scripts.insert((agent.clone(), name), reader.stubs(&path, stubs)?);
                 }
             }
         }
@@ -625,8 +642,8 @@ mod tests {
         assert_eq!(
             error("input: x\nreplys: {}\n"),
             "2: unknown key `replys` (did you mean `replies`?); expected one of description, input, start, max_steps, \
-             budget, timeout, env, repository, replies, agent_replies, scripts, answers, break_before, break_after, \
-             step, stops, expect"
+             budget, timeout, env, repository, replies, agent_replies, scripts, agent_scripts, answers, break_before, \
+             break_after, step, stops, expect"
         );
         assert!(error("replies:\n  REVEIW: [x]\n").starts_with("2: `REVEIW`: state `REVEIW` not found"));
         assert_eq!(

@@ -186,7 +186,7 @@ fn config_unknown_key_is_refused_with_did_you_mean() {
         outcome.error_message(),
         "error: [ROOT]/.baton/config.toml: unknown key `modle`; did you mean `model`? (valid keys: backend, model, \
          effort, dangerously_skip_permissions, claude_bin, pi_bin, codex_bin, budget, timeout, no_wait, no_debug, \
-         verbose, name, engine)"
+         verbose, name, engine, otel)"
     );
     assert!(calls(&outcome).is_empty());
 }

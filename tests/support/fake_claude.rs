@@ -27,6 +27,8 @@ pub(crate) struct Call {
     pub(crate) cwd: String,
     /// The rule that answered, if any.
     pub(crate) rule: Option<String>,
+    /// Its `TRACEPARENT`, `TRACESTATE`, `CLAUDE_CODE_*TELEMETRY*` and `OTEL_*` variables.
+    pub(crate) env: std::collections::BTreeMap<String, String>,
 }
 
 impl Call {
@@ -181,6 +183,12 @@ impl FakeClaude {
                     prompt: read("stdin").unwrap_or_default(),
                     cwd: read("cwd").unwrap_or_default().trim().to_string(),
                     rule: read("rule").ok().map(|rule| rule.trim().to_string()),
+                    env: read("env")
+                        .unwrap_or_default()
+                        .lines()
+                        .filter_map(|line| line.split_once('='))
+                        .map(|(name, value)| (name.to_string(), value.to_string()))
+                        .collect(),
                 }
             })
             .collect()

@@ -163,6 +163,9 @@ impl Test {
             .env_remove("BATON_PI_BIN")
             .env_remove("BATON_CODEX_BIN")
             .env_remove("BATON_LOG")
+            // A developer's own collector never receives the tests' runs (tests/otel.rs sets its own).
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .env("NO_COLOR", "1")
             .env("BATON_RETRY_BASE_MS", "10")
             // The journal is synced even when the temp dir is in memory, so every test

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use super::command::ClaudeCommand;
 use super::options::ClaudeOptions;
 use super::stream_reader::StreamReader;
+use super::telemetry::with_telemetry;
 use crate::backend::claude::usage_limit::{is_usage_limit_text, parse_reset};
 use crate::backend::cli_turn::{CliTurn, exit_code_phrase, run_turn};
 
@@ -67,6 +68,11 @@ impl Backend for ClaudeBackend {
                 options,
             };
             let arguments = command.arguments();
+            let mut request = request;
+            if let Some(telemetry) = &request.telemetry {
+                let env = std::mem::take(&mut request.env);
+                request.env = with_telemetry(env, telemetry, &|name| std::env::var(name).ok());
+            }
             let mut reader = StreamReader::new();
             let turn =
                 CliTurn { cli: "Claude Code", program: &binary, arguments: &arguments, env_remove: &["CLAUDECODE"] };

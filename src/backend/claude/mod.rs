@@ -12,6 +12,7 @@ pub(crate) mod command;
 pub(crate) mod options;
 pub(crate) mod session_files;
 pub(crate) mod stream_reader;
+pub(crate) mod telemetry;
 pub(crate) mod usage_limit;
 pub(crate) mod vocabulary;
 

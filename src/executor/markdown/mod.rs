@@ -20,6 +20,7 @@
 
 mod turn;
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -29,6 +30,7 @@ use super::{ExecutionContext, ExecutionResult, StateExecutor, StepFuture, StepIn
 use crate::backend::profile::{Profile, profile};
 use crate::backend::{Backend, BackendError, BackendEvent, BackendRequest, Backends, SessionMode};
 use crate::events::error_kind::ErrorKind;
+use crate::events::trace_context::StepTelemetry;
 use crate::events::{Event, OutputStream, StateType};
 use crate::executor::step_failure::{FailureClass, StepFailure};
 use crate::executor::template_variables;
@@ -246,6 +248,7 @@ async fn run_markdown_state(
         (None, false, Some(session)) => context.continue_session(session, agent.session_message.as_ref()),
         (None, false, None) => SessionMode::Fresh,
     };
+    let telemetry = context.telemetry.as_ref().map(|run| run.for_step(&agent.id, input.step));
     let prints = Mutex::new(PrintExtractor::new());
     for attempt in 0..MAX_REMINDER_ATTEMPTS {
         let prompt_text =
@@ -289,8 +292,9 @@ async fn run_markdown_state(
             new_session_id: agent.new_session_id.clone(),
             idle_timeout: timeout.limit,
             timeout_source: timeout.source.to_string(),
-            env: context.environment.clone(),
+            env: step_env(context, telemetry.as_ref()),
             options: options.clone(),
+            telemetry: telemetry.clone(),
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =
@@ -363,6 +367,18 @@ async fn run_markdown_state(
 }
 
 /// Publish what a turn does while it runs.
+/// The variables of a turn's process besides the inherited ones: the manifest's,
+/// and, when the run is exported, `TRACEPARENT` naming the step's span (and an
+/// empty `TRACESTATE`, so a caller's own does not travel with another parent).
+fn step_env(context: &ExecutionContext, telemetry: Option<&StepTelemetry>) -> BTreeMap<String, String> {
+    let mut env = context.environment.clone();
+    if let Some(telemetry) = telemetry {
+        env.insert("TRACEPARENT".to_string(), telemetry.traceparent.clone());
+        env.insert("TRACESTATE".to_string(), String::new());
+    }
+    env
+}
+
 fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent) {
     let agent_id = step.input.agent.id.clone();
     match event {

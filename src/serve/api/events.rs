@@ -12,6 +12,8 @@ use std::time::{Duration, SystemTime};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
+
+use crate::serve::metrics::SseClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -66,7 +68,7 @@ pub(super) async fn run_events(
         let seq = feed.last_seq();
         (seq, json!({"trace_seq": seq}))
     };
-    Ok(follow(live, opening, after, lagged, app.shutdown.subscribe()))
+    Ok(follow(live, opening, after, lagged, app.shutdown.subscribe(), app.metrics.sse_client()))
 }
 
 /// What can be sent on an event stream: an id to resume after, and the event.
@@ -101,9 +103,12 @@ fn follow<T: Streamed>(
     after: u64,
     lagged: impl Fn() -> (u64, Value) + Send + 'static,
     mut stopping: watch::Receiver<bool>,
+    client: SseClient,
 ) -> SseStream {
     let (sender, receiver) = mpsc::channel(256);
     tokio::spawn(async move {
+        // Counted (`/metrics`) for as long as this task serves the client.
+        let _client = client;
         let mut sent = after;
         let first: Vec<Event> = match opening {
             Opening::Replay(items) => {
@@ -237,7 +242,7 @@ pub(super) async fn daemon_events(
     };
     // No id: from now. An id past the last one: the events after it, when they come.
     let after = if after == 0 { last } else { after };
-    follow(live, opening, after, lagged, app.shutdown.subscribe())
+    follow(live, opening, after, lagged, app.shutdown.subscribe(), app.metrics.sse_client())
 }
 
 /// What changes when a run changes: its files' sizes and times, and its lock.

@@ -27,6 +27,7 @@ pub(crate) use events::{DaemonEvents, watch_runs};
 
 use crate::inspect::trace_file::{TraceTail, trace_path};
 use crate::serve::feed::Feeds;
+use crate::serve::metrics::DaemonMetrics;
 use crate::serve::registry::Registry;
 use crate::serve::supervisor::Supervisor;
 use crate::serve::timeline::Timeline;
@@ -43,6 +44,8 @@ pub(crate) struct App {
     pub(crate) daemon_events: Arc<DaemonEvents>,
     /// Set to stop the daemon.
     pub(crate) shutdown: watch::Sender<bool>,
+    /// What `GET /metrics` says about the daemon itself.
+    pub(crate) metrics: Arc<DaemonMetrics>,
     timelines: Mutex<HashMap<String, FollowedTimeline>>,
     /// Stopped agents a client continued (`stepping`): of two, the first wins.
     pub(crate) claims: stepping::Claims,
@@ -69,6 +72,7 @@ impl App {
             feeds,
             daemon_events,
             shutdown,
+            metrics: DaemonMetrics::new(),
             timelines: Mutex::new(HashMap::new()),
             claims: stepping::Claims::default(),
         }
@@ -243,6 +247,7 @@ pub(crate) type Shared = Arc<App>;
 /// Every route of the API.
 pub(crate) fn router(app: Shared) -> Router {
     Router::new()
+        .route("/metrics", get(crate::serve::metrics::metrics))
         .route("/api/v1/health", get(workflows::health))
         .route("/api/v1/shutdown", post(workflows::shutdown))
         .route("/api/v1/workflows", get(workflows::list))

@@ -1,0 +1,223 @@
+//! An in-process OTLP/HTTP receiver for the export tests (issue 23): a loopback
+//! HTTP/1.1 server on its own thread that decodes each `POST /v1/traces` body
+//! with the `opentelemetry-proto` messages (protobuf or JSON as the request's
+//! content type says) and keeps the spans, or answers as a broken collector
+//! would ([`Behaviour`]).
+
+#![allow(dead_code)] // A toolkit: each test uses part of it.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use prost::Message;
+
+/// How the receiver answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Behaviour {
+    /// 200 and an empty `ExportTraceServiceResponse`.
+    Accept,
+    /// This status, every time.
+    Refuse(u16),
+    /// Reads the request and never answers (until the test ends).
+    Hang,
+}
+
+/// One received span, flattened.
+#[derive(Clone, Debug)]
+pub(crate) struct ReceivedSpan {
+    pub(crate) trace_id: String,
+    pub(crate) span_id: String,
+    pub(crate) parent_span_id: String,
+    pub(crate) name: String,
+    pub(crate) attributes: BTreeMap<String, String>,
+    /// Event names, in order.
+    pub(crate) events: Vec<String>,
+    /// 0 unset, 1 ok, 2 error.
+    pub(crate) status: i32,
+    pub(crate) status_message: String,
+    /// The resource's attributes.
+    pub(crate) resource: BTreeMap<String, String>,
+}
+
+impl ReceivedSpan {
+    pub(crate) fn attribute(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct Received {
+    spans: Vec<ReceivedSpan>,
+    requests: usize,
+    content_types: Vec<String>,
+}
+
+pub(crate) struct OtlpReceiver {
+    port: u16,
+    received: Arc<Mutex<Received>>,
+}
+
+impl OtlpReceiver {
+    pub(crate) fn start(behaviour: Behaviour) -> OtlpReceiver {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
+        let port = listener.local_addr().expect("its address").port();
+        let received = Arc::new(Mutex::new(Received::default()));
+        let shared = Arc::clone(&received);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = Arc::clone(&shared);
+                std::thread::spawn(move || serve(stream, behaviour, &shared));
+            }
+        });
+        OtlpReceiver { port, received }
+    }
+
+    /// The base endpoint, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
+    pub(crate) fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn spans(&self) -> Vec<ReceivedSpan> {
+        self.received.lock().expect("receiver lock").spans.clone()
+    }
+
+    pub(crate) fn requests(&self) -> usize {
+        self.received.lock().expect("receiver lock").requests
+    }
+
+    pub(crate) fn content_types(&self) -> Vec<String> {
+        self.received.lock().expect("receiver lock").content_types.clone()
+    }
+
+    /// The one span named `name`.
+    pub(crate) fn span(&self, name: &str) -> ReceivedSpan {
+        let spans = self.spans();
+        let found: Vec<&ReceivedSpan> = spans.iter().filter(|span| span.name == name).collect();
+        assert_eq!(found.len(), 1, "one span named {name}: {:#?}", names(&spans));
+        found[0].clone()
+    }
+}
+
+fn names(spans: &[ReceivedSpan]) -> Vec<String> {
+    spans.iter().map(|span| span.name.clone()).collect()
+}
+
+fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+    let mut stream = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        let mut content_type = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                match name.trim().to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.trim().parse().unwrap_or(0),
+                    "content-type" => content_type = value.trim().to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        {
+            let mut received = received.lock().expect("receiver lock");
+            received.requests += 1;
+            received.content_types.push(content_type.clone());
+        }
+        match behaviour {
+            Behaviour::Hang => {
+                std::thread::park();
+                return;
+            }
+            Behaviour::Refuse(status) => {
+                let answer = format!("HTTP/1.1 {status} Refused\r\ncontent-length: 0\r\n\r\n");
+                if stream.write_all(answer.as_bytes()).is_err() {
+                    return;
+                }
+            }
+            Behaviour::Accept => {
+                let request = if content_type.contains("json") {
+                    serde_json::from_slice::<ExportTraceServiceRequest>(&body).expect("an OTLP/JSON request")
+                } else {
+                    ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP/protobuf request")
+                };
+                received.lock().expect("receiver lock").spans.extend(flatten(request));
+                let (answer_type, answer) = if content_type.contains("json") {
+                    ("application/json", b"{}".to_vec())
+                } else {
+                    ("application/x-protobuf", Vec::new())
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: {answer_type}\r\ncontent-length: {}\r\n\r\n",
+                    answer.len()
+                );
+                if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&answer)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn flatten(request: ExportTraceServiceRequest) -> Vec<ReceivedSpan> {
+    let mut spans = Vec::new();
+    for resource_spans in request.resource_spans {
+        let resource = resource_spans.resource.map(|resource| map(&resource.attributes)).unwrap_or_default();
+        for scope in resource_spans.scope_spans {
+            for span in scope.spans {
+                let status = span.status.clone().unwrap_or_default();
+                spans.push(ReceivedSpan {
+                    trace_id: hex(&span.trace_id),
+                    span_id: hex(&span.span_id),
+                    parent_span_id: hex(&span.parent_span_id),
+                    name: span.name.clone(),
+                    attributes: map(&span.attributes),
+                    events: span.events.iter().map(|event| event.name.clone()).collect(),
+                    status: status.code,
+                    status_message: status.message,
+                    resource: resource.clone(),
+                });
+            }
+        }
+    }
+    spans
+}
+
+fn map(attributes: &[KeyValue]) -> BTreeMap<String, String> {
+    attributes
+        .iter()
+        .map(|attribute| {
+            let value = match attribute.value.as_ref().and_then(|value| value.value.clone()) {
+                Some(AnyValue::StringValue(text)) => text,
+                Some(AnyValue::BoolValue(flag)) => flag.to_string(),
+                Some(AnyValue::IntValue(number)) => number.to_string(),
+                Some(AnyValue::DoubleValue(number)) => number.to_string(),
+                other => format!("{other:?}"),
+            };
+            (attribute.key.clone(), value)
+        })
+        .collect()
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
