@@ -228,12 +228,18 @@ fn send(child: &mut std::process::Child, line: &str) {
     writeln!(stdin, "{line}").and_then(|()| stdin.flush()).expect("write a control line");
 }
 
+/// `forking()` run under `--on-ask json` (as `baton serve` drives it), once its first
+/// agent has stopped before `A`.
+fn supervised_run_stopped_before_a() -> (Test, std::process::Child) {
+    let test = forking();
+    let child = test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q", "--break-before", "A"]);
+    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["reason"] == "breakpoint");
+    (test, child)
+}
+
 #[test]
 fn under_on_ask_json_a_stopped_agent_keeps_the_run_live_until_its_supervisor_continues_it() {
-    let test = forking();
-    let mut child =
-        test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q", "--break-before", "A"]);
-    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["reason"] == "breakpoint");
+    let (test, mut child) = supervised_run_stopped_before_a();
     // Live: `status` shows the agent stopped while its run is driven.
     let status = test.command(&["status".to_string(), "test".to_string()]).output().expect("status");
     let status = String::from_utf8_lossy(&status.stdout).into_owned();
@@ -439,11 +445,8 @@ fn a_rerun_of_an_edited_history_says_so_and_its_trace_keeps_the_edit() {
 
 #[test]
 fn a_sigkill_while_an_agent_is_stopped_leaves_a_run_that_resume_continues_past_the_breakpoint() {
-    let test = forking();
-    let mut child =
-        test.spawn_piped(&["run", "wf", "--run-id", "test", "--on-ask", "json", "-q", "--break-before", "A"]);
     // The stop is published only once it is journalled: kill the run right after.
-    test.wait_for_event("test", |event| event["type"] == "AgentPaused" && event["reason"] == "breakpoint");
+    let (test, mut child) = supervised_run_stopped_before_a();
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     let outcome = test.args(["status", "test", "--json"]).run();

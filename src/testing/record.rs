@@ -229,6 +229,30 @@ fn number(value: f64) -> Yaml {
     Yaml::Real(format!("{value}"))
 }
 
+/// What each agent recorded per state, as a test file holds it: the main agent's under
+/// `keys.0` (`replies`, `scripts`), every other agent's under `keys.1` by agent id.
+fn insert_per_agent<T>(
+    document: &mut Hash,
+    keys: (&str, &str),
+    recorded: &BTreeMap<AgentId, BTreeMap<StateName, Vec<T>>>,
+    render: impl Fn(&[T]) -> Yaml,
+) {
+    let states_of = |states: &BTreeMap<StateName, Vec<T>>| {
+        Yaml::Hash(states.iter().map(|(state, list)| (string(state), render(list))).collect())
+    };
+    if let Some(main) = recorded.get(&AgentId::main()) {
+        document.insert(key(keys.0), states_of(main));
+    }
+    let others: Hash = recorded
+        .iter()
+        .filter(|(agent, _)| !agent.is_main())
+        .map(|(agent, states)| (string(agent), states_of(states)))
+        .collect();
+    if !others.is_empty() {
+        document.insert(key(keys.1), Yaml::Hash(others));
+    }
+}
+
 fn to_yaml(
     state: &RunState,
     start: StateName,
@@ -268,29 +292,10 @@ fn to_yaml(
                 .collect(),
         )
     };
-    let states_of = |states: &BTreeMap<StateName, Vec<RecordedReply>>| {
-        let mut hash = Hash::new();
-        for (state, list) in states {
-            hash.insert(string(state), reply_list(list));
-        }
-        Yaml::Hash(hash)
-    };
-    if let Some(main) = replies.get(&AgentId::main()) {
-        document.insert(key("replies"), states_of(main));
-    }
-    let others: Vec<(&AgentId, &BTreeMap<StateName, Vec<RecordedReply>>)> =
-        replies.iter().filter(|(agent, _)| !agent.is_main()).collect();
-    if !others.is_empty() {
-        let mut hash = Hash::new();
-        for (agent, states) in others {
-            hash.insert(string(agent), states_of(states));
-        }
-        document.insert(key("agent_replies"), Yaml::Hash(hash));
-    }
-    let stubs_of = |states: &BTreeMap<StateName, Vec<Stub>>| {
-        let mut hash = Hash::new();
-        for (state, visits) in states {
-            let stubs = visits
+    insert_per_agent(&mut document, ("replies", "agent_replies"), replies, |list| reply_list(list));
+    let stubs = |visits: &[Stub]| {
+        Yaml::Array(
+            visits
                 .iter()
                 .map(|(stdout, stderr, exit_code)| {
                     let mut stub = Hash::new();
@@ -299,23 +304,10 @@ fn to_yaml(
                     stub.insert(key("exit_code"), Yaml::Integer(i64::from(*exit_code)));
                     Yaml::Hash(stub)
                 })
-                .collect();
-            hash.insert(string(state), Yaml::Array(stubs));
-        }
-        Yaml::Hash(hash)
+                .collect(),
+        )
     };
-    if let Some(main) = scripts.get(&AgentId::main()) {
-        document.insert(key("scripts"), stubs_of(main));
-    }
-    let other_scripts: Vec<(&AgentId, &BTreeMap<StateName, Vec<Stub>>)> =
-        scripts.iter().filter(|(agent, _)| !agent.is_main()).collect();
-    if !other_scripts.is_empty() {
-        let mut hash = Hash::new();
-        for (agent, states) in other_scripts {
-            hash.insert(string(agent), stubs_of(states));
-        }
-        document.insert(key("agent_scripts"), Yaml::Hash(hash));
-    }
+    insert_per_agent(&mut document, ("scripts", "agent_scripts"), scripts, |visits| stubs(visits));
     let mut expect = Hash::new();
     expect.insert(key("outcome"), string(&status_word(state.status)));
     if let Some(result) = state.main_result() {
