@@ -609,6 +609,9 @@ fn model_effort_and_codex_config_reach_codex() {
 }
 
 /// `add_dirs` makes a directory outside the agent's writable in `workspace-write`.
+/// `workspace-write` also lets Codex write under `/tmp` and `$TMPDIR`, where the
+/// directory is when the checkout is (CI once cloned into `/tmp`, and the write without
+/// `add_dirs` went through): the state turns those two off, so only `add_dirs` can grant it.
 #[test]
 fn add_dirs_lets_a_sandboxed_codex_state_write_elsewhere() {
     for granted in [true, false] {
@@ -619,7 +622,10 @@ fn add_dirs_lets_a_sandboxed_codex_state_write_elsewhere() {
             Rule::when_prompt("EXTRA STATE").on_round(1).reply_text("<result>over</result>"),
         ]);
         let add_dirs = if granted { format!("\nadd_dirs: [{}]", extra.path().display()) } else { String::new() };
-        let state = format!("---\nbackend: codex\nsandbox: workspace-write{add_dirs}\n---\nEXTRA STATE");
+        let state = format!(
+            "---\nbackend: codex\nsandbox: workspace-write{add_dirs}\ncodex_config: {{sandbox_workspace_write: \
+             {{exclude_slash_tmp: true, exclude_tmpdir_env_var: true}}}}\n---\nEXTRA STATE"
+        );
         let outcome = with_real_codex(Test::new().file("START.md", &state), &fake).run_workflow(&[]);
         outcome.status(0).stdout("over\n");
         assert_eq!(target.exists(), granted, "add_dirs {granted}: {}", fake.summary());
