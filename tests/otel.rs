@@ -204,7 +204,7 @@ fn a_collector_that_is_down_costs_one_warning() {
     let test =
         Test::new().env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint).file("START.sh", "echo '<result>done</result>'\n");
     let outcome = test.run_workflow(&[]);
-    lost_warning(&outcome, &endpoint, "HTTP export failed: network error");
+    lost_warning(&outcome, &endpoint, "HTTP export failed: network error: Connection refused (os error 111)");
 }
 
 #[test]
@@ -236,11 +236,10 @@ fn settings_baton_cannot_use_are_named_and_the_run_goes_on() {
             "warning: --otel `not a url` is not an OTLP endpoint (not a URL); the run's spans are not exported\n",
         ),
         (
-            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://api.example.com")],
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://api.example.com")],
             &[],
-            "warning: OTEL_EXPORTER_OTLP_ENDPOINT `https://api.example.com`: this build of Baton exports over plain \
-             http:// only (no TLS); send to a collector on this machine that forwards over TLS; the run's spans are \
-             not exported\n",
+            "warning: OTEL_EXPORTER_OTLP_ENDPOINT `ftp://api.example.com` is not an OTLP endpoint (only http:// and \
+             https:// URLs are exported to); the run's spans are not exported\n",
         ),
         (
             &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
@@ -277,4 +276,117 @@ fn settings_baton_cannot_use_are_named_and_the_run_goes_on() {
          parentbased_always_on, parentbased_always_off, parentbased_traceidratio); parentbased_always_on is used\n",
     );
     assert_eq!(receiver.spans().len(), 3, "the run was exported with the defaults");
+}
+
+/// A script-only run exporting to `endpoint` with the extra variables `env`.
+fn script_run(endpoint: &str, env: &[(&str, &str)]) -> Outcome {
+    let mut test =
+        Test::new().env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint).file("START.sh", "echo '<result>done</result>'\n");
+    for (key, value) in env {
+        test = test.env(key, value);
+    }
+    test.run_workflow(&[])
+}
+
+/// The lines of stderr that are warnings.
+fn warnings(outcome: &Outcome) -> String {
+    outcome.stderr.lines().filter(|line| line.starts_with("warning")).map(|line| format!("{line}\n")).collect()
+}
+
+#[test]
+fn an_https_collector_trusted_through_the_certificate_variable_gets_the_trace() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)]);
+    let spans = run_spans(&outcome, &receiver);
+    assert_eq!(spans.len(), 3, "{spans:#?}");
+    assert_eq!(receiver.span("START.sh").parent_span_id, receiver.span("invoke_agent main").span_id);
+
+    // The traces variable wins over the general one, here naming a file that is not there.
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"),
+            ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ],
+    );
+    assert_eq!(run_spans(&outcome, &receiver).len(), 3);
+}
+
+#[test]
+fn an_https_collector_baton_does_not_trust_costs_one_warning_that_names_the_tls_failure() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let outcome = script_run(&receiver.endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: TLS: invalid peer certificate: UnknownIssuer; OTEL_EXPORTER_OTLP_CERTIFICATE names the CA \
+             certificates to trust); the run itself is unaffected\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
+}
+
+#[test]
+fn a_certificate_file_baton_cannot_use_is_named_and_nothing_is_sent() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a certificate\n").expect("write");
+    let missing = dir.path().join("missing.pem");
+    let url = format!("{}/v1/traces", receiver.endpoint());
+    for (path, why) in [
+        (&text, "holds no PEM certificate".to_string()),
+        (&missing, "cannot be read: No such file or directory (os error 2)".to_string()),
+    ] {
+        let outcome =
+            script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &path.display().to_string())]);
+        outcome.status(0).stdout("done\n");
+        assert_eq!(
+            warnings(&outcome),
+            format!(
+                "warning: cannot export the run's spans to {url}: OTEL_EXPORTER_OTLP_CERTIFICATE `{}` {why}; the \
+                 run's spans are not exported\n",
+                path.display()
+            )
+        );
+    }
+    assert_eq!(receiver.requests(), 0);
+}
+
+#[test]
+fn http_spoken_to_an_https_port_and_https_to_an_http_port_cost_one_warning() {
+    let https = OtlpReceiver::start_tls(Behaviour::Accept);
+    let outcome = script_run(&https.wrong_scheme_endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: protocol: http parse fail: invalid HTTP version; is the collector's port https://?); the run \
+             itself is unaffected\n",
+            https.wrong_scheme_endpoint()
+        )
+    );
+    assert_eq!(https.spans().len(), 0);
+
+    let http = OtlpReceiver::start(Behaviour::Accept);
+    let outcome = script_run(&http.wrong_scheme_endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: unexpected end of file during the TLS handshake; is the collector's port plain http://?); the \
+             run itself is unaffected\n",
+            http.wrong_scheme_endpoint()
+        )
+    );
+    assert_eq!(http.spans().len(), 0);
 }

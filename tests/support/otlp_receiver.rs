@@ -2,13 +2,15 @@
 //! HTTP/1.1 server on its own thread that decodes each `POST /v1/traces` body
 //! with the `opentelemetry-proto` messages (protobuf or JSON as the request's
 //! content type says) and keeps the spans, or answers as a broken collector
-//! would ([`Behaviour`]).
+//! would ([`Behaviour`]). [`OtlpReceiver::start_tls`] serves the same over
+//! HTTPS, with a certificate for 127.0.0.1 from a CA made for the test.
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -60,6 +62,8 @@ struct Received {
 pub(crate) struct OtlpReceiver {
     port: u16,
     received: Arc<Mutex<Received>>,
+    /// HTTPS: the directory holding the CA's certificate (`ca.pem`).
+    tls: Option<tempfile::TempDir>,
 }
 
 impl OtlpReceiver {
@@ -74,12 +78,69 @@ impl OtlpReceiver {
                 std::thread::spawn(move || serve(stream, behaviour, &shared));
             }
         });
-        OtlpReceiver { port, received }
+        OtlpReceiver { port, received, tls: None }
+    }
+
+    /// The same receiver over HTTPS: a CA made now signs a certificate for
+    /// 127.0.0.1 and localhost; [`OtlpReceiver::ca_file`] is the CA's PEM.
+    pub(crate) fn start_tls(behaviour: Behaviour) -> OtlpReceiver {
+        let ca_params = {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params.distinguished_name.push(rcgen::DnType::CommonName, "Baton test CA");
+            params
+        };
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).expect("the CA");
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("server params");
+        let certificate = params.signed_by(&key, &ca).expect("the server certificate");
+        let dir = tempfile::tempdir().expect("a dir for the CA");
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write the CA");
+
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![certificate.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .expect("the server's TLS config");
+        let config = Arc::new(config);
+
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
+        let port = listener.local_addr().expect("its address").port();
+        let received = Arc::new(Mutex::new(Received::default()));
+        let shared = Arc::clone(&received);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = Arc::clone(&shared);
+                let Ok(connection) = rustls::ServerConnection::new(Arc::clone(&config)) else { continue };
+                // A failed handshake (a client that does not trust the CA) ends the connection.
+                std::thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), behaviour, &shared));
+            }
+        });
+        OtlpReceiver { port, received, tls: Some(dir) }
     }
 
     /// The base endpoint, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
     pub(crate) fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    /// HTTPS: the PEM file of the CA that signed the receiver's certificate.
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.tls.as_ref().map(|dir| dir.path().join("ca.pem")).expect("an HTTPS receiver")
+    }
+
+    /// The same port spoken to with the other scheme.
+    pub(crate) fn wrong_scheme_endpoint(&self) -> String {
+        let scheme = if self.tls.is_some() { "http" } else { "https" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     pub(crate) fn spans(&self) -> Vec<ReceivedSpan> {
@@ -107,9 +168,8 @@ fn names(spans: &[ReceivedSpan]) -> Vec<String> {
     spans.iter().map(|span| span.name.clone()).collect()
 }
 
-fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
-    let mut stream = stream;
+fn serve<S: Read + Write>(stream: S, behaviour: Behaviour, received: &Mutex<Received>) {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut request_line = String::new();
         if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -150,7 +210,8 @@ fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
             }
             Behaviour::Refuse(status) => {
                 let answer = format!("HTTP/1.1 {status} Refused\r\ncontent-length: 0\r\n\r\n");
-                if stream.write_all(answer.as_bytes()).is_err() {
+                let stream = reader.get_mut();
+                if stream.write_all(answer.as_bytes()).and_then(|()| stream.flush()).is_err() {
                     return;
                 }
             }
@@ -170,7 +231,9 @@ fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
                     "HTTP/1.1 200 OK\r\ncontent-type: {answer_type}\r\ncontent-length: {}\r\n\r\n",
                     answer.len()
                 );
-                if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&answer)).is_err() {
+                let stream = reader.get_mut();
+                let written = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&answer));
+                if written.and_then(|()| stream.flush()).is_err() {
                     return;
                 }
             }

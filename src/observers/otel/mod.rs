@@ -9,8 +9,10 @@
 //! that did not arrive ([`ExportReport`]); the last export is waited for at most
 //! the export timeout.
 
+pub(crate) mod client;
 pub(crate) mod settings;
 pub(crate) mod spans;
+pub(crate) mod tls;
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +22,7 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, TraceId};
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{
@@ -31,6 +33,7 @@ use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::trace_context::RunTrace;
 use crate::ids::RunId;
+use client::{Failures, UreqClient};
 use settings::{OtelSettings, Protocol};
 use spans::SpanTree;
 
@@ -80,6 +83,8 @@ impl fmt::Display for ExportReport {
 struct ExportCounts {
     delivered: AtomicU64,
     first_error: Mutex<Option<String>>,
+    /// What the HTTP client saw go wrong on the wire.
+    transport: Arc<Failures>,
 }
 
 /// The OTLP exporter, counting what it delivered and keeping its first error.
@@ -101,8 +106,12 @@ impl SpanExporter for CountingExporter {
                     counts.delivered.fetch_add(size, Ordering::Relaxed);
                 }
                 Err(error) => {
+                    let text = match counts.transport.take() {
+                        Some(detail) => format!("{}: {detail}", error_text(error)),
+                        None => error_text(error),
+                    };
                     let mut first = counts.first_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    first.get_or_insert_with(|| error_text(error));
+                    first.get_or_insert(text);
                 }
             }
             result
@@ -145,8 +154,15 @@ impl OtelObserver {
     /// the steps' processes.
     pub(crate) fn start(settings: &OtelSettings, run_id: &RunId) -> Result<(OtelObserver, RunTrace), OtelError> {
         let failed = |reason: String| OtelError { url: settings.traces_url.clone(), reason };
+        let tls = match settings.traces_url.starts_with("https://") {
+            true => Some(tls::config(&settings.tls).map_err(|error| failed(error.to_string()))?),
+            false => None,
+        };
+        let transport = Arc::new(Failures::default());
+        let client = UreqClient::new(settings.timeout, tls, Arc::clone(&transport));
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
+            .with_http_client(client)
             .with_endpoint(settings.traces_url.clone())
             .with_timeout(settings.timeout)
             .with_protocol(match settings.protocol {
@@ -155,7 +171,7 @@ impl OtelObserver {
             })
             .build()
             .map_err(|error| failed(error.to_string()))?;
-        let counts = Arc::new(ExportCounts::default());
+        let counts = Arc::new(ExportCounts { transport, ..ExportCounts::default() });
         let exporter = CountingExporter { inner: exporter, counts: Arc::clone(&counts) };
         let mut processor =
             BatchSpanProcessor::builder(exporter).with_batch_config(BatchConfigBuilder::default().build()).build();
