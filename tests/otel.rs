@@ -5,6 +5,7 @@
 //! cannot use — each a warning, never a failed run.
 
 use crate::support::fake_claude::{FakeClaude, Reply};
+use crate::support::otlp_grpc_receiver::OtlpGrpcReceiver;
 use crate::support::otlp_receiver::{Behaviour, OtlpReceiver, ReceivedSpan};
 use crate::support::{Outcome, Test};
 
@@ -242,11 +243,10 @@ fn settings_baton_cannot_use_are_named_and_the_run_goes_on() {
              https:// URLs are exported to); the run's spans are not exported\n",
         ),
         (
-            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc/json")],
             &[],
-            "warning: OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not a protocol Baton exports with (http/protobuf, \
-             http/json; grpc is not built in, use the collector's OTLP/HTTP port, usually 4318); the run's spans are \
-             not exported\n",
+            "warning: OTEL_EXPORTER_OTLP_PROTOCOL `grpc/json` is not a protocol Baton exports with (http/protobuf, \
+             http/json, grpc); the run's spans are not exported\n",
         ),
         (&[("OTEL_SDK_DISABLED", "true"), ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")], &[], ""),
     ];
@@ -389,4 +389,47 @@ fn http_spoken_to_an_https_port_and_https_to_an_http_port_cost_one_warning() {
         )
     );
     assert_eq!(http.spans().len(), 0);
+}
+
+#[test]
+fn grpc_sends_the_runs_span_tree_to_an_otlp_grpc_receiver() {
+    let receiver = OtlpGrpcReceiver::start();
+    let test = prompt_then_script(&receiver.endpoint()).env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(warnings(&outcome), "", "{}", outcome.stderr);
+    let spans = receiver.spans();
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    assert!(spans.iter().all(|span| span.trace_id == spans[0].trace_id), "one trace: {spans:#?}");
+    let run = receiver.span("workflow wf");
+    let agent = receiver.span("invoke_agent main");
+    let prompt = receiver.span("START.md");
+    let script = receiver.span("NEXT.sh");
+    assert_eq!(run.parent_span_id, "");
+    assert_eq!(agent.parent_span_id, run.span_id);
+    assert_eq!(
+        (prompt.parent_span_id.as_str(), script.parent_span_id.as_str()),
+        (agent.span_id.as_str(), agent.span_id.as_str())
+    );
+    assert_eq!(prompt.attribute("gen_ai.usage.output_tokens"), Some("20"));
+    // Claude Code is told to send the same way.
+    let calls = FakeClaude::at(outcome.root()).calls();
+    assert_eq!(calls[0].env.get("OTEL_EXPORTER_OTLP_PROTOCOL").map(String::as_str), Some("grpc"));
+    assert_eq!(calls[0].env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), Some(&receiver.endpoint()));
+}
+
+#[test]
+fn a_grpc_collector_that_is_down_costs_one_warning() {
+    let port = crate::support::loopback::free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let outcome = script_run(&endpoint, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {endpoint} (TonicTracesClient export failed \
+             with gRPC code: Unavailable: transport error: tcp connect error: tcp connect error: Connection refused \
+             (os error 111)); the run itself is unaffected\n"
+        )
+    );
 }

@@ -241,7 +241,7 @@ fn serve<S: Read + Write>(stream: S, behaviour: Behaviour, received: &Mutex<Rece
     }
 }
 
-fn flatten(request: ExportTraceServiceRequest) -> Vec<ReceivedSpan> {
+pub(crate) fn flatten(request: ExportTraceServiceRequest) -> Vec<ReceivedSpan> {
     let mut spans = Vec::new();
     for resource_spans in request.resource_spans {
         let resource = resource_spans.resource.map(|resource| map(&resource.attributes)).unwrap_or_default();

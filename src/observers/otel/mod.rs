@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, TraceId};
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{
@@ -137,6 +137,9 @@ fn error_text(error: &OTelSdkError) -> String {
 }
 
 pub(crate) struct OtelObserver {
+    /// gRPC: the runtime the channel's connection lives on (after `processor`
+    /// in drop order does not matter: the processor is shut down in `close`).
+    _grpc_runtime: Option<GrpcRuntime>,
     tree: Mutex<SpanTree>,
     processor: BatchSpanProcessor,
     counts: Arc<ExportCounts>,
@@ -154,23 +157,49 @@ impl OtelObserver {
     /// the steps' processes.
     pub(crate) fn start(settings: &OtelSettings, run_id: &RunId) -> Result<(OtelObserver, RunTrace), OtelError> {
         let failed = |reason: String| OtelError { url: settings.traces_url.clone(), reason };
-        let tls = match settings.traces_url.starts_with("https://") {
-            true => Some(tls::config(&settings.tls).map_err(|error| failed(error.to_string()))?),
-            false => None,
-        };
+        let https = settings.traces_url.starts_with("https://");
         let transport = Arc::new(Failures::default());
-        let client = UreqClient::new(settings.timeout, tls, Arc::clone(&transport));
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_http_client(client)
-            .with_endpoint(settings.traces_url.clone())
-            .with_timeout(settings.timeout)
-            .with_protocol(match settings.protocol {
-                Protocol::HttpProtobuf => opentelemetry_otlp::Protocol::HttpBinary,
-                Protocol::HttpJson => opentelemetry_otlp::Protocol::HttpJson,
-            })
-            .build()
-            .map_err(|error| failed(error.to_string()))?;
+        let mut grpc_runtime = None;
+        let exporter = match settings.protocol {
+            Protocol::HttpProtobuf | Protocol::HttpJson => {
+                let tls = match https {
+                    true => Some(tls::config(&settings.tls).map_err(|error| failed(error.to_string()))?),
+                    false => None,
+                };
+                let client = UreqClient::new(settings.timeout, tls, Arc::clone(&transport));
+                opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_http_client(client)
+                    .with_endpoint(settings.traces_url.clone())
+                    .with_timeout(settings.timeout)
+                    .with_protocol(match settings.protocol {
+                        Protocol::HttpJson => opentelemetry_otlp::Protocol::HttpJson,
+                        _ => opentelemetry_otlp::Protocol::HttpBinary,
+                    })
+                    .build()
+            }
+            Protocol::Grpc => {
+                let tls = match https {
+                    true => Some(tls::grpc_config(&settings.tls).map_err(|error| failed(error.to_string()))?),
+                    false => None,
+                };
+                let runtime = GrpcRuntime::start().map_err(|error| failed(error.to_string()))?;
+                // tonic's channel spawns its connection's task where it is built.
+                let _inside = runtime.enter();
+                let mut builder = opentelemetry_otlp::SpanExporter::builder()
+                    .with_tonic()
+                    .with_endpoint(settings.traces_url.clone())
+                    .with_timeout(settings.timeout)
+                    .with_protocol(opentelemetry_otlp::Protocol::Grpc);
+                if let Some(tls) = tls {
+                    builder = builder.with_tls_config(tls);
+                }
+                let built = builder.build();
+                grpc_runtime = Some(runtime);
+                built
+            }
+        }
+        .map_err(|error| failed(error.to_string()))?;
         let counts = Arc::new(ExportCounts { transport, ..ExportCounts::default() });
         let exporter = CountingExporter { inner: exporter, counts: Arc::clone(&counts) };
         let mut processor =
@@ -186,6 +215,7 @@ impl OtelObserver {
         let sampled = decision == SamplingDecision::RecordAndSample;
         let trace = RunTrace::new(run_id, sampled);
         let observer = OtelObserver {
+            _grpc_runtime: grpc_runtime,
             tree: Mutex::new(SpanTree::new(trace.clone(), run_id)),
             processor,
             counts,
@@ -232,6 +262,37 @@ impl OtelObserver {
             ended: self.ended.load(Ordering::Relaxed),
             delivered: self.counts.delivered.load(Ordering::Relaxed),
             first_error: self.counts.first_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone(),
+        }
+    }
+}
+
+/// A one-thread tokio runtime of the OTLP/gRPC channel alone: the batch
+/// processor exports from its own thread, outside Baton's runtime, and tonic's
+/// channel needs a runtime to carry its connection; one of its own also keeps the
+/// export independent of how Baton's runtime ends. Only started for `grpc`.
+struct GrpcRuntime(Option<tokio::runtime::Runtime>);
+
+impl GrpcRuntime {
+    fn start() -> std::io::Result<GrpcRuntime> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("baton-otlp-grpc")
+            .enable_all()
+            .build()?;
+        Ok(GrpcRuntime(Some(runtime)))
+    }
+
+    fn enter(&self) -> Option<tokio::runtime::EnterGuard<'_>> {
+        self.0.as_ref().map(tokio::runtime::Runtime::enter)
+    }
+}
+
+impl Drop for GrpcRuntime {
+    /// Dropped from Baton's own runtime, a runtime must not block: its thread
+    /// is left to end on its own.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
         }
     }
 }

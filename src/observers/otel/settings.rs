@@ -50,6 +50,8 @@ const SAMPLERS: [&str; 6] = [
 pub(crate) enum Protocol {
     HttpProtobuf,
     HttpJson,
+    /// OTLP/gRPC (the collector's port 4317): the endpoint is used as it is.
+    Grpc,
 }
 
 impl Protocol {
@@ -57,6 +59,7 @@ impl Protocol {
         match self {
             Protocol::HttpProtobuf => "http/protobuf",
             Protocol::HttpJson => "http/json",
+            Protocol::Grpc => "grpc",
         }
     }
 }
@@ -98,7 +101,7 @@ pub(crate) struct TlsFiles {
 /// A run's export settings, checked.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct OtelSettings {
-    /// The URL spans are POSTed to (`…/v1/traces`).
+    /// The URL spans are POSTed to (`…/v1/traces`), or the gRPC endpoint.
     pub(crate) traces_url: String,
     /// The base endpoint, when one was given (the agent CLIs get it too).
     pub(crate) base_url: Option<String>,
@@ -116,8 +119,8 @@ pub(crate) enum SettingsProblem {
     #[error("{origin} `{value}` is not an OTLP endpoint ({reason}); the run's spans are not exported")]
     Endpoint { origin: String, value: String, reason: &'static str },
     #[error(
-        "{var} `{value}` is not a protocol Baton exports with (http/protobuf, http/json; grpc is not built in, \
-         use the collector's OTLP/HTTP port, usually 4318); the run's spans are not exported"
+        "{var} `{value}` is not a protocol Baton exports with (http/protobuf, http/json, grpc); the run's spans are \
+         not exported"
     )]
     Protocol { var: &'static str, value: String },
     #[error("{var} `{value}` is not a number of milliseconds; the default, 10000, is used")]
@@ -167,6 +170,7 @@ pub(crate) fn resolve(flag: Option<&str>, config: Option<&str>, env: &dyn Fn(&st
         Some((var, text)) => match text.trim() {
             "http/protobuf" => Protocol::HttpProtobuf,
             "http/json" => Protocol::HttpJson,
+            "grpc" => Protocol::Grpc,
             _ => {
                 problems.push(SettingsProblem::Protocol { var, value: text });
                 return Resolved { settings: None, problems };
@@ -213,7 +217,13 @@ pub(crate) fn resolve(flag: Option<&str>, config: Option<&str>, env: &dyn Fn(&st
         TlsFiles::default()
     };
     let base = value.trim_end_matches('/').to_string();
-    let (traces_url, base_url) = if is_base { (format!("{base}/v1/traces"), Some(base)) } else { (value, None) };
+    // gRPC has no path: the service's name routes the call (the spec uses the
+    // endpoint as it is, the base as the traces endpoint).
+    let (traces_url, base_url) = match (is_base, protocol) {
+        (true, Protocol::Grpc) => (base.clone(), Some(base)),
+        (true, _) => (format!("{base}/v1/traces"), Some(base)),
+        (false, _) => (value, None),
+    };
     Resolved { settings: Some(OtelSettings { traces_url, base_url, protocol, timeout, tls }), problems }
 }
 
@@ -293,13 +303,25 @@ mod tests {
                 "{value}"
             );
         }
-        let grpc = resolve_with(Some("http://h:4317"), None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
-        assert_eq!(grpc.settings, None);
+        let soap = resolve_with(Some("http://h:4317"), None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "soap")]);
+        assert_eq!(soap.settings, None);
         assert_eq!(
-            grpc.problems[0].to_string(),
-            "OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not a protocol Baton exports with (http/protobuf, http/json; \
-             grpc is not built in, use the collector's OTLP/HTTP port, usually 4318); the run's spans are not exported"
+            soap.problems[0].to_string(),
+            "OTEL_EXPORTER_OTLP_PROTOCOL `soap` is not a protocol Baton exports with (http/protobuf, http/json, \
+             grpc); the run's spans are not exported"
         );
+    }
+
+    #[test]
+    fn grpc_uses_the_endpoint_as_it_is() {
+        let env = [("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")];
+        let base = resolve_with(Some("http://127.0.0.1:4317/"), None, &env).settings.expect("settings");
+        assert_eq!((base.protocol, base.traces_url.as_str()), (Protocol::Grpc, "http://127.0.0.1:4317"));
+        assert_eq!(base.base_url.as_deref(), Some("http://127.0.0.1:4317"));
+        let env =
+            [("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://h:4317")];
+        let traces = resolve_with(None, None, &env).settings.expect("settings");
+        assert_eq!(traces.traces_url, "https://h:4317");
     }
 
     #[test]

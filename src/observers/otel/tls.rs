@@ -56,13 +56,44 @@ pub(crate) fn config(files: &TlsFiles) -> Result<TlsConfig, TlsError> {
     Ok(TlsConfig::builder().root_certs(roots).client_cert(identity).build())
 }
 
+/// The same for a gRPC channel (tonic's rustls, ring): the files are checked
+/// here as for HTTP, then handed to tonic as they are.
+pub(crate) fn grpc_config(
+    files: &TlsFiles,
+) -> Result<opentelemetry_otlp::tonic_types::transport::ClientTlsConfig, TlsError> {
+    use opentelemetry_otlp::tonic_types::transport::{Certificate as GrpcCertificate, ClientTlsConfig, Identity};
+    let mut config = ClientTlsConfig::new();
+    config = match &files.certificate {
+        None => config.with_webpki_roots(),
+        Some(file) => {
+            certificates(file)?;
+            config.ca_certificate(GrpcCertificate::from_pem(read(file)?))
+        }
+    };
+    match (&files.client_certificate, &files.client_key) {
+        (None, None) => {}
+        (Some(chain), Some(key)) => {
+            certificates(chain)?;
+            private_key(key)?;
+            config = config.identity(Identity::from_pem(read(chain)?, read(key)?));
+        }
+        (Some(chain), None) => {
+            return Err(TlsError::HalfIdentity { set: chain.var, missing: "OTEL_EXPORTER_OTLP_CLIENT_KEY" });
+        }
+        (None, Some(key)) => {
+            return Err(TlsError::HalfIdentity { set: key.var, missing: "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE" });
+        }
+    }
+    Ok(config)
+}
+
+fn read(file: &PemFile) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(&file.path).map_err(|source| TlsError::Read { var: file.var, path: file.path.clone(), source })
+}
+
 /// The PEM items of `file`.
 fn pem_items(file: &PemFile) -> Result<Vec<PemItem<'static>>, TlsError> {
-    let bytes = std::fs::read(&file.path).map_err(|source| TlsError::Read {
-        var: file.var,
-        path: file.path.clone(),
-        source,
-    })?;
+    let bytes = read(file)?;
     ureq::tls::parse_pem(&bytes).collect::<Result<Vec<_>, _>>().map_err(|error| TlsError::NotPem {
         var: file.var,
         path: file.path.clone(),
