@@ -433,3 +433,30 @@ fn a_grpc_collector_that_is_down_costs_one_warning() {
         )
     );
 }
+
+#[test]
+fn grpc_over_tls_trusts_the_certificate_variable_and_names_an_untrusted_collector() {
+    let receiver = OtlpGrpcReceiver::start_tls();
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &ca)],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(warnings(&outcome), "", "{}", outcome.stderr);
+    assert_eq!(receiver.spans().len(), 3);
+
+    let receiver = OtlpGrpcReceiver::start_tls();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {} (TonicTracesClient export failed with gRPC \
+             code: Unavailable: transport error: invalid peer certificate: UnknownIssuer: invalid peer certificate: \
+             UnknownIssuer); the run itself is unaffected\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
+}

@@ -29,6 +29,38 @@ pub(crate) enum Behaviour {
     Hang,
 }
 
+/// A CA made for the test (its PEM in `dir/ca.pem`) and a server certificate
+/// it signed for 127.0.0.1 and localhost.
+pub(crate) struct TestCertificates {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) certificate: rcgen::Certificate,
+    pub(crate) key: rcgen::KeyPair,
+}
+
+impl TestCertificates {
+    pub(crate) fn make() -> TestCertificates {
+        let ca_params = {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params.distinguished_name.push(rcgen::DnType::CommonName, "Baton test CA");
+            params
+        };
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).expect("the CA");
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("server params");
+        let certificate = params.signed_by(&key, &ca).expect("the server certificate");
+        let dir = tempfile::tempdir().expect("a dir for the CA");
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write the CA");
+        TestCertificates { dir, certificate, key }
+    }
+
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+}
+
 /// One received span, flattened.
 #[derive(Clone, Debug)]
 pub(crate) struct ReceivedSpan {
@@ -84,32 +116,19 @@ impl OtlpReceiver {
     /// The same receiver over HTTPS: a CA made now signs a certificate for
     /// 127.0.0.1 and localhost; [`OtlpReceiver::ca_file`] is the CA's PEM.
     pub(crate) fn start_tls(behaviour: Behaviour) -> OtlpReceiver {
-        let ca_params = {
-            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
-            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-            params.distinguished_name.push(rcgen::DnType::CommonName, "Baton test CA");
-            params
-        };
-        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
-        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).expect("the CA");
-        let key = rcgen::KeyPair::generate().expect("a server key");
-        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .expect("server params");
-        let certificate = params.signed_by(&key, &ca).expect("the server certificate");
-        let dir = tempfile::tempdir().expect("a dir for the CA");
-        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write the CA");
-
+        let made = TestCertificates::make();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("TLS versions")
             .with_no_client_auth()
             .with_single_cert(
-                vec![certificate.der().clone()],
-                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+                vec![made.certificate.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(made.key.serialize_der().into()),
             )
             .expect("the server's TLS config");
         let config = Arc::new(config);
+        let dir = made.dir;
 
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         let port = listener.local_addr().expect("its address").port();
