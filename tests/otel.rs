@@ -460,3 +460,54 @@ fn grpc_over_tls_trusts_the_certificate_variable_and_names_an_untrusted_collecto
     );
     assert_eq!(receiver.spans().len(), 0);
 }
+
+#[test]
+fn a_collector_that_asks_for_a_client_certificate_gets_the_one_the_variables_name() {
+    let receiver = OtlpReceiver::start_mutual_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let (chain, key) = receiver.client_files();
+    let (chain, key) = (chain.display().to_string(), key.display().to_string());
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &chain),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &key),
+        ],
+    );
+    assert_eq!(run_spans(&outcome, &receiver).len(), 3);
+
+    // Without it the collector refuses the handshake: the client reads the
+    // collector's alert (CertificateRequired, named with the variables to set) or,
+    // when it was still writing, a broken pipe, by chance.
+    let receiver = OtlpReceiver::start_mutual_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)]);
+    outcome.status(0).stdout("done\n");
+    let warning = warnings(&outcome);
+    assert!(
+        warning.starts_with(&format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: ",
+            receiver.endpoint()
+        )) && warning.ends_with("; the run itself is unaffected\n")
+            && warning.lines().count() == 1,
+        "{warning}"
+    );
+    // With half of it, nothing is sent.
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca), ("OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", &key)],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: cannot export the run's spans to {}/v1/traces: OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set but \
+             OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is not: a client certificate needs both; the run's spans are not \
+             exported\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
+}

@@ -35,6 +35,7 @@ pub(crate) struct TestCertificates {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) certificate: rcgen::Certificate,
     pub(crate) key: rcgen::KeyPair,
+    ca: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
 }
 
 impl TestCertificates {
@@ -53,7 +54,19 @@ impl TestCertificates {
         let certificate = params.signed_by(&key, &ca).expect("the server certificate");
         let dir = tempfile::tempdir().expect("a dir for the CA");
         std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write the CA");
-        TestCertificates { dir, certificate, key }
+        TestCertificates { dir, certificate, key, ca }
+    }
+
+    /// A client certificate the CA signed, and its key: `(dir/client.pem, dir/client.key)`.
+    pub(crate) fn client_files(&self) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().expect("a client key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params.distinguished_name.push(rcgen::DnType::CommonName, "baton");
+        let certificate = params.signed_by(&key, &self.ca).expect("the client certificate");
+        let (chain, secret) = (self.dir.path().join("client.pem"), self.dir.path().join("client.key"));
+        std::fs::write(&chain, certificate.pem()).expect("write the client certificate");
+        std::fs::write(&secret, key.serialize_pem()).expect("write the client key");
+        (chain, secret)
     }
 
     pub(crate) fn ca_file(&self) -> PathBuf {
@@ -94,8 +107,8 @@ struct Received {
 pub(crate) struct OtlpReceiver {
     port: u16,
     received: Arc<Mutex<Received>>,
-    /// HTTPS: the directory holding the CA's certificate (`ca.pem`).
-    tls: Option<tempfile::TempDir>,
+    /// HTTPS: the CA and the receiver's certificate.
+    tls: Option<TestCertificates>,
 }
 
 impl OtlpReceiver {
@@ -116,19 +129,38 @@ impl OtlpReceiver {
     /// The same receiver over HTTPS: a CA made now signs a certificate for
     /// 127.0.0.1 and localhost; [`OtlpReceiver::ca_file`] is the CA's PEM.
     pub(crate) fn start_tls(behaviour: Behaviour) -> OtlpReceiver {
+        OtlpReceiver::serve_tls(behaviour, false)
+    }
+
+    /// Over HTTPS, and asking for a client certificate signed by the same CA
+    /// ([`OtlpReceiver::client_files`]).
+    pub(crate) fn start_mutual_tls(behaviour: Behaviour) -> OtlpReceiver {
+        OtlpReceiver::serve_tls(behaviour, true)
+    }
+
+    fn serve_tls(behaviour: Behaviour, mutual: bool) -> OtlpReceiver {
         let made = TestCertificates::make();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
+        let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
-            .expect("TLS versions")
-            .with_no_client_auth()
+            .expect("TLS versions");
+        let builder = if mutual {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(made.ca.der().clone()).expect("the CA as a root");
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .expect("a client verifier");
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let config = builder
             .with_single_cert(
                 vec![made.certificate.der().clone()],
                 rustls::pki_types::PrivateKeyDer::Pkcs8(made.key.serialize_der().into()),
             )
             .expect("the server's TLS config");
         let config = Arc::new(config);
-        let dir = made.dir;
 
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         let port = listener.local_addr().expect("its address").port();
@@ -142,7 +174,7 @@ impl OtlpReceiver {
                 std::thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), behaviour, &shared));
             }
         });
-        OtlpReceiver { port, received, tls: Some(dir) }
+        OtlpReceiver { port, received, tls: Some(made) }
     }
 
     /// The base endpoint, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
@@ -153,7 +185,12 @@ impl OtlpReceiver {
 
     /// HTTPS: the PEM file of the CA that signed the receiver's certificate.
     pub(crate) fn ca_file(&self) -> PathBuf {
-        self.tls.as_ref().map(|dir| dir.path().join("ca.pem")).expect("an HTTPS receiver")
+        self.tls.as_ref().map(TestCertificates::ca_file).expect("an HTTPS receiver")
+    }
+
+    /// HTTPS: a client certificate and key the receiver's CA signed.
+    pub(crate) fn client_files(&self) -> (PathBuf, PathBuf) {
+        self.tls.as_ref().map(TestCertificates::client_files).expect("an HTTPS receiver")
     }
 
     /// The same port spoken to with the other scheme.

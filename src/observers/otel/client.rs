@@ -91,6 +91,12 @@ fn describe(error: &ureq::Error, tls: bool) -> String {
         (Some(inner @ rustls::Error::InvalidCertificate(_)), _) => {
             format!("TLS: {inner}; OTEL_EXPORTER_OTLP_CERTIFICATE names the CA certificates to trust")
         }
+        (Some(inner @ rustls::Error::AlertReceived(rustls::AlertDescription::CertificateRequired)), _) => {
+            format!(
+                "TLS: {inner}; OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY name the \
+                 client certificate"
+            )
+        }
         (Some(inner @ rustls::Error::InvalidMessage(_)), _) => {
             format!("TLS: {inner}; is the collector's port plain http://?")
         }
