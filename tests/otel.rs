@@ -1,8 +1,10 @@
 //! The OTLP observer (issue 23) against an in-process OTLP/HTTP receiver
-//! (`support::otlp_receiver`): the span tree of a run, its GenAI and Baton
+//! (`support::otlp_receiver`, over HTTP or HTTPS) and an OTLP/gRPC one
+//! (`support::otlp_grpc_receiver`): the span tree of a run, its GenAI and Baton
 //! attributes, the `TRACEPARENT` a prompt step's CLI gets, a resumed run's
-//! trace, and collectors that are down, refusing or hanging, and settings Baton
-//! cannot use — each a warning, never a failed run.
+//! trace, collectors that are down, refusing, hanging, untrusted or speaking the
+//! other scheme, and settings or certificate files Baton cannot use — each a
+//! warning, never a failed run.
 
 use crate::support::fake_claude::{FakeClaude, Reply};
 use crate::support::otlp_grpc_receiver::OtlpGrpcReceiver;

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-/// `OTEL_EXPORTER_OTLP_*`: the base endpoint (`/v1/traces` is appended).
+/// `OTEL_EXPORTER_OTLP_*`: the base endpoint (`/v1/traces` is appended, but for gRPC).
 pub(crate) const ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 /// The traces endpoint, used as it is.
 pub(crate) const TRACES_ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
