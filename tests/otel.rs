@@ -385,12 +385,25 @@ fn http_spoken_to_an_https_port_and_https_to_an_http_port_cost_one_warning() {
         warnings(&outcome),
         format!(
             "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
-             error: unexpected end of file during the TLS handshake; is the collector's port plain http://?); the \
-             run itself is unaffected\n",
+             error: TLS: received corrupt message of type InvalidContentType; is the collector's port plain \
+             http://?); the run itself is unaffected\n",
             http.wrong_scheme_endpoint()
         )
     );
     assert_eq!(http.spans().len(), 0);
+
+    // A port that closes the connection unanswered.
+    let endpoint = format!("https://127.0.0.1:{}", OtlpReceiver::closing_port());
+    let outcome = script_run(&endpoint, &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {endpoint}/v1/traces (HTTP export failed: \
+             network error: unexpected end of file during the TLS handshake; is the collector's port plain \
+             http://?); the run itself is unaffected\n"
+        )
+    );
 }
 
 #[test]
@@ -508,6 +521,24 @@ fn a_collector_that_asks_for_a_client_certificate_gets_the_one_the_variables_nam
             "warning: cannot export the run's spans to {}/v1/traces: OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set but \
              OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is not: a client certificate needs both; the run's spans are not \
              exported\n",
+            receiver.endpoint()
+        )
+    );
+    // A key file that holds no key.
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &chain),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &chain),
+        ],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: cannot export the run's spans to {}/v1/traces: OTEL_EXPORTER_OTLP_CLIENT_KEY `{chain}` holds no \
+             PEM private key; the run's spans are not exported\n",
             receiver.endpoint()
         )
     );

@@ -74,6 +74,10 @@ impl TestCertificates {
     }
 }
 
+/// What Go's net/http (the OpenTelemetry Collector's) answers a request it cannot parse.
+const GO_BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request";
+
 /// One received span, flattened.
 #[derive(Clone, Debug)]
 pub(crate) struct ReceivedSpan {
@@ -193,6 +197,18 @@ impl OtlpReceiver {
         self.tls.as_ref().map(TestCertificates::client_files).expect("an HTTPS receiver")
     }
 
+    /// A loopback port that takes a connection and closes it at once, unanswered.
+    pub(crate) fn closing_port() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the closing port");
+        let port = listener.local_addr().expect("its address").port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                drop(stream);
+            }
+        });
+        port
+    }
+
     /// The same port spoken to with the other scheme.
     pub(crate) fn wrong_scheme_endpoint(&self) -> String {
         let scheme = if self.tls.is_some() { "http" } else { "https" };
@@ -227,8 +243,15 @@ fn names(spans: &[ReceivedSpan]) -> Vec<String> {
 fn serve<S: Read + Write>(stream: S, behaviour: Behaviour, received: &Mutex<Received>) {
     let mut reader = BufReader::new(stream);
     loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let mut request_line = Vec::new();
+        if reader.read_until(b'\n', &mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        if !request_line.ends_with(b"HTTP/1.1\r\n") {
+            // Not HTTP (a TLS handshake on the plain port): answered as the
+            // collector's Go HTTP server answers it.
+            let stream = reader.get_mut();
+            let _ = stream.write_all(GO_BAD_REQUEST).and_then(|()| stream.flush());
             return;
         }
         let mut length = 0usize;

@@ -158,6 +158,21 @@ mod tests {
             "{}",
             error(&missing)
         );
+        let broken = dir.path().join("broken.pem");
+        std::fs::write(&broken, "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n").expect("write");
+        assert_eq!(
+            error(&broken),
+            format!("{var} `{}` is not PEM (PEM: Base64Decode(\"InvalidCharacter(33)\"))", broken.display())
+        );
+        let no_key = TlsFiles {
+            client_certificate: file("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &text),
+            client_key: file("OTEL_EXPORTER_OTLP_CLIENT_KEY", &text),
+            ..TlsFiles::default()
+        };
+        assert_eq!(
+            config(&no_key).expect_err("no certificate").to_string(),
+            format!("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE `{}` holds no PEM certificate", text.display())
+        );
         let half = TlsFiles {
             client_certificate: file("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &text),
             ..TlsFiles::default()
