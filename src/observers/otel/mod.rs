@@ -8,6 +8,11 @@
 //! slow or refusing costs the run one warning at its end, which counts the spans
 //! that did not arrive ([`ExportReport`]); the last export is waited for at most
 //! the export timeout.
+//!
+//! OTLP/HTTP (protobuf or JSON) goes through Baton's own client (`client`),
+//! OTLP/gRPC through the exporter's tonic on a runtime of its own
+//! ([`GrpcRuntime`]); `https://` endpoints of either through rustls with ring
+//! (`tls`).
 
 pub(crate) mod client;
 pub(crate) mod settings;
@@ -137,9 +142,6 @@ fn error_text(error: &OTelSdkError) -> String {
 }
 
 pub(crate) struct OtelObserver {
-    /// gRPC: the runtime the channel's connection lives on (after `processor`
-    /// in drop order does not matter: the processor is shut down in `close`).
-    _grpc_runtime: Option<GrpcRuntime>,
     tree: Mutex<SpanTree>,
     processor: BatchSpanProcessor,
     counts: Arc<ExportCounts>,
@@ -149,6 +151,9 @@ pub(crate) struct OtelObserver {
     sampled: bool,
     url: String,
     timeout: Duration,
+    /// gRPC: the runtime the channel's connection lives on; last, so that it
+    /// outlives the processor when the observer is dropped without `close`.
+    _grpc_runtime: Option<GrpcRuntime>,
 }
 
 impl OtelObserver {
@@ -215,7 +220,6 @@ impl OtelObserver {
         let sampled = decision == SamplingDecision::RecordAndSample;
         let trace = RunTrace::new(run_id, sampled);
         let observer = OtelObserver {
-            _grpc_runtime: grpc_runtime,
             tree: Mutex::new(SpanTree::new(trace.clone(), run_id)),
             processor,
             counts,
@@ -223,6 +227,7 @@ impl OtelObserver {
             sampled,
             url: settings.traces_url.clone(),
             timeout: settings.timeout,
+            _grpc_runtime: grpc_runtime,
         };
         Ok((observer, trace))
     }
