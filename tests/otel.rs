@@ -1,10 +1,13 @@
 //! The OTLP observer (issue 23) against an in-process OTLP/HTTP receiver
-//! (`support::otlp_receiver`): the span tree of a run, its GenAI and Baton
+//! (`support::otlp_receiver`, over HTTP or HTTPS) and an OTLP/gRPC one
+//! (`support::otlp_grpc_receiver`): the span tree of a run, its GenAI and Baton
 //! attributes, the `TRACEPARENT` a prompt step's CLI gets, a resumed run's
-//! trace, and collectors that are down, refusing or hanging, and settings Baton
-//! cannot use — each a warning, never a failed run.
+//! trace, collectors that are down, refusing, hanging, untrusted or speaking the
+//! other scheme, and settings or certificate files Baton cannot use — each a
+//! warning, never a failed run.
 
 use crate::support::fake_claude::{FakeClaude, Reply};
+use crate::support::otlp_grpc_receiver::OtlpGrpcReceiver;
 use crate::support::otlp_receiver::{Behaviour, OtlpReceiver, ReceivedSpan};
 use crate::support::{Outcome, Test};
 
@@ -204,7 +207,7 @@ fn a_collector_that_is_down_costs_one_warning() {
     let test =
         Test::new().env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint).file("START.sh", "echo '<result>done</result>'\n");
     let outcome = test.run_workflow(&[]);
-    lost_warning(&outcome, &endpoint, "HTTP export failed: network error");
+    lost_warning(&outcome, &endpoint, "HTTP export failed: network error: Connection refused (os error 111)");
 }
 
 #[test]
@@ -236,18 +239,16 @@ fn settings_baton_cannot_use_are_named_and_the_run_goes_on() {
             "warning: --otel `not a url` is not an OTLP endpoint (not a URL); the run's spans are not exported\n",
         ),
         (
-            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://api.example.com")],
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://api.example.com")],
             &[],
-            "warning: OTEL_EXPORTER_OTLP_ENDPOINT `https://api.example.com`: this build of Baton exports over plain \
-             http:// only (no TLS); send to a collector on this machine that forwards over TLS; the run's spans are \
-             not exported\n",
+            "warning: OTEL_EXPORTER_OTLP_ENDPOINT `ftp://api.example.com` is not an OTLP endpoint (only http:// and \
+             https:// URLs are exported to); the run's spans are not exported\n",
         ),
         (
-            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc/json")],
             &[],
-            "warning: OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not a protocol Baton exports with (http/protobuf, \
-             http/json; grpc is not built in, use the collector's OTLP/HTTP port, usually 4318); the run's spans are \
-             not exported\n",
+            "warning: OTEL_EXPORTER_OTLP_PROTOCOL `grpc/json` is not a protocol Baton exports with (http/protobuf, \
+             http/json, grpc); the run's spans are not exported\n",
         ),
         (&[("OTEL_SDK_DISABLED", "true"), ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")], &[], ""),
     ];
@@ -277,4 +278,269 @@ fn settings_baton_cannot_use_are_named_and_the_run_goes_on() {
          parentbased_always_on, parentbased_always_off, parentbased_traceidratio); parentbased_always_on is used\n",
     );
     assert_eq!(receiver.spans().len(), 3, "the run was exported with the defaults");
+}
+
+/// A script-only run exporting to `endpoint` with the extra variables `env`.
+fn script_run(endpoint: &str, env: &[(&str, &str)]) -> Outcome {
+    let mut test =
+        Test::new().env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint).file("START.sh", "echo '<result>done</result>'\n");
+    for (key, value) in env {
+        test = test.env(key, value);
+    }
+    test.run_workflow(&[])
+}
+
+/// The lines of stderr that are warnings.
+fn warnings(outcome: &Outcome) -> String {
+    outcome.stderr.lines().filter(|line| line.starts_with("warning")).map(|line| format!("{line}\n")).collect()
+}
+
+#[test]
+fn an_https_collector_trusted_through_the_certificate_variable_gets_the_trace() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)]);
+    let spans = run_spans(&outcome, &receiver);
+    assert_eq!(spans.len(), 3, "{spans:#?}");
+    assert_eq!(receiver.span("START.sh").parent_span_id, receiver.span("invoke_agent main").span_id);
+
+    // The traces variable wins over the general one, here naming a file that is not there.
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"),
+            ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ],
+    );
+    assert_eq!(run_spans(&outcome, &receiver).len(), 3);
+}
+
+#[test]
+fn an_https_collector_baton_does_not_trust_costs_one_warning_that_names_the_tls_failure() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let outcome = script_run(&receiver.endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: TLS: invalid peer certificate: UnknownIssuer; OTEL_EXPORTER_OTLP_CERTIFICATE names the CA \
+             certificates to trust); the run itself is unaffected\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
+}
+
+#[test]
+fn a_certificate_file_baton_cannot_use_is_named_and_nothing_is_sent() {
+    let receiver = OtlpReceiver::start_tls(Behaviour::Accept);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a certificate\n").expect("write");
+    let missing = dir.path().join("missing.pem");
+    let url = format!("{}/v1/traces", receiver.endpoint());
+    for (path, why) in [
+        (&text, "holds no PEM certificate".to_string()),
+        (&missing, "cannot be read: No such file or directory (os error 2)".to_string()),
+    ] {
+        let outcome =
+            script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &path.display().to_string())]);
+        outcome.status(0).stdout("done\n");
+        assert_eq!(
+            warnings(&outcome),
+            format!(
+                "warning: cannot export the run's spans to {url}: OTEL_EXPORTER_OTLP_CERTIFICATE `{}` {why}; the \
+                 run's spans are not exported\n",
+                path.display()
+            )
+        );
+    }
+    assert_eq!(receiver.requests(), 0);
+}
+
+#[test]
+fn http_spoken_to_an_https_port_and_https_to_an_http_port_cost_one_warning() {
+    let https = OtlpReceiver::start_tls(Behaviour::Accept);
+    let outcome = script_run(&https.wrong_scheme_endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: protocol: http parse fail: invalid HTTP version; is the collector's port https://?); the run \
+             itself is unaffected\n",
+            https.wrong_scheme_endpoint()
+        )
+    );
+    assert_eq!(https.spans().len(), 0);
+
+    let http = OtlpReceiver::start(Behaviour::Accept);
+    let outcome = script_run(&http.wrong_scheme_endpoint(), &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: TLS: received corrupt message of type InvalidContentType; is the collector's port plain \
+             http://?); the run itself is unaffected\n",
+            http.wrong_scheme_endpoint()
+        )
+    );
+    assert_eq!(http.spans().len(), 0);
+
+    // A port that closes the connection unanswered.
+    let endpoint = format!("https://127.0.0.1:{}", OtlpReceiver::closing_port());
+    let outcome = script_run(&endpoint, &[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {endpoint}/v1/traces (HTTP export failed: \
+             network error: unexpected end of file during the TLS handshake; is the collector's port plain \
+             http://?); the run itself is unaffected\n"
+        )
+    );
+}
+
+#[test]
+fn grpc_sends_the_runs_span_tree_to_an_otlp_grpc_receiver() {
+    let receiver = OtlpGrpcReceiver::start();
+    let test = prompt_then_script(&receiver.endpoint()).env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+    let outcome = test.run_workflow(&[]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(warnings(&outcome), "", "{}", outcome.stderr);
+    let spans = receiver.spans();
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    assert!(spans.iter().all(|span| span.trace_id == spans[0].trace_id), "one trace: {spans:#?}");
+    let run = receiver.span("workflow wf");
+    let agent = receiver.span("invoke_agent main");
+    let prompt = receiver.span("START.md");
+    let script = receiver.span("NEXT.sh");
+    assert_eq!(run.parent_span_id, "");
+    assert_eq!(agent.parent_span_id, run.span_id);
+    assert_eq!(
+        (prompt.parent_span_id.as_str(), script.parent_span_id.as_str()),
+        (agent.span_id.as_str(), agent.span_id.as_str())
+    );
+    assert_eq!(prompt.attribute("gen_ai.usage.output_tokens"), Some("20"));
+    // Claude Code is told to send the same way.
+    let calls = FakeClaude::at(outcome.root()).calls();
+    assert_eq!(calls[0].env.get("OTEL_EXPORTER_OTLP_PROTOCOL").map(String::as_str), Some("grpc"));
+    assert_eq!(calls[0].env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), Some(&receiver.endpoint()));
+}
+
+#[test]
+fn a_grpc_collector_that_is_down_costs_one_warning() {
+    let port = crate::support::loopback::free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let outcome = script_run(&endpoint, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {endpoint} (TonicTracesClient export failed \
+             with gRPC code: Unavailable: transport error: tcp connect error: tcp connect error: Connection refused \
+             (os error 111)); the run itself is unaffected\n"
+        )
+    );
+}
+
+#[test]
+fn grpc_over_tls_trusts_the_certificate_variable_and_names_an_untrusted_collector() {
+    let receiver = OtlpGrpcReceiver::start_tls();
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &ca)],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(warnings(&outcome), "", "{}", outcome.stderr);
+    assert_eq!(receiver.spans().len(), 3);
+
+    let receiver = OtlpGrpcReceiver::start_tls();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {} (TonicTracesClient export failed with gRPC \
+             code: Unavailable: transport error: invalid peer certificate: UnknownIssuer: invalid peer certificate: \
+             UnknownIssuer); the run itself is unaffected\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
+}
+
+#[test]
+fn a_collector_that_asks_for_a_client_certificate_gets_the_one_the_variables_name() {
+    let receiver = OtlpReceiver::start_mutual_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let (chain, key) = receiver.client_files();
+    let (chain, key) = (chain.display().to_string(), key.display().to_string());
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &chain),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &key),
+        ],
+    );
+    assert_eq!(run_spans(&outcome, &receiver).len(), 3);
+
+    // Without it the collector refuses the handshake: the client reads the
+    // collector's alert (CertificateRequired, named with the variables to set) or,
+    // when it was still writing, a broken pipe, by chance.
+    let receiver = OtlpReceiver::start_mutual_tls(Behaviour::Accept);
+    let ca = receiver.ca_file().display().to_string();
+    let outcome = script_run(&receiver.endpoint(), &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca)]);
+    outcome.status(0).stdout("done\n");
+    let warning = warnings(&outcome);
+    assert!(
+        warning.starts_with(&format!(
+            "warning: 3 of 3 OpenTelemetry spans were not delivered to {}/v1/traces (HTTP export failed: network \
+             error: ",
+            receiver.endpoint()
+        )) && warning.ends_with("; the run itself is unaffected\n")
+            && warning.lines().count() == 1,
+        "{warning}"
+    );
+    // With half of it, nothing is sent.
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca), ("OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", &key)],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: cannot export the run's spans to {}/v1/traces: OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set but \
+             OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is not: a client certificate needs both; the run's spans are not \
+             exported\n",
+            receiver.endpoint()
+        )
+    );
+    // A key file that holds no key.
+    let outcome = script_run(
+        &receiver.endpoint(),
+        &[
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", &ca),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", &chain),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", &chain),
+        ],
+    );
+    outcome.status(0).stdout("done\n");
+    assert_eq!(
+        warnings(&outcome),
+        format!(
+            "warning: cannot export the run's spans to {}/v1/traces: OTEL_EXPORTER_OTLP_CLIENT_KEY `{chain}` holds no \
+             PEM private key; the run's spans are not exported\n",
+            receiver.endpoint()
+        )
+    );
+    assert_eq!(receiver.spans().len(), 0);
 }

@@ -253,8 +253,9 @@ pub(crate) struct ExecutionArguments {
     /// Do not write the trace files (events.jsonl, per-step output, transitions.log).
     #[arg(long)]
     pub(crate) no_debug: bool,
-    /// Send the run's trace to this OpenTelemetry collector (its OTLP/HTTP base URL,
-    /// such as http://127.0.0.1:4318); OTEL_EXPORTER_OTLP_ENDPOINT does the same
+    /// Send the run's trace to this OpenTelemetry collector (its OTLP base URL, such
+    /// as http://127.0.0.1:4318 or https://api.honeycomb.io; port 4317 with
+    /// OTEL_EXPORTER_OTLP_PROTOCOL=grpc); OTEL_EXPORTER_OTLP_ENDPOINT does the same
     /// (docs/observability.md).
     #[arg(long, value_name = "URL")]
     pub(crate) otel: Option<String>,

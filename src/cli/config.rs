@@ -75,7 +75,7 @@ pub(crate) struct Config {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct OtelTable {
-    /// The collector's OTLP/HTTP base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
+    /// The collector's OTLP base URL (http:// or https://), as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
     pub(crate) endpoint: Option<String>,
 }
 

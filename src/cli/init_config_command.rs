@@ -22,7 +22,7 @@ const TEMPLATE: &str = "\
 # name = \"\"                              # a label for the terminal's title
 # engine = \"local\"                      # or \"restate=http://HOST:8080\": steps on workers (docs/distributed.md)
 # [otel]                                 # runs' traces to an OpenTelemetry collector (docs/observability.md)
-# endpoint = \"http://127.0.0.1:4318\"    # its OTLP/HTTP base URL; OTEL_EXPORTER_OTLP_ENDPOINT wins over it
+# endpoint = \"http://127.0.0.1:4318\"    # its OTLP base URL (http:// or https://); OTEL_EXPORTER_OTLP_ENDPOINT wins over it
 ";
 
 pub(crate) fn init_config(store: &RunStore) -> Result<i32, CliError> {

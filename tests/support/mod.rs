@@ -11,6 +11,7 @@ pub(crate) mod fake_openai;
 pub(crate) mod haproxy;
 pub(crate) mod loopback;
 pub(crate) mod npm_cli;
+pub(crate) mod otlp_grpc_receiver;
 pub(crate) mod otlp_receiver;
 pub(crate) mod phoenix;
 pub(crate) mod pi_cli;

@@ -2,13 +2,15 @@
 //! HTTP/1.1 server on its own thread that decodes each `POST /v1/traces` body
 //! with the `opentelemetry-proto` messages (protobuf or JSON as the request's
 //! content type says) and keeps the spans, or answers as a broken collector
-//! would ([`Behaviour`]).
+//! would ([`Behaviour`]). [`OtlpReceiver::start_tls`] serves the same over
+//! HTTPS, with a certificate for 127.0.0.1 from a CA made for the test.
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -26,6 +28,55 @@ pub(crate) enum Behaviour {
     /// Reads the request and never answers (until the test ends).
     Hang,
 }
+
+/// A CA made for the test (its PEM in `dir/ca.pem`) and a server certificate
+/// it signed for 127.0.0.1 and localhost.
+pub(crate) struct TestCertificates {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) certificate: rcgen::Certificate,
+    pub(crate) key: rcgen::KeyPair,
+    ca: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCertificates {
+    pub(crate) fn make() -> TestCertificates {
+        let ca_params = {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params.distinguished_name.push(rcgen::DnType::CommonName, "Baton test CA");
+            params
+        };
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).expect("the CA");
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("server params");
+        let certificate = params.signed_by(&key, &ca).expect("the server certificate");
+        let dir = tempfile::tempdir().expect("a dir for the CA");
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write the CA");
+        TestCertificates { dir, certificate, key, ca }
+    }
+
+    /// A client certificate the CA signed, and its key: `(dir/client.pem, dir/client.key)`.
+    pub(crate) fn client_files(&self) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().expect("a client key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params.distinguished_name.push(rcgen::DnType::CommonName, "baton");
+        let certificate = params.signed_by(&key, &self.ca).expect("the client certificate");
+        let (chain, secret) = (self.dir.path().join("client.pem"), self.dir.path().join("client.key"));
+        std::fs::write(&chain, certificate.pem()).expect("write the client certificate");
+        std::fs::write(&secret, key.serialize_pem()).expect("write the client key");
+        (chain, secret)
+    }
+
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+}
+
+/// What Go's net/http (the OpenTelemetry Collector's) answers a request it cannot parse.
+const GO_BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request";
 
 /// One received span, flattened.
 #[derive(Clone, Debug)]
@@ -60,6 +111,8 @@ struct Received {
 pub(crate) struct OtlpReceiver {
     port: u16,
     received: Arc<Mutex<Received>>,
+    /// HTTPS: the CA and the receiver's certificate.
+    tls: Option<TestCertificates>,
 }
 
 impl OtlpReceiver {
@@ -74,12 +127,92 @@ impl OtlpReceiver {
                 std::thread::spawn(move || serve(stream, behaviour, &shared));
             }
         });
-        OtlpReceiver { port, received }
+        OtlpReceiver { port, received, tls: None }
+    }
+
+    /// The same receiver over HTTPS: a CA made now signs a certificate for
+    /// 127.0.0.1 and localhost; [`OtlpReceiver::ca_file`] is the CA's PEM.
+    pub(crate) fn start_tls(behaviour: Behaviour) -> OtlpReceiver {
+        OtlpReceiver::serve_tls(behaviour, false)
+    }
+
+    /// Over HTTPS, and asking for a client certificate signed by the same CA
+    /// ([`OtlpReceiver::client_files`]).
+    pub(crate) fn start_mutual_tls(behaviour: Behaviour) -> OtlpReceiver {
+        OtlpReceiver::serve_tls(behaviour, true)
+    }
+
+    fn serve_tls(behaviour: Behaviour, mutual: bool) -> OtlpReceiver {
+        let made = TestCertificates::make();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions");
+        let builder = if mutual {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(made.ca.der().clone()).expect("the CA as a root");
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .expect("a client verifier");
+            builder.with_client_cert_verifier(verifier)
+        } else {
+            builder.with_no_client_auth()
+        };
+        let config = builder
+            .with_single_cert(
+                vec![made.certificate.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(made.key.serialize_der().into()),
+            )
+            .expect("the server's TLS config");
+        let config = Arc::new(config);
+
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
+        let port = listener.local_addr().expect("its address").port();
+        let received = Arc::new(Mutex::new(Received::default()));
+        let shared = Arc::clone(&received);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = Arc::clone(&shared);
+                let Ok(connection) = rustls::ServerConnection::new(Arc::clone(&config)) else { continue };
+                // A failed handshake (a client that does not trust the CA) ends the connection.
+                std::thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), behaviour, &shared));
+            }
+        });
+        OtlpReceiver { port, received, tls: Some(made) }
     }
 
     /// The base endpoint, as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
     pub(crate) fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    /// HTTPS: the PEM file of the CA that signed the receiver's certificate.
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.tls.as_ref().map(TestCertificates::ca_file).expect("an HTTPS receiver")
+    }
+
+    /// HTTPS: a client certificate and key the receiver's CA signed.
+    pub(crate) fn client_files(&self) -> (PathBuf, PathBuf) {
+        self.tls.as_ref().map(TestCertificates::client_files).expect("an HTTPS receiver")
+    }
+
+    /// A loopback port that takes a connection and closes it at once, unanswered.
+    pub(crate) fn closing_port() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the closing port");
+        let port = listener.local_addr().expect("its address").port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                drop(stream);
+            }
+        });
+        port
+    }
+
+    /// The same port spoken to with the other scheme.
+    pub(crate) fn wrong_scheme_endpoint(&self) -> String {
+        let scheme = if self.tls.is_some() { "http" } else { "https" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     pub(crate) fn spans(&self) -> Vec<ReceivedSpan> {
@@ -107,12 +240,18 @@ fn names(spans: &[ReceivedSpan]) -> Vec<String> {
     spans.iter().map(|span| span.name.clone()).collect()
 }
 
-fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
-    let mut stream = stream;
+fn serve<S: Read + Write>(stream: S, behaviour: Behaviour, received: &Mutex<Received>) {
+    let mut reader = BufReader::new(stream);
     loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let mut request_line = Vec::new();
+        if reader.read_until(b'\n', &mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        if !request_line.ends_with(b"HTTP/1.1\r\n") {
+            // Not HTTP (a TLS handshake on the plain port): answered as the
+            // collector's Go HTTP server answers it.
+            let stream = reader.get_mut();
+            let _ = stream.write_all(GO_BAD_REQUEST).and_then(|()| stream.flush());
             return;
         }
         let mut length = 0usize;
@@ -150,7 +289,8 @@ fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
             }
             Behaviour::Refuse(status) => {
                 let answer = format!("HTTP/1.1 {status} Refused\r\ncontent-length: 0\r\n\r\n");
-                if stream.write_all(answer.as_bytes()).is_err() {
+                let stream = reader.get_mut();
+                if stream.write_all(answer.as_bytes()).and_then(|()| stream.flush()).is_err() {
                     return;
                 }
             }
@@ -170,7 +310,9 @@ fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
                     "HTTP/1.1 200 OK\r\ncontent-type: {answer_type}\r\ncontent-length: {}\r\n\r\n",
                     answer.len()
                 );
-                if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&answer)).is_err() {
+                let stream = reader.get_mut();
+                let written = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&answer));
+                if written.and_then(|()| stream.flush()).is_err() {
                     return;
                 }
             }
@@ -178,7 +320,7 @@ fn serve(stream: TcpStream, behaviour: Behaviour, received: &Mutex<Received>) {
     }
 }
 
-fn flatten(request: ExportTraceServiceRequest) -> Vec<ReceivedSpan> {
+pub(crate) fn flatten(request: ExportTraceServiceRequest) -> Vec<ReceivedSpan> {
     let mut spans = Vec::new();
     for resource_spans in request.resource_spans {
         let resource = resource_spans.resource.map(|resource| map(&resource.attributes)).unwrap_or_default();

@@ -8,9 +8,16 @@
 //! slow or refusing costs the run one warning at its end, which counts the spans
 //! that did not arrive ([`ExportReport`]); the last export is waited for at most
 //! the export timeout.
+//!
+//! OTLP/HTTP (protobuf or JSON) goes through Baton's own client (`client`),
+//! OTLP/gRPC through the exporter's tonic on a runtime of its own
+//! ([`GrpcRuntime`]); `https://` endpoints of either through rustls with ring
+//! (`tls`).
 
+pub(crate) mod client;
 pub(crate) mod settings;
 pub(crate) mod spans;
+pub(crate) mod tls;
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +27,7 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, TraceId};
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{
@@ -31,6 +38,7 @@ use crate::events::Event;
 use crate::events::bus::EventBus;
 use crate::events::trace_context::RunTrace;
 use crate::ids::RunId;
+use client::{Failures, UreqClient};
 use settings::{OtelSettings, Protocol};
 use spans::SpanTree;
 
@@ -80,6 +88,8 @@ impl fmt::Display for ExportReport {
 struct ExportCounts {
     delivered: AtomicU64,
     first_error: Mutex<Option<String>>,
+    /// What the HTTP client saw go wrong on the wire.
+    transport: Arc<Failures>,
 }
 
 /// The OTLP exporter, counting what it delivered and keeping its first error.
@@ -101,8 +111,12 @@ impl SpanExporter for CountingExporter {
                     counts.delivered.fetch_add(size, Ordering::Relaxed);
                 }
                 Err(error) => {
+                    let text = match counts.transport.take() {
+                        Some(detail) => format!("{}: {detail}", error_text(error)),
+                        None => error_text(error),
+                    };
                     let mut first = counts.first_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    first.get_or_insert_with(|| error_text(error));
+                    first.get_or_insert(text);
                 }
             }
             result
@@ -137,6 +151,9 @@ pub(crate) struct OtelObserver {
     sampled: bool,
     url: String,
     timeout: Duration,
+    /// gRPC: the runtime the channel's connection lives on; last, so that it
+    /// outlives the processor when the observer is dropped without `close`.
+    _grpc_runtime: Option<GrpcRuntime>,
 }
 
 impl OtelObserver {
@@ -145,17 +162,50 @@ impl OtelObserver {
     /// the steps' processes.
     pub(crate) fn start(settings: &OtelSettings, run_id: &RunId) -> Result<(OtelObserver, RunTrace), OtelError> {
         let failed = |reason: String| OtelError { url: settings.traces_url.clone(), reason };
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_endpoint(settings.traces_url.clone())
-            .with_timeout(settings.timeout)
-            .with_protocol(match settings.protocol {
-                Protocol::HttpProtobuf => opentelemetry_otlp::Protocol::HttpBinary,
-                Protocol::HttpJson => opentelemetry_otlp::Protocol::HttpJson,
-            })
-            .build()
-            .map_err(|error| failed(error.to_string()))?;
-        let counts = Arc::new(ExportCounts::default());
+        let https = settings.traces_url.starts_with("https://");
+        let transport = Arc::new(Failures::default());
+        let mut grpc_runtime = None;
+        let exporter = match settings.protocol {
+            Protocol::HttpProtobuf | Protocol::HttpJson => {
+                let tls = match https {
+                    true => Some(tls::config(&settings.tls).map_err(|error| failed(error.to_string()))?),
+                    false => None,
+                };
+                let client = UreqClient::new(settings.timeout, tls, Arc::clone(&transport));
+                opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_http_client(client)
+                    .with_endpoint(settings.traces_url.clone())
+                    .with_timeout(settings.timeout)
+                    .with_protocol(match settings.protocol {
+                        Protocol::HttpJson => opentelemetry_otlp::Protocol::HttpJson,
+                        _ => opentelemetry_otlp::Protocol::HttpBinary,
+                    })
+                    .build()
+            }
+            Protocol::Grpc => {
+                let tls = match https {
+                    true => Some(tls::grpc_config(&settings.tls).map_err(|error| failed(error.to_string()))?),
+                    false => None,
+                };
+                let runtime = GrpcRuntime::start().map_err(|error| failed(error.to_string()))?;
+                // tonic's channel spawns its connection's task where it is built.
+                let _inside = runtime.enter();
+                let mut builder = opentelemetry_otlp::SpanExporter::builder()
+                    .with_tonic()
+                    .with_endpoint(settings.traces_url.clone())
+                    .with_timeout(settings.timeout)
+                    .with_protocol(opentelemetry_otlp::Protocol::Grpc);
+                if let Some(tls) = tls {
+                    builder = builder.with_tls_config(tls);
+                }
+                let built = builder.build();
+                grpc_runtime = Some(runtime);
+                built
+            }
+        }
+        .map_err(|error| failed(error.to_string()))?;
+        let counts = Arc::new(ExportCounts { transport, ..ExportCounts::default() });
         let exporter = CountingExporter { inner: exporter, counts: Arc::clone(&counts) };
         let mut processor =
             BatchSpanProcessor::builder(exporter).with_batch_config(BatchConfigBuilder::default().build()).build();
@@ -177,6 +227,7 @@ impl OtelObserver {
             sampled,
             url: settings.traces_url.clone(),
             timeout: settings.timeout,
+            _grpc_runtime: grpc_runtime,
         };
         Ok((observer, trace))
     }
@@ -216,6 +267,37 @@ impl OtelObserver {
             ended: self.ended.load(Ordering::Relaxed),
             delivered: self.counts.delivered.load(Ordering::Relaxed),
             first_error: self.counts.first_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone(),
+        }
+    }
+}
+
+/// A one-thread tokio runtime of the OTLP/gRPC channel alone: the batch
+/// processor exports from its own thread, outside Baton's runtime, and tonic's
+/// channel needs a runtime to carry its connection; one of its own also keeps the
+/// export independent of how Baton's runtime ends. Only started for `grpc`.
+struct GrpcRuntime(Option<tokio::runtime::Runtime>);
+
+impl GrpcRuntime {
+    fn start() -> std::io::Result<GrpcRuntime> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("baton-otlp-grpc")
+            .enable_all()
+            .build()?;
+        Ok(GrpcRuntime(Some(runtime)))
+    }
+
+    fn enter(&self) -> Option<tokio::runtime::EnterGuard<'_>> {
+        self.0.as_ref().map(tokio::runtime::Runtime::enter)
+    }
+}
+
+impl Drop for GrpcRuntime {
+    /// Dropped from Baton's own runtime, a runtime must not block: its thread
+    /// is left to end on its own.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
         }
     }
 }

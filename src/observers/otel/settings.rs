@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-/// `OTEL_EXPORTER_OTLP_*`: the base endpoint (`/v1/traces` is appended).
+/// `OTEL_EXPORTER_OTLP_*`: the base endpoint (`/v1/traces` is appended, but for gRPC).
 pub(crate) const ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 /// The traces endpoint, used as it is.
 pub(crate) const TRACES_ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
@@ -23,6 +23,14 @@ const TRACES_HEADERS_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
 const SAMPLER_VAR: &str = "OTEL_TRACES_SAMPLER";
 const SAMPLER_ARG_VAR: &str = "OTEL_TRACES_SAMPLER_ARG";
 const DISABLED_VAR: &str = "OTEL_SDK_DISABLED";
+/// The CA certificates (PEM) a `https://` collector's certificate is checked against.
+const CERTIFICATE_VAR: &str = "OTEL_EXPORTER_OTLP_CERTIFICATE";
+const TRACES_CERTIFICATE_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE";
+/// The client certificate chain and its key (PEM), for collectors that ask for mTLS.
+const CLIENT_CERTIFICATE_VAR: &str = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
+const TRACES_CLIENT_CERTIFICATE_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE";
+const CLIENT_KEY_VAR: &str = "OTEL_EXPORTER_OTLP_CLIENT_KEY";
+const TRACES_CLIENT_KEY_VAR: &str = "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY";
 
 /// The OTel default export timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,6 +50,8 @@ const SAMPLERS: [&str; 6] = [
 pub(crate) enum Protocol {
     HttpProtobuf,
     HttpJson,
+    /// OTLP/gRPC (the collector's port 4317): the endpoint is used as it is.
+    Grpc,
 }
 
 impl Protocol {
@@ -49,6 +59,7 @@ impl Protocol {
         match self {
             Protocol::HttpProtobuf => "http/protobuf",
             Protocol::HttpJson => "http/json",
+            Protocol::Grpc => "grpc",
         }
     }
 }
@@ -71,16 +82,35 @@ impl std::fmt::Display for EndpointSource {
     }
 }
 
+/// A PEM file named by a variable (read when the exporter is built: `tls`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PemFile {
+    pub(crate) var: &'static str,
+    pub(crate) path: String,
+}
+
+/// The TLS files of an `https://` endpoint; none set: the bundled web roots.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TlsFiles {
+    /// The CA certificates to trust instead of the bundled roots.
+    pub(crate) certificate: Option<PemFile>,
+    pub(crate) client_certificate: Option<PemFile>,
+    pub(crate) client_key: Option<PemFile>,
+}
+
 /// A run's export settings, checked.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct OtelSettings {
-    /// The URL spans are POSTed to (`…/v1/traces`).
+    /// The URL spans are POSTed to (`…/v1/traces`), or the gRPC endpoint.
     pub(crate) traces_url: String,
     /// The base endpoint, when one was given (the agent CLIs get it too).
     pub(crate) base_url: Option<String>,
     pub(crate) protocol: Protocol,
     /// How long one export may take, and the most the end of a run waits for the last.
     pub(crate) timeout: Duration,
+    /// Only read for an `https://` endpoint (the OTel spec: "should only be used
+    /// for a secure connection").
+    pub(crate) tls: TlsFiles,
 }
 
 /// A setting Baton cannot use, as the warning words it.
@@ -89,13 +119,8 @@ pub(crate) enum SettingsProblem {
     #[error("{origin} `{value}` is not an OTLP endpoint ({reason}); the run's spans are not exported")]
     Endpoint { origin: String, value: String, reason: &'static str },
     #[error(
-        "{origin} `{value}`: this build of Baton exports over plain http:// only (no TLS); send to a \
-         collector on this machine that forwards over TLS; the run's spans are not exported"
-    )]
-    Tls { origin: String, value: String },
-    #[error(
-        "{var} `{value}` is not a protocol Baton exports with (http/protobuf, http/json; grpc is not built in, \
-         use the collector's OTLP/HTTP port, usually 4318); the run's spans are not exported"
+        "{var} `{value}` is not a protocol Baton exports with (http/protobuf, http/json, grpc); the run's spans are \
+         not exported"
     )]
     Protocol { var: &'static str, value: String },
     #[error("{var} `{value}` is not a number of milliseconds; the default, 10000, is used")]
@@ -145,6 +170,7 @@ pub(crate) fn resolve(flag: Option<&str>, config: Option<&str>, env: &dyn Fn(&st
         Some((var, text)) => match text.trim() {
             "http/protobuf" => Protocol::HttpProtobuf,
             "http/json" => Protocol::HttpJson,
+            "grpc" => Protocol::Grpc,
             _ => {
                 problems.push(SettingsProblem::Protocol { var, value: text });
                 return Resolved { settings: None, problems };
@@ -178,9 +204,27 @@ pub(crate) fn resolve(flag: Option<&str>, config: Option<&str>, env: &dyn Fn(&st
             }
         }
     }
+    let tls = if value.starts_with("https://") {
+        let pem = |names: &[&'static str]| {
+            first(&set, names).map(|(var, path)| PemFile { var, path: path.trim().to_string() })
+        };
+        TlsFiles {
+            certificate: pem(&[TRACES_CERTIFICATE_VAR, CERTIFICATE_VAR]),
+            client_certificate: pem(&[TRACES_CLIENT_CERTIFICATE_VAR, CLIENT_CERTIFICATE_VAR]),
+            client_key: pem(&[TRACES_CLIENT_KEY_VAR, CLIENT_KEY_VAR]),
+        }
+    } else {
+        TlsFiles::default()
+    };
     let base = value.trim_end_matches('/').to_string();
-    let (traces_url, base_url) = if is_base { (format!("{base}/v1/traces"), Some(base)) } else { (value, None) };
-    Resolved { settings: Some(OtelSettings { traces_url, base_url, protocol, timeout }), problems }
+    // gRPC has no path: the service's name routes the call (the spec uses the
+    // endpoint as it is, the base as the traces endpoint).
+    let (traces_url, base_url) = match (is_base, protocol) {
+        (true, Protocol::Grpc) => (base.clone(), Some(base)),
+        (true, _) => (format!("{base}/v1/traces"), Some(base)),
+        (false, _) => (value, None),
+    };
+    Resolved { settings: Some(OtelSettings { traces_url, base_url, protocol, timeout, tls }), problems }
 }
 
 /// The first of `names` that is set, with its value.
@@ -188,14 +232,13 @@ fn first(set: &dyn Fn(&str) -> Option<String>, names: &[&'static str]) -> Option
     names.iter().find_map(|name| set(name).map(|value| (*name, value)))
 }
 
-/// An `http://HOST[:PORT][/PATH]` URL; `https://` is named as such.
+/// An `http://` or `https://HOST[:PORT][/PATH]` URL.
 fn check_url(source: &EndpointSource, value: &str) -> Result<(), SettingsProblem> {
     let endpoint = |reason| SettingsProblem::Endpoint { origin: source.to_string(), value: value.to_string(), reason };
     let uri: hyper::Uri = value.parse().map_err(|_| endpoint("not a URL"))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => return Err(SettingsProblem::Tls { origin: source.to_string(), value: value.to_string() }),
-        Some(_) => return Err(endpoint("only http:// URLs are exported to")),
+        Some("http" | "https") => {}
+        Some(_) => return Err(endpoint("only http:// and https:// URLs are exported to")),
         None => return Err(endpoint("expected http://HOST:PORT")),
     }
     match uri.host() {
@@ -248,7 +291,7 @@ mod tests {
     fn an_unusable_endpoint_or_protocol_is_named_and_nothing_is_exported() {
         for (value, reason) in [
             ("not a url", "not a URL"),
-            ("ftp://host:1", "only http:// URLs are exported to"),
+            ("ftp://host:1", "only http:// and https:// URLs are exported to"),
             ("localhost:4318", "expected http://HOST:PORT"),
             ("/v1/traces", "expected http://HOST:PORT"),
         ] {
@@ -260,16 +303,51 @@ mod tests {
                 "{value}"
             );
         }
-        let tls = resolve_with(Some("https://api.honeycomb.io"), None, &[]);
-        assert_eq!(tls.settings, None);
-        assert!(matches!(tls.problems[..], [SettingsProblem::Tls { .. }]));
-        let grpc = resolve_with(Some("http://h:4317"), None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
-        assert_eq!(grpc.settings, None);
+        let soap = resolve_with(Some("http://h:4317"), None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "soap")]);
+        assert_eq!(soap.settings, None);
         assert_eq!(
-            grpc.problems[0].to_string(),
-            "OTEL_EXPORTER_OTLP_PROTOCOL `grpc` is not a protocol Baton exports with (http/protobuf, http/json; \
-             grpc is not built in, use the collector's OTLP/HTTP port, usually 4318); the run's spans are not exported"
+            soap.problems[0].to_string(),
+            "OTEL_EXPORTER_OTLP_PROTOCOL `soap` is not a protocol Baton exports with (http/protobuf, http/json, \
+             grpc); the run's spans are not exported"
         );
+    }
+
+    #[test]
+    fn grpc_uses_the_endpoint_as_it_is() {
+        let env = [("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")];
+        let base = resolve_with(Some("http://127.0.0.1:4317/"), None, &env).settings.expect("settings");
+        assert_eq!((base.protocol, base.traces_url.as_str()), (Protocol::Grpc, "http://127.0.0.1:4317"));
+        assert_eq!(base.base_url.as_deref(), Some("http://127.0.0.1:4317"));
+        let env =
+            [("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://h:4317")];
+        let traces = resolve_with(None, None, &env).settings.expect("settings");
+        assert_eq!(traces.traces_url, "https://h:4317");
+    }
+
+    #[test]
+    fn an_https_endpoint_takes_the_tls_files_the_traces_variables_first() {
+        let env = [
+            ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/all/ca.pem"),
+            ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", " /traces/ca.pem "),
+            ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/all/client.pem"),
+            ("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/all/client.key"),
+        ];
+        let resolved = resolve_with(Some("https://api.honeycomb.io"), None, &env);
+        assert_eq!(resolved.problems, vec![]);
+        let settings = resolved.settings.expect("settings");
+        assert_eq!(settings.traces_url, "https://api.honeycomb.io/v1/traces");
+        let pem = |var, path: &str| Some(PemFile { var, path: path.to_string() });
+        assert_eq!(
+            settings.tls,
+            TlsFiles {
+                certificate: pem("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/traces/ca.pem"),
+                client_certificate: pem("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/all/client.pem"),
+                client_key: pem("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/all/client.key"),
+            }
+        );
+        // Plain http:// reads none of them.
+        let plain = resolve_with(Some("http://127.0.0.1:4318"), None, &env).settings.expect("settings");
+        assert_eq!(plain.tls, TlsFiles::default());
     }
 
     #[test]
