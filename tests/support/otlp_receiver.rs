@@ -108,6 +108,25 @@ struct Received {
     content_types: Vec<String>,
 }
 
+/// Accept connections on a free loopback port, each handled on a thread of its own
+/// by `handle` with what the receiver has received so far.
+fn listen(
+    handle: impl Fn(std::net::TcpStream, Arc<Mutex<Received>>) + Send + Sync + 'static,
+) -> (u16, Arc<Mutex<Received>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
+    let port = listener.local_addr().expect("its address").port();
+    let received = Arc::new(Mutex::new(Received::default()));
+    let shared = Arc::clone(&received);
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (shared, handle) = (Arc::clone(&shared), Arc::clone(&handle));
+            std::thread::spawn(move || handle(stream, shared));
+        }
+    });
+    (port, received)
+}
+
 pub(crate) struct OtlpReceiver {
     port: u16,
     received: Arc<Mutex<Received>>,
@@ -117,16 +136,7 @@ pub(crate) struct OtlpReceiver {
 
 impl OtlpReceiver {
     pub(crate) fn start(behaviour: Behaviour) -> OtlpReceiver {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
-        let port = listener.local_addr().expect("its address").port();
-        let received = Arc::new(Mutex::new(Received::default()));
-        let shared = Arc::clone(&received);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let shared = Arc::clone(&shared);
-                std::thread::spawn(move || serve(stream, behaviour, &shared));
-            }
-        });
+        let (port, received) = listen(move |stream, shared| serve(stream, behaviour, &shared));
         OtlpReceiver { port, received, tls: None }
     }
 
@@ -165,17 +175,10 @@ impl OtlpReceiver {
             )
             .expect("the server's TLS config");
         let config = Arc::new(config);
-
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
-        let port = listener.local_addr().expect("its address").port();
-        let received = Arc::new(Mutex::new(Received::default()));
-        let shared = Arc::clone(&received);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let shared = Arc::clone(&shared);
-                let Ok(connection) = rustls::ServerConnection::new(Arc::clone(&config)) else { continue };
-                // A failed handshake (a client that does not trust the CA) ends the connection.
-                std::thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), behaviour, &shared));
+        let (port, received) = listen(move |stream, shared| {
+            // A failed handshake (a client that does not trust the CA) ends the connection.
+            if let Ok(connection) = rustls::ServerConnection::new(Arc::clone(&config)) {
+                serve(rustls::StreamOwned::new(connection, stream), behaviour, &shared);
             }
         });
         OtlpReceiver { port, received, tls: Some(made) }
