@@ -9,7 +9,7 @@ use super::CliError;
 use super::arguments::ExecutionArguments;
 use crate::ids::StateName;
 use crate::model::run_state::LaunchParams;
-use crate::workflow::resolution::resolve_state;
+use crate::workflow::resolution::resolve_states;
 
 /// A new run's breakpoints, or a resumed run's: a list given replaces the run's
 /// list of that kind; `--clear-breakpoints` drops every one not given again.
@@ -38,15 +38,9 @@ pub(crate) fn apply_breakpoints(
 
 /// Every name of `--FLAG`, resolved in the workflow at `scope_dir`.
 fn resolve_all(flag: &'static str, names: &[String], scope_dir: &Path) -> Result<Vec<StateName>, CliError> {
-    names
-        .iter()
-        .map(|name| name.trim())
-        .map(|name| {
-            resolve_state(scope_dir, name).map(StateName::from).map_err(|error| CliError::InvalidValue {
-                flag,
-                value: name.to_string(),
-                expected: error.to_string(),
-            })
-        })
-        .collect()
+    resolve_states(scope_dir, names).map_err(|(name, error)| CliError::InvalidValue {
+        flag,
+        value: name.trim().to_string(),
+        expected: error.to_string(),
+    })
 }

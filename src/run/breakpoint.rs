@@ -16,7 +16,7 @@ use crate::run::control::{BreakpointLine, ContinueAgent};
 use crate::run::edit::{Edit, edit_agent};
 use crate::run::step_outcome::paused_event;
 use crate::run::workflow_loop::WorkflowLoop;
-use crate::workflow::resolution::resolve_state;
+use crate::workflow::resolution::resolve_states;
 
 impl WorkflowLoop {
     /// The agent at `index` is about to launch: stop it at a `--break-before` on its
@@ -97,11 +97,10 @@ impl WorkflowLoop {
     /// before any agent reaches them. A name that does not resolve refuses the line.
     pub(super) fn set_breakpoints(&mut self, line: BreakpointLine) -> Result<(), String> {
         let scope = self.state.scope_dir.clone();
-        let resolve = |names: &[String]| -> Result<_, String> {
-            names
-                .iter()
-                .map(|name| resolve_state(&scope, name.trim()).map(StateName::from).map_err(|error| error.to_string()))
-                .collect()
+        let resolve = |names: &[String]| {
+            resolve_states(&scope, names)
+                .map(|states| states.into_iter().collect())
+                .map_err(|(_, error)| error.to_string())
         };
         let breakpoints = Breakpoints { before: resolve(&line.before)?, after: resolve(&line.after)?, step: line.step };
         self.state.launch_params.breakpoints = breakpoints;

@@ -366,7 +366,6 @@ async fn run_markdown_state(
     ))
 }
 
-/// Publish what a turn does while it runs.
 /// The variables of a turn's process besides the inherited ones: the manifest's,
 /// and, when the run is exported, `TRACEPARENT` naming the step's span (and an
 /// empty `TRACESTATE`, so a caller's own does not travel with another parent).
@@ -379,6 +378,7 @@ fn step_env(context: &ExecutionContext, telemetry: Option<&StepTelemetry>) -> BT
     env
 }
 
+/// Publish what a turn does while it runs.
 fn forward(step: &Step<'_>, prints: &Mutex<PrintExtractor>, event: BackendEvent) {
     let agent_id = step.input.agent.id.clone();
     match event {

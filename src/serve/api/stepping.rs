@@ -27,7 +27,7 @@ use crate::serve::api::{ApiError, Body, OptionalBody, Shared, known_run};
 use crate::serve::supervisor::shell_quote;
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
-use crate::workflow::resolution::resolve_state;
+use crate::workflow::resolution::{resolve_state, resolve_states};
 
 /// The stops a client continued: (run, agent) → the agent's `steps_started` then.
 #[derive(Default)]
@@ -133,15 +133,9 @@ pub(super) async fn set_breakpoints(
 ) -> Result<impl IntoResponse, ApiError> {
     known_run(&app.store, &run_id)?;
     let run = tokio::task::block_in_place(|| app.store.load(&run_id))?;
-    let resolve = |names: &[String]| -> Result<Vec<StateName>, ApiError> {
-        names
-            .iter()
-            .map(|name| {
-                resolve_state(&run.scope_dir, name.trim())
-                    .map(StateName::from)
-                    .map_err(|error| ApiError::bad_request(format!("breakpoint {name}: {error}")))
-            })
-            .collect()
+    let resolve = |names: &[String]| {
+        resolve_states(&run.scope_dir, names)
+            .map_err(|(name, error)| ApiError::bad_request(format!("breakpoint {name}: {error}")))
     };
     let (before, after) = (resolve(&request.before)?, resolve(&request.after)?);
     if !app.supervisor.drives(&run_id) {

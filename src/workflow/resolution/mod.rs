@@ -25,6 +25,7 @@ mod platform;
 
 use std::path::Path;
 
+use crate::ids::StateName;
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
 use crate::workflow::scope::{Scope as Workflow, ScopeKind};
@@ -36,6 +37,17 @@ pub(crate) use platform::Platform;
 /// `scope_dir`, for the platform this binary runs on.
 pub(crate) fn resolve_state(scope_dir: &Path, name: &str) -> Result<String, ResolveError> {
     resolve_state_on(scope_dir, name, Platform::CURRENT)
+}
+
+/// Each of `names` (breakpoints, named as a tag names a state; spaces around a name
+/// are ignored) resolved in the workflow at `scope_dir`, or the first name as given
+/// that does not resolve, with why. The CLI, the run's control lines and the daemon
+/// resolve breakpoints alike through it.
+pub(crate) fn resolve_states(scope_dir: &Path, names: &[String]) -> Result<Vec<StateName>, (String, ResolveError)> {
+    names
+        .iter()
+        .map(|name| resolve_state(scope_dir, name.trim()).map(StateName::from).map_err(|error| (name.clone(), error)))
+        .collect()
 }
 
 /// [`resolve_state`] for an explicit platform.
