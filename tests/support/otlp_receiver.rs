@@ -200,13 +200,22 @@ impl OtlpReceiver {
         self.tls.as_ref().map(TestCertificates::client_files).expect("an HTTPS receiver")
     }
 
-    /// A loopback port that takes a connection and closes it at once, unanswered.
+    /// A loopback port that takes a connection and closes it unanswered.
+    ///
+    /// It reads what the client sent before closing, and closes only its
+    /// sending half first: a socket closed with unread bytes in it answers
+    /// with a reset instead of an end of file, so dropping the connection at
+    /// once made the client see either, by timing (CI saw the reset).
     pub(crate) fn closing_port() -> u16 {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the closing port");
         let port = listener.local_addr().expect("its address").port();
         std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                drop(stream);
+            for mut stream in listener.incoming().flatten() {
+                let mut greeting = [0u8; 64 * 1024];
+                let _ = stream.read(&mut greeting);
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                while matches!(stream.read(&mut greeting), Ok(read) if read > 0) {}
             }
         });
         port
