@@ -24,12 +24,59 @@ run's result.";
     after_help = RAYMOND_HELP
 )]
 pub(crate) struct Arguments {
-    /// Use this `.baton` directory instead of discovering one.
-    #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]
-    pub(crate) baton_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) global: GlobalArguments,
 
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// The flags every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArguments {
+    /// Use this `.baton` directory instead of discovering one.
+    #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR", hide_env_values = true)]
+    pub(crate) baton_dir: Option<PathBuf>,
+}
+
+impl Arguments {
+    /// Parse `args` (program name first) as [`Arguments`], with clap's errors.
+    ///
+    /// Building the whole command line, every subcommand with every flag, was 40% of
+    /// the instructions of a one-state `baton run` (about 800,000, callgrind). So the
+    /// commands that start runs, where start-up is what a user waits for, build only
+    /// their own subcommand; the parse is the same, as is every error it reports. Help
+    /// needs the whole tree (the subcommands' descriptions), so `-h` and `--help` get
+    /// it, like every other command.
+    pub(crate) fn parse_from(args: Vec<std::ffi::OsString>) -> Result<Arguments, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut command = match args.get(1).and_then(|name| name.to_str()) {
+            Some(name) if !asks_for_help(&args) => match name {
+                "run" => only(RunArguments::augment_args(clap::Command::new("run"))),
+                "resume" => only(ResumeArguments::augment_args(clap::Command::new("resume"))),
+                "rerun" => only(RerunArguments::augment_args(clap::Command::new("rerun"))),
+                _ => Arguments::command(),
+            },
+            _ => Arguments::command(),
+        };
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        Arguments::from_arg_matches_mut(&mut matches).map_err(|error| error.format(&mut command))
+    }
+}
+
+/// The top level of the command line with `subcommand` as its only subcommand.
+fn only(subcommand: clap::Command) -> clap::Command {
+    GlobalArguments::augment_args(clap::Command::new("baton").max_term_width(100))
+        .subcommand_required(true)
+        .subcommand(subcommand)
+}
+
+/// Whether `args` may ask for help: `--help`, or `-h` alone or among short flags.
+fn asks_for_help(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .filter_map(|arg| arg.to_str())
+        .any(|arg| arg == "--help" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains('h')))
 }
 
 #[derive(Debug, Subcommand)]
@@ -545,4 +592,69 @@ pub(crate) struct WorkerArguments {
     /// folders (docs/distributed-files.md) [default: ~/.cache/baton/worker].
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn words(line: &str) -> Vec<std::ffi::OsString> {
+        line.split(' ').map(std::ffi::OsString::from).collect()
+    }
+
+    /// Both the whole command line's result and the quick one's, as text: the
+    /// parsed arguments, or the error exactly as it is printed.
+    fn both(line: &str) -> (String, String) {
+        let show = |parsed: Result<Arguments, clap::Error>| match parsed {
+            Ok(arguments) => format!("{arguments:?}"),
+            Err(error) => format!("{:?}: {}", error.kind(), error.render()),
+        };
+        (show(Arguments::try_parse_from(words(line))), show(Arguments::parse_from(words(line))))
+    }
+
+    #[test]
+    fn the_quick_parse_of_run_resume_and_rerun_is_the_whole_command_lines_parse() {
+        for line in [
+            "baton run flow",
+            "baton run flow/START.md --input hi --quiet --no-debug --budget 2.5 --max-agents 3",
+            "baton run flow --baton-dir /p/.baton --on-ask json --break-before A,B --step",
+            "baton run flow --input=-x --workflow-id my_run --model opus",
+            "baton resume r1 --agent main --goto B",
+            "baton resume r1 --clear-breakpoints --baton-dir d",
+            "baton rerun r1 --from 3 --input again",
+        ] {
+            let (whole, quick) = both(line);
+            assert!(whole.starts_with("Arguments {"), "`{line}` parses: {whole}");
+            assert_eq!(quick, whole, "`{line}`");
+        }
+        // Mistakes: each is reported the same way.
+        for line in [
+            "baton run",
+            "baton run flow --bogus",
+            "baton run flow --budget many",
+            "baton run flow --on-ask sometimes",
+            "baton run flow extra",
+            "baton run flow --version",
+            "baton resume",
+            "baton rerun r1 --form 3",
+            "baton run flow --baton-dir",
+        ] {
+            let (whole, quick) = both(line);
+            assert!(!whole.starts_with("Arguments {"), "`{line}` is refused: {whole}");
+            assert_eq!(quick, whole, "`{line}`");
+        }
+    }
+
+    #[test]
+    fn help_is_asked_of_the_whole_command_line() {
+        for line in ["baton run --help", "baton run flow -h", "baton resume -qh r1", "baton run flow --help"] {
+            assert!(asks_for_help(&words(line)), "`{line}`");
+            let (whole, quick) = both(line);
+            assert_eq!(quick, whole, "`{line}`");
+        }
+        assert!(!asks_for_help(&words("baton run flow --input hello")));
+        assert!(!asks_for_help(&words("baton run flow --on-ask json")));
+    }
 }

@@ -34,8 +34,6 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
 pub(crate) use arguments::{Arguments, Command, ResumeArguments};
 pub(crate) use error::CliError;
 
@@ -46,7 +44,7 @@ use crate::store::runs::{RunStore, discover_baton_dir};
 
 /// Run the command line `args` (including the program name) and return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let arguments = match Arguments::try_parse_from(raymond_form::translate(args.into_iter().collect())) {
+    let arguments = match Arguments::parse_from(raymond_form::translate(args.into_iter().collect())) {
         Ok(arguments) => arguments,
         Err(error) => {
             let _ = error.print();
@@ -73,7 +71,7 @@ fn dispatch(arguments: Arguments) -> Result<i32, CliError> {
     // Every command works on the project's `.baton` directory.
     let project = || -> Result<(PathBuf, RunStore), CliError> {
         let cwd = std::env::current_dir().map_err(|source| CliError::CurrentDir { source })?;
-        let store = RunStore::new(baton_dir(arguments.baton_dir.as_deref(), &cwd));
+        let store = RunStore::new(baton_dir(arguments.global.baton_dir.as_deref(), &cwd));
         check_baton_dir(store.baton_dir())?;
         Ok((cwd, store))
     };
