@@ -14,7 +14,10 @@
 #          bench/side-by-side.sh [PASSES] [OUTDIR]
 #        bench/side-by-side.sh --summary OUTDIR      (the table again, from the runs kept)
 # WORKFLOWS, MODES, DISKS and SCOPES (e.g. "single loop", "nodebug", "/tmp",
-# "yaml") narrow a run; SCOPES="" leaves the scope rows out.
+# "yaml") narrow a run; SCOPES="" leaves the scope rows out. BATON_FORM=raymond runs
+# baton the way the kit runs raymond (`baton START.sh --quiet`, Baton's raymond-form
+# command line) instead of through the kit's adapter, a `sh` script that execs
+# `baton run --baton-dir "$PWD/.baton"` and so adds one shell start to every run.
 # Build raymond-go first: see ../shared/bench/README.md.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +75,9 @@ for pass in $(seq 1 "$PASSES"); do
     if [ $((pass % 2)) = 1 ]; then order="go baton"; else order="baton go"; fi
     name=$([ "$disk" = /tmp ] && echo ext4 || echo tmpfs)
     for peer in $order; do
-      if [ "$peer" = go ]; then command=go="$RAYMOND_GO"; else command=baton="$KIT/baton-adapter.sh"; fi
+      if [ "$peer" = go ]; then command=go="$RAYMOND_GO"
+      elif [ "${BATON_FORM:-}" = raymond ]; then command=baton="$BATON"
+      else command=baton="$KIT/baton-adapter.sh"; fi
       "$KIT/run-peers.sh" -r 1 -u 1 -t "$disk" -w "${WORKFLOWS:-single loop fanout callstack fanout-multi}" \
         -m "${MODES:-nodebug debug}" -o "$OUT/$name-$pass-$peer" "$command" > "$OUT/$name-$pass-$peer.log" 2>&1
     done
@@ -90,6 +95,7 @@ import csv, glob, os, statistics, sys
 out = sys.argv[1]
 states = {}
 walls = {}
+positions = {}
 for path in glob.glob(os.path.join(out, "*-*/runs.tsv")):
     disk = os.path.basename(os.path.dirname(path)).split("-")[0]  # ext4-PASS-PEER
     for row in csv.DictReader(open(path), delimiter="\t"):
@@ -98,6 +104,10 @@ for path in glob.glob(os.path.join(out, "*-*/runs.tsv")):
             continue
         key = (disk, row["workflow"], row["mode"], row["peer"])
         walls.setdefault(key, []).append(float(row["wall_s"]))
+        # Odd passes run go first, even ones baton.
+        run_pass = int(os.path.basename(os.path.dirname(path)).split("-")[1])
+        second = (run_pass % 2 == 1) == (row["peer"] == "baton")
+        positions.setdefault(key + (second,), []).append(float(row["wall_s"]))
         states[row["workflow"]] = int(row["states"])
 med = {key: statistics.median(values) for key, values in walls.items()}
 print("| disk | workflow | mode | go | baton | passes |")
@@ -133,5 +143,21 @@ for disk in ("ext4", "tmpfs"):
         passes = len(scopes.get((disk, scope, "baton"), []))
         if passes:
             print(f"| {disk} | loop as {scope} | nodebug | {row[0]} | {row[1]} | {passes} |")
+# The one-state run by position in its pass: the peer that goes second starts right
+# after the other's whole run on that disk and pays for what it left to write back.
+# With an odd number of passes one peer is second more often, so the medians above
+# lean on that; this table does not.
+print()
+print("| disk | one-state run | go first | go second | baton first | baton second |")
+print("|---|---|---:|---:|---:|---:|")
+for disk in ("ext4", "tmpfs"):
+    for mode in ("nodebug", "debug"):
+        cells = []
+        for peer in ("go", "baton"):
+            for second in (False, True):
+                values = positions.get((disk, "single", mode, peer, second))
+                cells.append(f"{statistics.median(values) * 1000:.1f} ms ({len(values)})" if values else "—")
+        if any(cell != "—" for cell in cells):
+            print(f"| {disk} | {mode} | " + " | ".join(cells) + " |")
 PY
 echo "raw runs: $OUT" >&2
