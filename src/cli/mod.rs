@@ -226,7 +226,28 @@ fn block_on<F: Future>(future: F) -> Result<F::Output, CliError> {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|source| CliError::Runtime { source })
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads(std::env::var("TOKIO_WORKER_THREADS").ok().as_deref()))
+        .enable_all()
+        .build()
+        .map_err(|source| CliError::Runtime { source })
+}
+
+/// Most worker threads a Baton runtime starts unless `TOKIO_WORKER_THREADS` says.
+///
+/// tokio starts one per core. Baton's threads mostly wait (on processes, pipes and
+/// the disk; the work is in the steps' own processes), and 10,000 live agents run at
+/// a flat cost per step on two cores (`docs/benchmarks.md`), so on a 64-core machine
+/// the other 56 would be thread creations at every start and nothing else.
+const MOST_WORKER_THREADS: usize = 8;
+
+/// The runtime's worker threads: `TOKIO_WORKER_THREADS` (tokio's own variable) when it
+/// is a positive number, else one per core the process may use, at most
+/// [`MOST_WORKER_THREADS`].
+fn worker_threads(requested: Option<&str>) -> usize {
+    requested.and_then(|value| value.trim().parse::<usize>().ok()).filter(|threads| *threads > 0).unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(MOST_WORKER_THREADS)
+    })
 }
 
 /// Diagnostics about Baton itself (observer failures and the like) go to stderr,
@@ -240,4 +261,20 @@ fn init_tracing(verbose: bool) {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_threads_follow_the_cores_up_to_a_cap_unless_tokio_worker_threads_says() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        assert_eq!(worker_threads(None), cores.min(MOST_WORKER_THREADS));
+        assert_eq!(worker_threads(Some("24")), 24);
+        assert_eq!(worker_threads(Some(" 3 ")), 3);
+        for ignored in ["0", "-2", "many", ""] {
+            assert_eq!(worker_threads(Some(ignored)), cores.min(MOST_WORKER_THREADS), "{ignored:?}");
+        }
+    }
 }
