@@ -163,6 +163,24 @@ fn an_edit_of_an_agent_that_is_not_paused_is_refused_with_exit_5_and_changes_not
     );
 }
 
+/// A worker that ran to its end is not an unknown agent: editing it is the same
+/// conflict as editing one that runs (regression: the daemon answered 404 to a
+/// second client once the first had let the agent finish).
+#[test]
+fn an_edit_of_an_agent_that_terminated_is_a_conflict_not_an_unknown_agent() {
+    let outcome = forking().run_workflow(&["--break-before", "A"]);
+    outcome.status(3);
+    assert_eq!(outcome.state("test")["terminated"][0]["id"], "main_w1");
+    let outcome = outcome.rerun(["resume", "test", "--agent", "main_w1", "--input", "x"]);
+    outcome.status(5);
+    assert_eq!(
+        outcome.error_message(),
+        "error: agent `main_w1` of run `test` is not paused (terminated), so it cannot be edited: only an agent \
+         stopped at a breakpoint or paused can be (another client may have continued it first); `baton status test` \
+         shows where it is"
+    );
+}
+
 #[test]
 fn prompt_file_replaces_the_next_prompt_once_and_is_refused_for_a_script() {
     let test = Test::new()
@@ -250,7 +268,10 @@ fn under_on_ask_json_a_stopped_agent_keeps_the_run_live_until_its_supervisor_con
     send(&mut child, r#"{"continue_agent": {"agent_id": "main", "input": "too late"}}"#);
     let ignored = test.wait_for_event("test", |event| event["type"] == "ControlIgnored");
     let reason = ignored["reason"].as_str().unwrap_or_default();
-    assert!(reason == "agent `main` is not paused (running)" || reason == "agent `main` has terminated", "{reason}");
+    assert!(
+        reason == "agent `main` is not paused (running)" || reason == "agent `main` is not paused (terminated)",
+        "{reason}"
+    );
     let output = child.wait_with_output().expect("the run ends");
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "main got: from the supervisor\n");
@@ -499,6 +520,15 @@ fn the_daemon_starts_a_run_with_breakpoints_and_one_of_two_clients_continues_the
     assert!(results.contains(&"main got: from the page"), "{results:?}");
     let edits = test.events_so_far("s").into_iter().filter(|event| event["type"] == "AgentEdited").collect::<Vec<_>>();
     assert_eq!((edits.len(), &edits[0]["by"]), (1, &Value::from("serve")));
+    // A client that comes after the agent ran to its end is refused the same way as
+    // one that comes while it runs: whichever the second client above met.
+    let late = daemon.post("/api/v1/runs/s/agents/main/continue", &serde_json::json!({"input": "much too late"}));
+    assert_eq!(
+        (late.status, late.json()["error"].as_str()),
+        (409, Some("agent `main` is not paused (terminated)")),
+        "{}",
+        late.body
+    );
 }
 
 #[test]

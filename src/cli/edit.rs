@@ -72,7 +72,10 @@ impl AgentEdit {
     pub(crate) fn apply(&self, state: &mut RunState) -> Result<Vec<Event>, CliError> {
         let run_id = state.run_id.to_string();
         let Some(agent) = state.agents.iter_mut().find(|agent| agent.id == self.agent) else {
-            return Err(no_such_agent(state, &self.agent));
+            return Err(match crate::run::edit::terminated(state, &self.agent) {
+                Some(refusal) => self.refused(&run_id, refusal),
+                None => no_such_agent(state, &self.agent),
+            });
         };
         check_paused(agent).map_err(|refusal| self.refused(&run_id, refusal))?;
         // Read only once the agent may be edited, and the file only if it is a prompt.

@@ -69,10 +69,9 @@ impl WorkflowLoop {
     pub(super) fn continue_agent(&mut self, line: ContinueAgent) -> Result<(), String> {
         let id = line.agent_id;
         let Some(index) = self.position(&id) else {
-            return Err(if self.state.terminated.iter().any(|agent| agent.id == id) {
-                format!("agent `{id}` has terminated")
-            } else {
-                format!("no agent `{id}` in this run")
+            return Err(match crate::run::edit::terminated(&self.state, &id) {
+                Some(refusal) => refusal.message(&id),
+                None => format!("no agent `{id}` in this run"),
             });
         };
         let edit = Edit { input: line.input, goto: line.goto, prompt: line.prompt };

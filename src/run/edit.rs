@@ -14,6 +14,7 @@
 use crate::events::{EditField, Event};
 use crate::ids::StateName;
 use crate::model::agent::{Agent, AgentStatus};
+use crate::model::run_state::RunState;
 use crate::text::state_name;
 use crate::workflow::resolution::resolve_state;
 
@@ -29,7 +30,7 @@ pub(crate) struct Edit {
 /// Why an edit was refused; the agent was not changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum EditRefusal {
-    /// The agent is `running`, `asking` or `joining`.
+    /// The agent is `running`, `asking` or `joining`, or has `terminated`.
     NotPaused { status: &'static str },
     /// The `goto` target does not resolve in the agent's workflow (`reason` says why,
     /// with a did-you-mean).
@@ -51,6 +52,13 @@ impl EditRefusal {
             }
         }
     }
+}
+
+/// The refusal for `agent` when it is no longer in `state` because it terminated:
+/// a client that continued it first let it run to its end. Not an unknown agent:
+/// like any agent that is not paused, it is a conflict.
+pub(crate) fn terminated(state: &RunState, agent: &str) -> Option<EditRefusal> {
+    state.terminated.iter().any(|done| *done.id == *agent).then_some(EditRefusal::NotPaused { status: "terminated" })
 }
 
 /// Whether `agent` may be edited now.

@@ -67,6 +67,9 @@ pub(super) async fn continue_agent(
     known_run(&app.store, &run_id)?;
     let run = tokio::task::block_in_place(|| app.store.load(&run_id))?;
     let Some(found) = run.agents.iter().find(|candidate| *candidate.id == *agent) else {
+        if let Some(refusal) = crate::run::edit::terminated(&run, &agent) {
+            return Err(ApiError::conflict(refusal.message(&agent)));
+        }
         let known: Vec<&str> = run.agents.iter().map(|candidate| &*candidate.id).collect();
         let hint = did_you_mean(&agent, known.iter().copied())
             .map(|near| format!(" (did you mean `{near}`?)"))
