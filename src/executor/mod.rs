@@ -65,21 +65,28 @@ pub(crate) trait StateExecutor: Send + Sync {
 /// attributes and the built-ins. A prompt's body and a cross-workflow tag's input
 /// (R3.41) are rendered with them.
 pub(crate) fn template_variables(context: &ExecutionContext, agent: &Agent) -> BTreeMap<String, String> {
-    let task_folder = agent.task_folder.to_string_lossy();
-    let mut variables = variables(&TemplateInputs {
-        input: agent.pending_result.as_deref(),
-        ask_id: agent.pending_ask_id.as_deref(),
-        fork_attributes: &agent.fork_attributes,
-        workflow_id: &context.run_id,
-        agent_id: &agent.id,
-        task_folder: &task_folder,
-    });
+    let mut variables = agent_variables(agent, &context.run_id);
     // The state after a `<join>`: the file its executor wrote (`docs/join.md`).
     if agent.join_results.is_some() {
         let path = script::results_path(&context.inputs_dir, agent);
         variables.insert("results".to_string(), path.to_string_lossy().into_owned());
     }
     variables
+}
+
+/// The template variables `agent` carries in run `workflow_id`, without `results`:
+/// where a `<join>`'s results are depends on who asks (the executor writes them, an
+/// inspection of a stopped agent only names them).
+pub(crate) fn agent_variables(agent: &Agent, workflow_id: &str) -> BTreeMap<String, String> {
+    let task_folder = agent.task_folder.to_string_lossy();
+    variables(&TemplateInputs {
+        input: agent.pending_result.as_deref(),
+        ask_id: agent.pending_ask_id.as_deref(),
+        fork_attributes: &agent.fork_attributes,
+        workflow_id,
+        agent_id: &agent.id,
+        task_folder: &task_folder,
+    })
 }
 
 pub(crate) fn warn_ignored_attributes(context: &ExecutionContext, agent: &Agent, tags: &[Tag]) {

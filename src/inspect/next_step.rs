@@ -13,11 +13,12 @@
 use std::fmt::Write as _;
 
 use crate::backend::profile::profile;
+use crate::executor::agent_variables;
 use crate::executor::script::script_environment;
 use crate::ids::BackendName;
 use crate::model::agent::Agent;
 use crate::model::run_state::RunState;
-use crate::syntax::template::{TemplateInputs, render, variables};
+use crate::syntax::template::render;
 use crate::text::state_name;
 use crate::workflow::manifest::BackendChoice;
 use crate::workflow::resolution;
@@ -72,15 +73,7 @@ pub(crate) fn describe(run: &RunState, agent: &Agent) -> Result<NextStep, String
             text.clone()
         }
         None => {
-            let task_folder = agent.task_folder.to_string_lossy();
-            let mut values = variables(&TemplateInputs {
-                input: agent.pending_result.as_deref(),
-                ask_id: agent.pending_ask_id.as_deref(),
-                fork_attributes: &agent.fork_attributes,
-                workflow_id: &run.run_id,
-                agent_id: &agent.id,
-                task_folder: &task_folder,
-            });
+            let mut values = agent_variables(agent, &run.run_id);
             if agent.join_results.is_some() {
                 values.insert("results".to_string(), AT_LAUNCH.to_string());
             }
