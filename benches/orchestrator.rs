@@ -3,7 +3,8 @@
 //! Runs the script-only workflows in `bench/workflows/` with the release `baton`,
 //! each `--runs` times (default 5), and reports medians:
 //! - per-transition overhead: wall time minus what the same number of bare
-//!   `bash <script>` spawns of the same scripts take, measured in the same run;
+//!   `bash <script>` spawns of the same scripts take, measured right after each
+//!   run (the median of those paired differences);
 //! - Baton's own CPU per transition, peak RSS, and the time and bytes spent on
 //!   persistence per step, snapshots amortised (from the run's `--json` metrics);
 //! - trace bytes written per step.
@@ -308,14 +309,25 @@ fn main() {
         if only.as_deref().is_some_and(|only| !scenario.workflow.contains(only) && !scenario.name.contains(only)) {
             continue;
         }
-        let samples: Vec<Sample> = (0..runs).map(|index| run_once(&scenario, index)).collect();
-        let floors: Vec<Duration> = (0..runs).map(|_| floor(&scenario)).collect();
+        // Each run is paired with a floor measured right after it, and the overhead
+        // is the median of the pairs' differences: on a shared machine the load
+        // drifts over a row's runs, and a floor measured after all of them compared
+        // another moment's machine with Baton's.
+        let (samples, floors): (Vec<Sample>, Vec<Duration>) =
+            (0..runs).map(|index| (run_once(&scenario, index), floor(&scenario))).unzip();
         let steps = samples[0].steps;
         let wall = median(samples.iter().map(|sample| sample.wall).collect());
-        let floor = median(floors);
         let per_step = |value: f64| value / steps as f64;
+        let overhead_ms = median(
+            samples
+                .iter()
+                .zip(&floors)
+                .map(|(sample, floor)| (sample.wall.as_secs_f64() - floor.as_secs_f64()) * 1000.0)
+                .collect(),
+        );
+        let floor = median(floors);
         let overhead = if scenario.sequential {
-            format!("{:.3} ms", per_step((wall.as_secs_f64() - floor.as_secs_f64()) * 1000.0))
+            format!("{:.3} ms", per_step(overhead_ms))
         } else {
             String::from("n/a (concurrent)")
         };
