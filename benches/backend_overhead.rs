@@ -8,6 +8,8 @@
 //! runs a workflow of `steps` prompt states chained by implicit `goto`s (so it makes
 //! one fresh and `steps - 1` continuing calls too); overhead per step is
 //! `(Baton wall - floor) / steps`, the median over `--runs` (default 9) paired runs.
+//! It also prints how long the bare CLI takes to exit after the stream object that
+//! ends its turn: time every step waits for, Baton's and the bare CLI's alike.
 //! Numbers only: nothing is asserted.
 
 #![allow(dead_code, unused_imports)] // The test support is shared; this bench uses part of it.
@@ -34,6 +36,8 @@ struct Backend {
     continuing: fn(&str) -> Vec<String>,
     /// The object field holding the conversation's id in the CLI's stream.
     id_field: &'static str,
+    /// The `type` of the stream object that ends a turn (what Baton waits for).
+    end_type: &'static str,
     /// `test` pointed at the fake at `url`, with this backend's binary.
     environment: fn(Test, &str) -> Test,
 }
@@ -59,6 +63,7 @@ const BACKENDS: [Backend; 3] = [
         fresh: CLAUDE_FRESH,
         continuing: |id| CLAUDE_FRESH.iter().map(|arg| arg.to_string()).chain(["--resume".into(), id.into()]).collect(),
         id_field: "session_id",
+        end_type: "result",
         environment: |mut test, url| {
             for key in claude_cli::CLAUDE_ENV_REMOVE {
                 test = test.env_remove(key);
@@ -75,6 +80,7 @@ const BACKENDS: [Backend; 3] = [
         fresh: &["--mode", "json", "-p"],
         continuing: |id| ["--mode", "json", "-p", "--session", id].map(String::from).to_vec(),
         id_field: "id",
+        end_type: "agent_end",
         environment: |mut test, url| {
             for key in pi_cli::PI_ENV_REMOVE {
                 test = test.env_remove(key);
@@ -94,6 +100,7 @@ const BACKENDS: [Backend; 3] = [
             first.iter().map(|arg| arg.to_string()).chain(["resume".into(), id.into(), last.to_string()]).collect()
         },
         id_field: "thread_id",
+        end_type: "turn.completed",
         environment: |mut test, url| {
             for key in codex_cli::CODEX_ENV_REMOVE {
                 test = test.env_remove(key);
@@ -144,8 +151,15 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
-/// One bare call; its wall time and the conversation id it reported.
-fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Option<&str>) -> (Duration, String) {
+/// One bare call: its wall time, the conversation id it reported, and how long
+/// the process took to exit after printing the object that ends its turn.
+fn bare_call(
+    backend: &Backend,
+    url: &str,
+    cwd: &std::path::Path,
+    continuing: Option<&str>,
+) -> (Duration, String, Option<Duration>) {
+    use std::io::BufRead;
     let mut command = (backend.command)(url);
     match continuing {
         Some(id) => command.args((backend.continuing)(id)),
@@ -155,14 +169,21 @@ fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Op
     let started = Instant::now();
     let mut child = command.spawn().expect("the CLI");
     child.stdin.take().expect("stdin").write_all(b"BENCH STATE").expect("prompt");
-    let output = child.wait_with_output().expect("the CLI's output");
-    let elapsed = started.elapsed();
-    let id = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .find_map(|value| value[backend.id_field].as_str().map(str::to_string))
-        .unwrap_or_default();
-    (elapsed, id)
+    let (mut id, mut ended_at) = (String::new(), None);
+    for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line.expect("a line")) else { continue };
+        if id.is_empty()
+            && let Some(found) = value[backend.id_field].as_str()
+        {
+            id = found.to_string();
+        }
+        if ended_at.is_none() && value["type"] == backend.end_type {
+            ended_at = Some(Instant::now());
+        }
+    }
+    child.wait().expect("the CLI's exit");
+    let exited = Instant::now();
+    (exited - started, id, ended_at.map(|at| exited - at))
 }
 
 fn measure(backend: &Backend, runs: usize, steps: usize) {
@@ -172,8 +193,8 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
     // Warm the page cache: the first call after install is much slower.
     bare_call(backend, &url, scratch.path(), None);
 
-    let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step, mut lingering) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs {
         // START.md → S2.md → … → S<steps>.md; each state's policy has a single goto,
         // so the reply "ok" (no tag) takes the implicit transition (R5.11–R5.13).
@@ -188,8 +209,9 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
         // and run in the same directory. (The test project has a `.git` marker; Claude Code
         // probes a repository it finds with about ten `git` calls a turn, 30 ms here, which
         // a bare call in a plain temporary directory never paid and Baton seemed to.)
-        let (fresh_time, id) = bare_call(backend, &url, test.root(), None);
-        let continued_time = bare_call(backend, &url, test.root(), Some(&id)).0;
+        let (fresh_time, id, fresh_linger) = bare_call(backend, &url, test.root(), None);
+        let (continued_time, _, continued_linger) = bare_call(backend, &url, test.root(), Some(&id));
+        lingering.extend(fresh_linger.into_iter().chain(continued_linger));
         fresh.push(fresh_time);
         continued.push(continued_time);
         let floor = fresh_time + continued_time * (steps as u32 - 1);
@@ -223,6 +245,14 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
         differences[differences.len() - 1] * 1000.0,
         median(cpu_per_step).as_secs_f64() * 1000.0
     );
+    if !lingering.is_empty() {
+        println!(
+            "{}: the bare CLI exits {:.1} ms (median) after printing its `{}` object",
+            backend.name,
+            median(lingering).as_secs_f64() * 1000.0,
+            backend.end_type
+        );
+    }
 }
 
 fn main() {
