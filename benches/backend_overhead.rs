@@ -9,7 +9,10 @@
 //! one fresh and `steps - 1` continuing calls too); overhead per step is
 //! `(Baton wall - floor) / steps`, the median over `--runs` (default 9) paired runs.
 //! It also prints how long the bare CLI takes to exit after the stream object that
-//! ends its turn: time every step waits for, Baton's and the bare CLI's alike.
+//! ends its turn (time every step waits for, Baton's and the bare CLI's alike), and
+//! which files in the CLI's state directory it still wrote after that object: a
+//! turn could only move on at the object if the next turn, resuming the session,
+//! would not race those writes.
 //! Numbers only: nothing is asserted.
 
 #![allow(dead_code, unused_imports)] // The test support is shared; this bench uses part of it.
@@ -151,16 +154,49 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
-/// One bare call: its wall time, the conversation id it reported, and how long
-/// the process took to exit after printing the object that ends its turn.
-fn bare_call(
-    backend: &Backend,
-    url: &str,
-    cwd: &std::path::Path,
-    continuing: Option<&str>,
-) -> (Duration, String, Option<Duration>) {
+/// The variables naming the directory where each CLI keeps its sessions.
+const STATE_DIR_VARIABLES: [&str; 3] = ["CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME"];
+
+/// Every file under `dir`, with its size and modification time.
+fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (u64, std::time::SystemTime)> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else { continue };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(meta) if meta.is_dir() => pending.push(entry.path()),
+                Ok(meta) => {
+                    let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                    let relative = entry.path().strip_prefix(dir).map(std::path::Path::to_path_buf).unwrap_or_default();
+                    files.insert(relative, (meta.len(), modified));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    files
+}
+
+/// What one bare call measured.
+struct BareCall {
+    wall: Duration,
+    /// The conversation id the CLI reported.
+    id: String,
+    /// From the object that ends the turn to the process's exit.
+    lingered: Option<Duration>,
+    /// Files under the CLI's state directory written after that object was read.
+    written_after_end: Vec<std::path::PathBuf>,
+}
+
+/// One bare call of the CLI.
+fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Option<&str>) -> BareCall {
     use std::io::BufRead;
     let mut command = (backend.command)(url);
+    let state_dir = command
+        .get_envs()
+        .find(|(key, _)| STATE_DIR_VARIABLES.iter().any(|name| key == name))
+        .and_then(|(_, value)| value.map(std::path::PathBuf::from));
     match continuing {
         Some(id) => command.args((backend.continuing)(id)),
         None => command.args(backend.fresh),
@@ -169,7 +205,7 @@ fn bare_call(
     let started = Instant::now();
     let mut child = command.spawn().expect("the CLI");
     child.stdin.take().expect("stdin").write_all(b"BENCH STATE").expect("prompt");
-    let (mut id, mut ended_at) = (String::new(), None);
+    let (mut id, mut ended_at, mut files_at_end) = (String::new(), None, None);
     for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&line.expect("a line")) else { continue };
         if id.is_empty()
@@ -179,11 +215,20 @@ fn bare_call(
         }
         if ended_at.is_none() && value["type"] == backend.end_type {
             ended_at = Some(Instant::now());
+            files_at_end = state_dir.as_deref().map(files_under);
         }
     }
     child.wait().expect("the CLI's exit");
     let exited = Instant::now();
-    (exited - started, id, ended_at.map(|at| exited - at))
+    let written_after_end = match (state_dir.as_deref(), files_at_end) {
+        (Some(dir), Some(before)) => files_under(dir)
+            .into_iter()
+            .filter(|(path, stamp)| before.get(path) != Some(stamp))
+            .map(|(path, _)| path)
+            .collect(),
+        _ => Vec::new(),
+    };
+    BareCall { wall: exited - started, id, lingered: ended_at.map(|at| exited - at), written_after_end }
 }
 
 fn measure(backend: &Backend, runs: usize, steps: usize) {
@@ -195,6 +240,8 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
 
     let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step, mut lingering) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Which files the bare calls wrote after their end object, and how many calls did.
+    let (mut written_after_end, mut calls, mut calls_writing) = (std::collections::BTreeSet::new(), 0, 0);
     for run in 0..runs {
         // START.md → S2.md → … → S<steps>.md; each state's policy has a single goto,
         // so the reply "ok" (no tag) takes the implicit transition (R5.11–R5.13).
@@ -209,9 +256,15 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
         // and run in the same directory. (The test project has a `.git` marker; Claude Code
         // probes a repository it finds with about ten `git` calls a turn, 30 ms here, which
         // a bare call in a plain temporary directory never paid and Baton seemed to.)
-        let (fresh_time, id, fresh_linger) = bare_call(backend, &url, test.root(), None);
-        let (continued_time, _, continued_linger) = bare_call(backend, &url, test.root(), Some(&id));
-        lingering.extend(fresh_linger.into_iter().chain(continued_linger));
+        let first = bare_call(backend, &url, test.root(), None);
+        let second = bare_call(backend, &url, test.root(), Some(&first.id));
+        let (fresh_time, continued_time) = (first.wall, second.wall);
+        for call in [first, second] {
+            lingering.extend(call.lingered);
+            calls += 1;
+            calls_writing += usize::from(!call.written_after_end.is_empty());
+            written_after_end.extend(call.written_after_end);
+        }
         fresh.push(fresh_time);
         continued.push(continued_time);
         let floor = fresh_time + continued_time * (steps as u32 - 1);
@@ -251,6 +304,14 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
             backend.name,
             median(lingering).as_secs_f64() * 1000.0,
             backend.end_type
+        );
+        // Whether a turn could move on at that object: a CLI that still writes its
+        // session after it would race the next turn resuming that session.
+        let names: Vec<String> = written_after_end.iter().map(|path| path.display().to_string()).collect();
+        println!(
+            "{}: {calls_writing} of {calls} bare calls wrote files in the CLI's state directory after that object{}",
+            backend.name,
+            if names.is_empty() { String::new() } else { format!(": {}", names.join(", ")) }
         );
     }
 }
