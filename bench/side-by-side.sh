@@ -144,7 +144,8 @@ for disk in ("ext4", "tmpfs"):
         if passes:
             print(f"| {disk} | loop as {scope} | nodebug | {row[0]} | {row[1]} | {passes} |")
 # The one-state run by position in its pass: the peer that goes second starts right
-# after the other's whole run on that disk and pays for what it left to write back.
+# after the other's whole run on that disk, whose removed files make every file it
+# creates cost more on a journal-less ext4 (docs/benchmarks.md, fourth round).
 # With an odd number of passes one peer is second more often, so the medians above
 # lean on that; this table does not.
 print()
