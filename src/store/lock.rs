@@ -5,13 +5,18 @@
 //! never locked out. One subtlety: a child forked by the owner shares the lock until
 //! it `exec`s, so right after the owner was killed the lock can stay taken for an
 //! instant; when the recorded owner is dead we retry briefly instead of refusing.
+//!
+//! The pid is the file's first line. A run's failure note may follow it
+//! (`store::failure_note`); taking the lock rewrites the pid and keeps the note.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::process::group::signal_process;
+use crate::store::failure_note;
 
 pub(crate) const LOCK_FILE: &str = "lock";
 
@@ -28,7 +33,9 @@ pub(crate) enum LockError {
 /// Held for the lifetime of the value.
 #[derive(Debug)]
 pub(crate) struct RunLock {
-    _file: File,
+    file: File,
+    /// The bytes of the pid line, where a failure note would start.
+    pid_length: u64,
 }
 
 pub(crate) fn open(path: &Path) -> io::Result<File> {
@@ -45,10 +52,25 @@ pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
     if error.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(false) } else { Err(error) }
 }
 
-fn recorded_pid(file: &mut File) -> String {
-    let mut text = String::new();
-    let _ = file.seek(SeekFrom::Start(0)).and_then(|_| file.read_to_string(&mut text));
-    let pid = text.trim();
+/// The start of the lock file: the pid line, and a failure note if one follows.
+fn head(file: &File) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0; 64];
+    let read = file.read_at(&mut bytes, 0)?;
+    bytes.truncate(read);
+    Ok(bytes)
+}
+
+/// Where the pid line of a lock file ends (a failure note starts there).
+pub(crate) fn pid_line_length(file: &File) -> io::Result<u64> {
+    let head = head(file)?;
+    Ok(head.iter().position(|byte| *byte == b'\n').unwrap_or(head.len()) as u64)
+}
+
+fn recorded_pid(file: &File) -> String {
+    let head = head(file).unwrap_or_default();
+    let line = head.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let pid = String::from_utf8_lossy(line);
+    let pid = pid.trim();
     if pid.is_empty() { "unknown".to_string() } else { pid.to_string() }
 }
 
@@ -62,30 +84,45 @@ impl RunLock {
     pub(crate) fn acquire(run_dir: &Path, run_id: &str) -> Result<RunLock, LockError> {
         let path = run_dir.join(LOCK_FILE);
         let io_error = |source| LockError::Io { path: path.clone(), source };
-        let mut file = open(&path).map_err(io_error)?;
+        let file = open(&path).map_err(io_error)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while !try_lock(&file).map_err(io_error)? {
-            let pid = recorded_pid(&mut file);
+            let pid = recorded_pid(&file);
             if is_alive(&pid) || std::time::Instant::now() >= deadline {
                 return Err(LockError::Held { run_id: run_id.to_string(), pid });
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        file.set_len(0).map_err(io_error)?;
-        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
-        write!(file, "{}", std::process::id()).map_err(io_error)?;
-        Ok(RunLock { _file: file })
+        // The pid replaces the last owner's; a failure note after it stays.
+        let bound = failure_note::RESERVED_BYTES as u64 + 64;
+        let mut old = Vec::new();
+        (&file).take(bound).read_to_end(&mut old).map_err(io_error)?;
+        let note_start = old.iter().position(|byte| *byte == b'\n').unwrap_or(old.len());
+        let pid = std::process::id().to_string();
+        let mut content = pid.clone().into_bytes();
+        content.extend_from_slice(&old[note_start..]);
+        file.write_all_at(&content, 0).map_err(io_error)?;
+        if old.len() > content.len() || old.len() as u64 == bound {
+            file.set_len(content.len() as u64).map_err(io_error)?;
+        }
+        Ok(RunLock { file, pid_length: pid.len() as u64 })
+    }
+
+    /// Empty the run's failure note and hold space for the next one
+    /// (`store::failure_note`); `run` and `resume` do this once they own the run.
+    pub(crate) fn hold_failure_note(&self) {
+        failure_note::reserve(&self.file, self.pid_length);
     }
 
     /// The pid of the process driving the run right now, if any.
     pub(crate) fn holder(run_dir: &Path) -> Option<String> {
         // Read-only: `flock` needs no write access, and `baton logs --follow` asks this
         // of a run it must not change.
-        let mut file = File::open(run_dir.join(LOCK_FILE)).ok()?;
+        let file = File::open(run_dir.join(LOCK_FILE)).ok()?;
         match try_lock(&file) {
             // Free: we took it for a moment; closing the file releases it.
             Ok(true) => None,
-            Ok(false) => Some(recorded_pid(&mut file)),
+            Ok(false) => Some(recorded_pid(&file)),
             Err(_) => None,
         }
     }

@@ -40,9 +40,10 @@ pub(crate) struct RunPersistence {
 impl RunPersistence {
     /// Take over the run's files and start appending to the journal (whose entries
     /// are already replayed into the caller's state); `fold` then compacts them.
+    /// The caller holds the run's lock, and has it hold space for a failure note
+    /// (`RunLock::hold_failure_note`).
     pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
-        failure_note::reserve(&store.run_dir(&state.run_id));
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
             .ok()
             .and_then(|value| value.parse().ok())
