@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bounded_read::read_at_most;
+use crate::bounded_read::read_file_at_most;
 use crate::syntax::yaml_limits::{MAX_YAML_BYTES, YamlLimitError};
 use crate::text::state_name;
 use crate::workflow::manifest::MANIFEST_FILE;
@@ -256,7 +256,7 @@ impl Scope {
 /// size `yaml_limits` takes: `x.yaml` or a `workflow.yaml` that is (or links to)
 /// `/dev/zero` was read until memory ran out, before the limit was checked.
 pub(crate) fn read_yaml_text(path: &Path) -> std::io::Result<String> {
-    let Some(bytes) = read_at_most(std::fs::File::open(path)?, MAX_YAML_BYTES as u64)? else {
+    let Some(bytes) = read_file_at_most(std::fs::File::open(path)?, MAX_YAML_BYTES as u64)? else {
         // A regular file's size is known; a device or a pipe has none.
         let message = match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_file() => {

@@ -23,7 +23,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
 
-use crate::bounded_read::read_at_most;
+use crate::bounded_read::{read_at_most, read_file_at_most};
 
 const MIB: u64 = 1024 * 1024;
 /// The largest uncompressed entry: far more than any state file needs.
@@ -160,7 +160,7 @@ impl ZipWorkflow {
             return Err(too_large(len));
         }
         let bytes = std::fs::File::open(path)
-            .and_then(|file| read_at_most(file, MAX_ARCHIVE_BYTES))
+            .and_then(|file| read_file_at_most(file, MAX_ARCHIVE_BYTES))
             .map_err(read_error)?
             .ok_or_else(|| too_large(MAX_ARCHIVE_BYTES + 1))?;
         if let Some(expected) = pinned_hash(path)? {
