@@ -6,6 +6,7 @@
 
 #![allow(dead_code)] // A toolkit: each test uses part of it.
 
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,8 +40,17 @@ impl RestateServer {
         let mut args = vec!["worker", "--listen", &listen, "--register", &admin, "--name", name];
         args.extend_from_slice(extra);
         let args: Vec<String> = args.into_iter().map(str::to_string).collect();
-        let mut worker =
-            test.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn worker");
+        // A step's input directory is a temp dir, and a test that kills a worker leaves
+        // it behind: under the target directory, not in the machine's /tmp.
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("worker-tmp");
+        std::fs::create_dir_all(&tmp).expect("worker temp dir");
+        let mut worker = test
+            .command(&args)
+            .env("TMPDIR", &tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn worker");
         let deadline = Instant::now() + Duration::from_secs(30);
         while !self.has_step_service() {
             if let Ok(Some(status)) = worker.try_wait() {

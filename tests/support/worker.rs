@@ -47,6 +47,9 @@ impl Worker {
             .env("NO_COLOR", "1")
             .env("BATON_SYNC_IN_MEMORY", "1")
             .env("BATON_BIN", baton_bin)
+            // A step's input directory is a temp dir; a test that kills the worker
+            // leaves it behind, in the worker's own dir rather than the machine's /tmp.
+            .env("TMPDIR", dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("worker log"))
             .stderr(log);
