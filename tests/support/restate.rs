@@ -214,6 +214,9 @@ impl RestateServer {
             .arg(self.dir.path().join("base"))
             .args(["--node-name", "n1", "--no-logo", "--log-disable-ansi-codes", "true"])
             .env("RESTATE_DISABLE_TELEMETRY", "true")
+            // Each start makes a few hundred `invoker-<id>` directories in its TMPDIR
+            // and leaves them: in the server's own directory they go with the test.
+            .env("TMPDIR", self.dir.path())
             .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{}", self.ingress_port))
             .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{}", self.admin_port))
             .env_remove("RUST_LOG")
