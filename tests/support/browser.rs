@@ -141,6 +141,10 @@ impl Browser {
             .arg(format!("--window-size={width},{height}"))
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
+            // With --disable-dev-shm-usage Chromium keeps its shared memory in
+            // TMPDIR, and leaves an `org.chromium.Chromium.*` directory there when it is
+            // killed: in the profile, it goes with the test.
+            .env("TMPDIR", profile.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("share chromium.log"))
             .stderr(log)
