@@ -17,9 +17,10 @@ pub(crate) fn read_at_most(reader: impl Read, limit: u64) -> io::Result<Option<V
 
 /// `read_at_most` for a file: it reads the size its metadata gives (never beyond
 /// `limit`) with one `read`, and a second finds the end, instead of a series of
-/// reads of at most 8 KiB, each growing the buffer. A YAML workflow is read at every access to it (R13.8), twice a step. A
-/// size that lies costs nothing worse: a file that grew is read on to its end (or
-/// the limit), and one that reports no size (`/proc`, a pipe) is read as before.
+/// reads of at most 8 KiB, each growing the buffer. A YAML workflow is read at
+/// every access to it (R13.8), twice a step. A size that lies costs nothing worse:
+/// a file that grew is read on to its end (or the limit), and one that reports no
+/// size (`/proc`, a pipe) is read as before.
 pub(crate) fn read_file_at_most(mut file: File, limit: u64) -> io::Result<Option<Vec<u8>>> {
     let bound = limit.saturating_add(1);
     let size = file.metadata().map_or(0, |metadata| metadata.len()).min(bound);

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::lock::{LOCK_FILE, pid_line_length};
+use crate::store::lock::{LOCK_FILE, MAX_LOCK_BYTES, pid_line_length, split_pid_line};
 use crate::text::char_floor;
 
 /// Where an earlier Baton left the note.
@@ -73,11 +73,10 @@ pub(crate) fn record(run_dir: &Path, note: &FailureNote) -> io::Result<()> {
 /// The note of `run_dir`, if a failure left one.
 pub(crate) fn read(run_dir: &Path) -> Option<FailureNote> {
     let mut text = Vec::new();
-    let file = File::open(run_dir.join(LOCK_FILE)).ok();
-    if let Some(file) = file {
-        file.take(RESERVED_BYTES as u64 + 64).read_to_end(&mut text).ok()?;
-        if let Some(newline) = text.iter().position(|byte| *byte == b'\n') {
-            return serde_json::from_slice(&text[newline + 1..]).ok();
+    if let Ok(file) = File::open(run_dir.join(LOCK_FILE)) {
+        file.take(MAX_LOCK_BYTES).read_to_end(&mut text).ok()?;
+        if let Some(note) = split_pid_line(&text).1.strip_prefix(b"\n") {
+            return serde_json::from_slice(note).ok();
         }
     }
     text.clear();

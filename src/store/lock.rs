@@ -52,6 +52,15 @@ pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
     if error.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(false) } else { Err(error) }
 }
 
+/// The most of a lock file anyone reads: the pid line and a failure note.
+pub(crate) const MAX_LOCK_BYTES: u64 = failure_note::RESERVED_BYTES as u64 + 64;
+
+/// A lock file's bytes as its pid line and what follows: a failure note, newline
+/// first, or nothing.
+pub(crate) fn split_pid_line(bytes: &[u8]) -> (&[u8], &[u8]) {
+    bytes.split_at(bytes.iter().position(|byte| *byte == b'\n').unwrap_or(bytes.len()))
+}
+
 /// The start of the lock file: the pid line, and a failure note if one follows.
 fn head(file: &File) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0; 64];
@@ -62,14 +71,12 @@ fn head(file: &File) -> io::Result<Vec<u8>> {
 
 /// Where the pid line of a lock file ends (a failure note starts there).
 pub(crate) fn pid_line_length(file: &File) -> io::Result<u64> {
-    let head = head(file)?;
-    Ok(head.iter().position(|byte| *byte == b'\n').unwrap_or(head.len()) as u64)
+    Ok(split_pid_line(&head(file)?).0.len() as u64)
 }
 
 fn recorded_pid(file: &File) -> String {
     let head = head(file).unwrap_or_default();
-    let line = head.split(|byte| *byte == b'\n').next().unwrap_or_default();
-    let pid = String::from_utf8_lossy(line);
+    let pid = String::from_utf8_lossy(split_pid_line(&head).0);
     let pid = pid.trim();
     if pid.is_empty() { "unknown".to_string() } else { pid.to_string() }
 }
@@ -94,15 +101,13 @@ impl RunLock {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         // The pid replaces the last owner's; a failure note after it stays.
-        let bound = failure_note::RESERVED_BYTES as u64 + 64;
         let mut old = Vec::new();
-        (&file).take(bound).read_to_end(&mut old).map_err(io_error)?;
-        let note_start = old.iter().position(|byte| *byte == b'\n').unwrap_or(old.len());
+        (&file).take(MAX_LOCK_BYTES).read_to_end(&mut old).map_err(io_error)?;
         let pid = std::process::id().to_string();
         let mut content = pid.clone().into_bytes();
-        content.extend_from_slice(&old[note_start..]);
+        content.extend_from_slice(split_pid_line(&old).1);
         file.write_all_at(&content, 0).map_err(io_error)?;
-        if old.len() > content.len() || old.len() as u64 == bound {
+        if old.len() > content.len() || old.len() as u64 == MAX_LOCK_BYTES {
             file.set_len(content.len() as u64).map_err(io_error)?;
         }
         Ok(RunLock { file, pid_length: pid.len() as u64 })
