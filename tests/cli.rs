@@ -88,11 +88,46 @@ fn json_describes_the_run() {
     );
 }
 
+/// Issue 22: on a disk where other programs delete files, creating one costs about
+/// a millisecond. A one-state run without its trace creates these and nothing else:
+/// its first snapshot is in its journal, and its failure note's space in its lock.
+#[test]
+fn a_one_state_run_without_its_trace_creates_only_these_files() {
+    let outcome = Test::new().file("START.sh", "echo '<result>ok</result>'\n").run_workflow(&["-q", "--no-debug"]);
+    outcome.status(0).stdout("ok\n");
+    let baton = outcome.root().join(".baton");
+    let mut paths = Vec::new();
+    let mut pending = vec![baton.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir").filter_map(Result::ok) {
+            let path = entry.path();
+            paths.push(path.strip_prefix(&baton).expect("inside").to_string_lossy().into_owned());
+            if path.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            ".gitignore",
+            "runs",
+            "runs/test",
+            "runs/test/journal.jsonl",
+            "runs/test/lock",
+            "tasks",
+            "tasks/test",
+            "tasks/test/main"
+        ]
+    );
+}
+
 #[test]
 fn no_debug_writes_no_trace_but_keeps_the_state() {
     let outcome = countdown().run_workflow(&["--no-debug"]);
     outcome.status(0);
-    assert!(outcome.run_dir("test").join("state.json").is_file());
+    assert!(outcome.run_dir("test").join("journal.jsonl").is_file());
     assert!(!outcome.run_dir("test").join("events.jsonl").exists());
     assert!(!outcome.run_dir("test").join("transitions.log").exists());
 }
@@ -281,7 +316,7 @@ fn r8_1_baton_dir_is_found_at_the_git_root_from_a_subdirectory() {
     let test = countdown().write("deep/er/keep", "");
     let outcome = test.args(["run", "../../wf", "--run-id", "nested"]).run_in("deep/er");
     outcome.status(0);
-    assert!(outcome.root().join(".baton/runs/nested/state.json").is_file());
+    assert!(outcome.root().join(".baton/runs/nested/journal.jsonl").is_file());
     assert!(!outcome.root().join("deep/er/.baton").exists());
 }
 
@@ -326,7 +361,7 @@ fn an_existing_gitignore_in_the_baton_dir_is_kept() {
 fn baton_dir_flag_overrides_discovery() {
     let outcome = countdown().run_workflow(&["--baton-dir", "elsewhere"]);
     outcome.status(0);
-    assert!(outcome.root().join("elsewhere/runs/test/state.json").is_file());
+    assert!(outcome.root().join("elsewhere/runs/test/journal.jsonl").is_file());
     assert!(!outcome.root().join(".baton").exists());
 }
 

@@ -348,6 +348,7 @@ fn a_damaged_journal_is_reported_not_replayed() {
     let crashed = loop_workflow().env("BATON_FAILPOINT", "after_step_exit:10").run_workflow(&["-q"]);
     let journal = crashed.run_dir("test").join("journal.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
+    // Line 1 is the run's first snapshot; the first entry is line 2.
     let damaged = text.replacen("\"commit\"", "\"c0mmit\"", 1);
     std::fs::write(&journal, damaged).unwrap();
     let outcome = crashed.into_test().env_remove("BATON_FAILPOINT").args(["resume", "test"]).run();
@@ -355,7 +356,7 @@ fn a_damaged_journal_is_reported_not_replayed() {
     let message = outcome.error_message();
     assert!(
         message.starts_with(
-            "error: the journal [ROOT]/.baton/runs/test/journal.jsonl is damaged at line 1: missing field `commit`"
+            "error: the journal [ROOT]/.baton/runs/test/journal.jsonl is damaged at line 2: missing field `commit`"
         ),
         "{message}"
     );
@@ -376,13 +377,15 @@ fn repair_keeps_the_intact_entries_and_the_run_resumes() {
     let journal = crashed.run_dir("test").join("journal.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines[4] = lines[4].replacen("\"commit\"", "\"c0mmit\"", 1);
+    // Line 1 is the run's first snapshot, then entries 1 to 4, then the damage.
+    assert!(lines[0].starts_with("{\"snapshot\":"), "{}", lines[0]);
+    lines[5] = lines[5].replacen("\"commit\"", "\"c0mmit\"", 1);
     std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
     let test = crashed.into_test().env_remove("BATON_FAILPOINT");
     let repaired = test.args(["repair", "test"]).run();
     repaired.status(0);
     let report = normalize(&repaired.stdout, repaired.root());
-    assert!(report.starts_with("cut the journal of run test at line 5: missing field `commit`"), "{report}");
+    assert!(report.starts_with("cut the journal of run test at line 6: missing field `commit`"), "{report}");
     assert!(report.contains("\nkept 4 entries after the snapshot; the run now ends at commit "), "{report}");
     assert!(report.contains("\nthe whole journal was copied to [ROOT]/.baton/runs/test/journal.jsonl.damaged-"));
     assert!(report.ends_with("\ncontinue with `baton resume test`\n"), "{report}");

@@ -182,7 +182,7 @@ fn logs_follow_shows_a_live_run_and_ends_with_it() {
         )
         .file("AFTER.sh", "echo '<result>after the gate</result>'\n");
     let mut driver = test.spawn(&["run", "wf", "--run-id", "live"]);
-    assert!(test.wait_for_file(".baton/runs/live/state.json"), "the run never started");
+    assert!(test.wait_for_file(".baton/runs/live/journal.jsonl"), "the run never started");
     let mut follower = test.spawn(&["logs", "live", "--follow"]);
     let stdout = follower.stdout.take().expect("follower stdout");
     let (sender, lines) = mpsc::channel();

@@ -99,8 +99,7 @@ fn rerun_of_is_recorded_in_the_state_status_and_trace() {
     original.status(0);
     let rerun = original.rerun(["rerun", "test", "--from", "4", "--run-id", "again"]);
     rerun.status(0).stderr_contains("run again started: [ROOT]/wf (COUNT.sh), a rerun of test from step 4\n");
-    let file: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(rerun.run_dir("again").join("state.json")).unwrap()).unwrap();
+    let file = rerun.state("again");
     assert_eq!(file["rerun_of"], serde_json::json!({"run_id": "test", "commit": 4}));
     assert_eq!(file["version"], 6);
     let first = &rerun.events("again")[0];

@@ -114,13 +114,13 @@ pub(crate) async fn run(
         main,
         launch_params,
     });
-    let unsynced = store.create(&state)?;
+    let created = store.create(&state)?;
     let run = RunToExecute {
         state,
-        journal_intact: 0,
+        journal_intact: created.journal_intact,
         replayed_steps: Vec::new(),
         resumed: false,
-        unsynced,
+        unsynced: created.unsynced,
         edits: Vec::new(),
     };
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await

@@ -138,8 +138,8 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
         main,
         launch_params: LaunchParams::default(),
     });
-    store.create(&state).unwrap();
-    let persistence = RunPersistence::begin(store.clone(), &state, 0).unwrap();
+    let created = store.create(&state).unwrap();
+    let persistence = RunPersistence::begin(store.clone(), &state, created.journal_intact).unwrap();
     let executor = ScriptedExecutor::new(replies);
     let executors = Executors { script: executor.clone(), markdown: executor.clone() };
     let bus = Arc::new(EventBus::new());

@@ -194,6 +194,10 @@ fn run_of(journal: &Path) -> String {
 /// What reading a journal found.
 #[derive(Debug)]
 pub(crate) struct JournalScan {
+    /// The snapshot a new run's journal begins with (its first line, `{"snapshot":
+    /// STATE}`), as the JSON of the state: such a run has no `state.json` until its
+    /// first compaction (`docs/state-format.md`).
+    pub(crate) snapshot: Option<Vec<u8>>,
     /// The entries after the snapshot's commit, up to the first problem.
     pub(crate) entries: Vec<Commit>,
     /// Bytes of the journal before the first problem (a torn last line is not one).
@@ -204,17 +208,49 @@ pub(crate) struct JournalScan {
     pub(crate) problem: Option<(usize, String)>,
 }
 
-/// Read the journal at `path` for a snapshot that includes commit `after`. A
+/// How the line holding a new run's first snapshot starts.
+const SNAPSHOT_PREFIX: &[u8] = b"{\"snapshot\":";
+
+/// The journal line that holds `snapshot`, the JSON of a run's state (one line:
+/// compact JSON escapes every newline and zero byte).
+pub(crate) fn snapshot_line(snapshot: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(SNAPSHOT_PREFIX.len() + snapshot.len() + 2);
+    line.extend_from_slice(SNAPSHOT_PREFIX);
+    line.extend_from_slice(snapshot);
+    line.extend_from_slice(b"}\n");
+    line
+}
+
+/// The state's JSON in a snapshot line, if `line` (newline included) is one.
+fn snapshot_in(line: &[u8]) -> Option<&[u8]> {
+    line.strip_prefix(SNAPSHOT_PREFIX)?.strip_suffix(b"}\n")
+}
+
+/// The commit a snapshot includes, read from its JSON without the rest of it.
+fn snapshot_commit(snapshot: &[u8]) -> Result<u64, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Commit {
+        #[serde(default)]
+        journal_commit: u64,
+    }
+    serde_json::from_slice::<Commit>(snapshot).map(|commit| commit.journal_commit)
+}
+
+/// Read the journal at `path` for a snapshot that includes commit `after`, or, with
+/// `None`, for the snapshot on its own first line (a run without `state.json`). A
 /// missing file is empty; a final line without its newline (or unparsable at the
 /// very end) is a write a crash cut short, not damage. Entries are numbered, so
 /// one missing in the middle is found: those after `after` must count up by one.
-pub(crate) fn scan_journal(path: &Path, after: u64) -> Result<JournalScan, JournalError> {
-    let mut scan = JournalScan { entries: Vec::new(), intact: 0, intact_lines: 0, problem: None };
+/// A first-line snapshot is skipped when `after` is given: `state.json` is newer
+/// (a compaction that stopped before it emptied the journal).
+pub(crate) fn scan_journal(path: &Path, after: Option<u64>) -> Result<JournalScan, JournalError> {
+    let mut scan = JournalScan { snapshot: None, entries: Vec::new(), intact: 0, intact_lines: 0, problem: None };
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(scan),
         Err(source) => return Err(JournalError::Read { path: path.to_path_buf(), source }),
     };
+    let mut after = after;
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     let mut number = 0;
@@ -233,6 +269,26 @@ pub(crate) fn scan_journal(path: &Path, after: u64) -> Result<JournalScan, Journ
             break;
         }
         number += 1;
+        if let Some(snapshot) = snapshot_in(&line) {
+            if number > 1 {
+                scan.problem = Some((number, "a snapshot after the first line".to_string()));
+                break;
+            }
+            if after.is_none() {
+                match snapshot_commit(snapshot) {
+                    Ok(commit) => after = Some(commit),
+                    Err(error) => {
+                        scan.problem = Some((number, format!("the run's first snapshot is not valid: {error}")));
+                        break;
+                    }
+                }
+                scan.snapshot = Some(snapshot.to_vec());
+            }
+            scan.intact += read as u64;
+            scan.intact_lines = number;
+            continue;
+        }
+        let after = after.unwrap_or(0);
         match serde_json::from_slice::<Commit>(&line) {
             Ok(entry) => {
                 let expected = scan.entries.last().map_or(after, |last| last.commit) + 1;
@@ -257,15 +313,6 @@ pub(crate) fn scan_journal(path: &Path, after: u64) -> Result<JournalScan, Journ
         }
     }
     Ok(scan)
-}
-
-/// Entries after `after` and the intact length, or the damage that stops a resume.
-pub(crate) fn read_entries(path: &Path, after: u64) -> Result<(Vec<Commit>, u64), JournalError> {
-    let scan = scan_journal(path, after)?;
-    match scan.problem {
-        Some((line, reason)) => Err(JournalError::Damaged { path: path.to_path_buf(), line, reason }),
-        None => Ok((scan.entries, scan.intact)),
-    }
 }
 
 /// What one append did.
@@ -583,7 +630,7 @@ mod tests {
     }
 
     fn commits(path: &Path, after: u64) -> Vec<u64> {
-        let scan = scan_journal(path, after).expect("reads");
+        let scan = scan_journal(path, Some(after)).expect("reads");
         assert_eq!(scan.problem, None);
         scan.entries.iter().map(|entry| entry.commit).collect()
     }
@@ -645,7 +692,7 @@ mod tests {
         // A power loss kept half of the next entry's write.
         let file = OpenOptions::new().write(true).open(&path).expect("opens");
         file.write_all_at(b"{\"commit\":2,\"run\":{\"sta", intact).expect("writes");
-        let scan = scan_journal(&path, 0).expect("reads");
+        let scan = scan_journal(&path, Some(0)).expect("reads");
         assert_eq!((scan.entries.len(), scan.intact, scan.problem), (1, intact, None));
         let mut journal = Journal::open_with(&path, scan.intact, Some(true)).expect("reopens");
         journal.append(&entry(2)).expect("appends");
@@ -659,7 +706,7 @@ mod tests {
         let mut line = serde_json::to_vec(&entry(1)).expect("serialises");
         line.push(b'\n');
         std::fs::write(&path, &line).expect("writes");
-        let scan = scan_journal(&path, 0).expect("reads");
+        let scan = scan_journal(&path, Some(0)).expect("reads");
         let mut journal = Journal::open_with(&path, scan.intact, Some(true)).expect("opens");
         journal.append(&entry(2)).expect("appends");
         assert_eq!(commits(&path, 0), [1, 2]);

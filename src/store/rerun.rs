@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use crate::ids::{RunId, SessionId};
 use crate::model::agent::AgentStatus;
 use crate::model::run_state::{BATON_VERSION, RerunOf, RunState, RunStatus, STATE_VERSION};
-use crate::store::journal::{Commit, JOURNAL_FILE, StepSummary, scan_journal};
-use crate::store::runs::{STATE_FILE, StoreError, read_state};
+use crate::store::journal::{Commit, StepSummary};
+use crate::store::runs::{StoreError, read_run_files};
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RerunError {
@@ -91,8 +91,7 @@ pub(crate) struct StateAtCommit {
 impl History {
     /// Read the history of the run in `run_dir` (read-only).
     pub(crate) fn read(run_dir: &Path) -> Result<History, StoreError> {
-        let snapshot = read_state(&run_dir.join(STATE_FILE))?;
-        let scan = scan_journal(&run_dir.join(JOURNAL_FILE), snapshot.journal_commit)?;
+        let (snapshot, scan) = read_run_files(run_dir)?;
         Ok(History { run_id: snapshot.run_id.to_string(), snapshot, entries: scan.entries, damage: scan.problem })
     }
 

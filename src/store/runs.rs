@@ -8,6 +8,12 @@
 //! the old snapshot or the new one, never a torn file (R8.2); and `journal.jsonl`,
 //! the steps committed since that snapshot (`journal.rs`). Loading a run is always
 //! snapshot + replay, whether for `resume`, `status` or `list`.
+//!
+//! A new run's first snapshot is the first line of its journal instead, and
+//! `state.json` appears with the first compaction: most runs never have one. That
+//! saves creating, syncing and renaming a file on every run (issue 22: on a disk
+//! where other programs delete files, each creation costs about a millisecond),
+//! and a run is on disk as soon as one `write` put its journal there.
 
 use std::fs;
 use std::io::{self, Write};
@@ -17,7 +23,7 @@ use crate::model::run_state::{BATON_VERSION, RunState, RunStatus, STATE_VERSION}
 use crate::store::disk_full::DiskFull;
 use crate::store::failpoint;
 use crate::store::failure_note;
-use crate::store::journal::{JOURNAL_FILE, JournalError, StepSummary, read_entries, scan_journal};
+use crate::store::journal::{JOURNAL_FILE, JournalError, JournalScan, StepSummary, scan_journal, snapshot_line};
 
 pub(crate) const STATE_FILE: &str = "state.json";
 
@@ -45,6 +51,11 @@ pub(crate) enum StoreError {
     DiskFull { path: PathBuf, full: DiskFull },
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error(
+        "{path} begins with no snapshot of the run, and the run has no {STATE_FILE}: it was stopped as it was being \
+         created, before its first step; `baton gc --unreadable` deletes it"
+    )]
+    NoSnapshot { path: PathBuf },
 }
 
 impl StoreError {
@@ -52,7 +63,13 @@ impl StoreError {
     /// that cannot be read, a broken journal): such a run can be removed as
     /// unreadable. A run in a newer format is not damaged; a newer Baton reads it.
     pub(crate) fn is_damage(&self) -> bool {
-        matches!(self, StoreError::Read { .. } | StoreError::Corrupt { .. } | StoreError::Journal(_))
+        matches!(
+            self,
+            StoreError::Read { .. }
+                | StoreError::Corrupt { .. }
+                | StoreError::Journal(_)
+                | StoreError::NoSnapshot { .. }
+        )
     }
 }
 
@@ -130,7 +147,7 @@ impl RunStore {
     }
 
     pub(crate) fn exists(&self, run_id: &str) -> bool {
-        self.run_dir(run_id).join(STATE_FILE).exists()
+        holds_run(&self.run_dir(run_id))
     }
 
     /// A fresh id from the local time (R8.7), made unique with `_1`, `_2`, ….
@@ -145,11 +162,13 @@ impl RunStore {
         candidate
     }
 
-    /// Create the run directory and write the first snapshot; refuses an existing run.
-    /// Returns what still needs an `fsync` (the snapshot and the directories holding
-    /// it): the run's journal syncer does that beside its first step
-    /// (`RunPersistence::sync_files`), and nothing about the run is reported before.
-    pub(crate) fn create(&self, state: &RunState) -> Result<Vec<PathBuf>, StoreError> {
+    /// Create the run directory and write the first snapshot, as the first line of
+    /// the run's journal; refuses an existing run. Returns what still needs an
+    /// `fsync` (the directories holding the journal: the journal's own sync covers
+    /// the snapshot) and where the journal's entries start. The run's journal syncer
+    /// does that sync beside its first step (`RunPersistence::sync_files`), and
+    /// nothing about the run is reported before.
+    pub(crate) fn create(&self, state: &RunState) -> Result<CreatedRun, StoreError> {
         crate::ids::RunId::parse(&state.run_id)?;
         if self.exists(&state.run_id) {
             return Err(StoreError::AlreadyExists { run_id: state.run_id.to_string() });
@@ -157,24 +176,34 @@ impl RunStore {
         let run_dir = self.run_dir(&state.run_id);
         self.create_baton_dir()?;
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
-        self.save(state, false)?;
-        Ok(vec![run_dir.join(STATE_FILE), run_dir, self.runs_dir()])
+        let path = run_dir.join(JOURNAL_FILE);
+        let write_error = |source: io::Error, bytes: u64| match DiskFull::of(&source, &path, bytes) {
+            Some(full) => StoreError::DiskFull { path: path.clone(), full },
+            None => StoreError::Write { path: path.clone(), source },
+        };
+        let json = serde_json::to_vec(state).map_err(|source| write_error(io::Error::other(source), 0))?;
+        let line = snapshot_line(&json);
+        // A journal left by a run killed before its snapshot was written holds no run:
+        // `exists` said so, and it is replaced.
+        fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(&line))
+            .map_err(|source| write_error(source, line.len() as u64))?;
+        Ok(CreatedRun { unsynced: vec![run_dir, self.runs_dir()], journal_intact: line.len() as u64 })
     }
 
     /// Atomically replace the run's snapshot; returns the bytes written.
     pub(crate) fn write_snapshot(&self, state: &RunState) -> Result<u64, StoreError> {
         failpoint::hit("before_snapshot");
-        let written = self.save(state, true)?;
-        failpoint::hit("after_snapshot");
-        Ok(written)
-    }
-
-    fn save(&self, state: &RunState, sync: bool) -> Result<u64, StoreError> {
-        let run_dir = self.run_dir(&state.run_id);
+        let path = self.run_dir(&state.run_id).join(STATE_FILE);
         let mut json = serde_json::to_vec_pretty(state)
-            .map_err(|source| StoreError::Write { path: run_dir.join(STATE_FILE), source: io::Error::other(source) })?;
+            .map_err(|source| StoreError::Write { path: path.clone(), source: io::Error::other(source) })?;
         json.push(b'\n');
-        write_atomically(&run_dir.join(STATE_FILE), &json, sync)?;
+        write_atomically(&path, &json)?;
+        failpoint::hit("after_snapshot");
         Ok(json.len() as u64)
     }
 
@@ -196,7 +225,7 @@ impl RunStore {
     pub(crate) fn existing_run_dir(&self, run_id: &str) -> Result<PathBuf, StoreError> {
         crate::ids::RunId::parse(run_id)?;
         let run_dir = self.run_dir(run_id);
-        if !run_dir.join(STATE_FILE).exists() {
+        if !holds_run(&run_dir) {
             let known = self.run_ids();
             let suggestion = crate::text::suggestion::did_you_mean(run_id, known.iter().map(String::as_str))
                 .map(|id| format!("; did you mean `{id}`?"))
@@ -209,9 +238,8 @@ impl RunStore {
     /// Cut a damaged journal back to its intact entries so the run can resume from
     /// them, keeping a copy of the whole file first. The caller holds the run's lock.
     pub(crate) fn repair_journal(&self, run_dir: &Path) -> Result<JournalRepair, StoreError> {
-        let snapshot = read_state(&run_dir.join(STATE_FILE))?;
+        let (snapshot, scan) = read_run_files(run_dir)?;
         let path = run_dir.join(JOURNAL_FILE);
-        let scan = scan_journal(&path, snapshot.journal_commit)?;
         let last_commit = scan.entries.last().map_or(snapshot.journal_commit, |entry| entry.commit);
         let Some((line, reason)) = scan.problem else {
             return Ok(JournalRepair { kept: scan.entries.len(), last_commit, cut: None });
@@ -224,14 +252,14 @@ impl RunStore {
         Ok(JournalRepair { kept: scan.entries.len(), last_commit, cut: Some(JournalCut { line, reason, backup }) })
     }
 
-    /// Ids of every run directory that holds a state file, sorted.
+    /// Ids of every run directory that holds a run (`holds_run`), sorted.
     pub(crate) fn run_ids(&self) -> Vec<String> {
         let Ok(entries) = fs::read_dir(self.runs_dir()) else {
             return Vec::new();
         };
         let mut ids: Vec<String> = entries
             .filter_map(Result::ok)
-            .filter(|entry| entry.path().join(STATE_FILE).is_file())
+            .filter(|entry| holds_run(&entry.path()))
             .filter_map(|entry| entry.file_name().into_string().ok())
             .collect();
         ids.sort();
@@ -262,7 +290,47 @@ impl RunStore {
     }
 }
 
-/// Snapshot + journal replay for the run directory `run_dir`.
+/// What `RunStore::create` left to do: sync `unsynced`, and append after the
+/// journal's first `journal_intact` bytes (the snapshot).
+#[derive(Debug)]
+pub(crate) struct CreatedRun {
+    pub(crate) unsynced: Vec<PathBuf>,
+    pub(crate) journal_intact: u64,
+}
+
+/// Whether `run_dir` holds a run: a `state.json`, or a journal with something in
+/// it (a new run's first `write` puts its snapshot there; a journal still empty is
+/// a run killed before that write, which never started).
+fn holds_run(run_dir: &Path) -> bool {
+    run_dir.join(STATE_FILE).is_file() || fs::metadata(run_dir.join(JOURNAL_FILE)).is_ok_and(|meta| meta.len() > 0)
+}
+
+/// The run's snapshot (`state.json`, else the first line of its journal) and its
+/// journal read after that snapshot (read-only).
+pub(crate) fn read_run_files(run_dir: &Path) -> Result<(RunState, JournalScan), StoreError> {
+    let journal = run_dir.join(JOURNAL_FILE);
+    let state_path = run_dir.join(STATE_FILE);
+    match fs::read(&state_path) {
+        Ok(bytes) => {
+            let state = parse_state(&bytes, &state_path)?;
+            let scan = scan_journal(&journal, Some(state.journal_commit))?;
+            Ok((state, scan))
+        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            let mut scan = scan_journal(&journal, None)?;
+            match (scan.snapshot.take(), scan.problem.take()) {
+                (Some(bytes), problem) => {
+                    scan.problem = problem;
+                    Ok((parse_state(&bytes, &journal)?, scan))
+                }
+                (None, Some((line, reason))) => Err(JournalError::Damaged { path: journal, line, reason }.into()),
+                (None, None) => Err(StoreError::NoSnapshot { path: journal }),
+            }
+        }
+        Err(source) => Err(StoreError::Read { path: state_path, source }),
+    }
+}
+
 /// The local time now. `jiff::Zoned::now()` would do, but finding the system's zone
 /// makes jiff list `/usr/share/zoneinfo` (about a millisecond of every start);
 /// `localtime_r` only reads `/etc/localtime` (or `TZ`).
@@ -279,11 +347,15 @@ fn local_now() -> jiff::Zoned {
     now.to_zoned(jiff::tz::TimeZone::fixed(offset))
 }
 
+/// Snapshot + journal replay for the run directory `run_dir`.
 pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
-    let mut state = read_state(&run_dir.join(STATE_FILE))?;
-    let (entries, journal_intact) = read_entries(&run_dir.join(JOURNAL_FILE), state.journal_commit)?;
+    let (mut state, scan) = read_run_files(run_dir)?;
+    if let Some((line, reason)) = scan.problem {
+        return Err(JournalError::Damaged { path: run_dir.join(JOURNAL_FILE), line, reason }.into());
+    }
+    let journal_intact = scan.intact;
     let mut replayed_steps = Vec::new();
-    for entry in entries {
+    for entry in scan.entries {
         if let Some(step) = &entry.step {
             replayed_steps.push((entry.commit, step.clone()));
         }
@@ -299,14 +371,14 @@ pub(crate) fn load_run_at(run_dir: &Path) -> Result<LoadedRun, StoreError> {
     Ok(LoadedRun { state, journal_intact, replayed_steps })
 }
 
-pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
-    let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+/// A snapshot's JSON, read from `path`, as a run's state.
+fn parse_state(bytes: &[u8], path: &Path) -> Result<RunState, StoreError> {
     let too_new = |version: u32, written_by: Option<String>| StoreError::TooNew {
         path: path.to_path_buf(),
         version,
         written_by: written_by.filter(|writer| !writer.is_empty()),
     };
-    match serde_json::from_slice::<RunState>(&bytes) {
+    match serde_json::from_slice::<RunState>(bytes) {
         Ok(state) if state.version <= STATE_VERSION => Ok(state),
         Ok(state) => Err(too_new(state.version, Some(state.written_by))),
         Err(source) => {
@@ -317,7 +389,7 @@ pub(crate) fn read_state(path: &Path) -> Result<RunState, StoreError> {
                 version: u32,
                 written_by: Option<String>,
             }
-            match serde_json::from_slice::<Header>(&bytes) {
+            match serde_json::from_slice::<Header>(bytes) {
                 Ok(header) if header.version > STATE_VERSION => Err(too_new(header.version, header.written_by)),
                 _ => Err(StoreError::Corrupt { path: path.to_path_buf(), source }),
             }
@@ -335,9 +407,8 @@ fn upgrade_advice(written_by: &Option<String>) -> String {
 }
 
 /// Replace `path` with `bytes` through a temporary file and a rename, so a crash
-/// leaves the old contents or the new. With `sync`, also durable on return (file,
-/// then directory); without, the caller syncs both later.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
+/// leaves the old contents or the new, and durable on return (file, then directory).
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let write_error = |source: io::Error| match DiskFull::of(&source, path, bytes.len() as u64) {
         Some(full) => StoreError::DiskFull { path: path.to_path_buf(), full },
         None => StoreError::Write { path: path.to_path_buf(), source },
@@ -346,13 +417,9 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> Result<
     let mut temp =
         tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
     temp.write_all(bytes).map_err(write_error)?;
-    if sync {
-        temp.as_file().sync_all().map_err(write_error)?;
-    }
+    temp.as_file().sync_all().map_err(write_error)?;
     temp.persist(path).map_err(|error| write_error(error.error))?;
-    if sync {
-        fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
-    }
+    fs::File::open(directory).and_then(|dir| dir.sync_all()).map_err(write_error)?;
     Ok(())
 }
 
@@ -389,8 +456,8 @@ mod tests {
     fn atomic_write_replaces_content_and_leaves_no_temp_files() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("state.json");
-        write_atomically(&path, b"one", true).unwrap();
-        write_atomically(&path, b"two", true).unwrap();
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1);
     }
@@ -409,10 +476,7 @@ mod property_tests {
 "scope_dir":"/wf","task_folder":"/t","fork_attributes":{"k":"v"}}],"fork_counters":{"main":2}}"#;
 
     fn load(bytes: &[u8]) -> Result<RunState, StoreError> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join(STATE_FILE);
-        fs::write(&path, bytes).expect("write");
-        read_state(&path)
+        parse_state(bytes, Path::new(STATE_FILE))
     }
 
     #[test]
@@ -439,5 +503,157 @@ mod property_tests {
             text.replace_range(at..end_at, &insert);
             let _ = load(text.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod first_snapshot_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::model::agent::Agent;
+    use crate::model::run_state::{LaunchParams, NewRun};
+    use crate::store::journal::{Commit, RunFields};
+    use crate::store::persistence::RunPersistence;
+
+    fn new_run(store: &RunStore, id: &str) -> (RunState, CreatedRun) {
+        let main = Agent::main("START.sh".into(), PathBuf::from("/wf"), PathBuf::from("/"), PathBuf::from("/t"));
+        let state = RunState::new(NewRun {
+            run_id: id.into(),
+            scope_dir: PathBuf::from("/wf"),
+            scope_url: None,
+            initial_state: "START.sh".into(),
+            launch_cwd: PathBuf::from("/"),
+            budget_usd: 0.0,
+            main,
+            launch_params: LaunchParams::default(),
+        });
+        let created = store.create(&state).expect("the run is created");
+        (state, created)
+    }
+
+    /// One step's commit, applied to `state` as the loop would.
+    fn step(state: &mut RunState) -> Commit {
+        state.steps_completed += 1;
+        state.journal_commit += 1;
+        Commit {
+            commit: state.journal_commit,
+            run: RunFields::of(state),
+            upsert: Vec::new(),
+            remove: Vec::new(),
+            terminated: Vec::new(),
+            fork_counters: BTreeMap::new(),
+            step: None,
+        }
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .expect("read the run directory")
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_new_run_keeps_its_first_snapshot_in_its_journal_until_a_compaction() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = RunStore::new(dir.path().join(".baton"));
+        let (mut state, created) = new_run(&store, "r");
+        let run_dir = store.run_dir("r");
+        assert_eq!(files(&run_dir), ["journal.jsonl"], "no state.json, no temporary file");
+        assert_eq!(created.unsynced, [run_dir.clone(), store.runs_dir()]);
+        let journal = fs::read(run_dir.join(JOURNAL_FILE)).expect("journal");
+        assert!(journal.starts_with(b"{\"snapshot\":{\"version\":"), "{}", String::from_utf8_lossy(&journal));
+        assert_eq!(journal.len() as u64, created.journal_intact);
+        assert!(store.exists("r"));
+        assert_eq!(store.run_ids(), ["r"]);
+        let loaded = store.load_run("r").expect("loads from the journal alone");
+        assert_eq!((loaded.state.run_id.to_string(), loaded.state.journal_commit), ("r".to_string(), 0));
+        assert_eq!(loaded.journal_intact, created.journal_intact);
+
+        let mut persistence = RunPersistence::begin(store.clone(), &state, created.journal_intact).expect("begin");
+        for _ in 0..2 {
+            let commit = step(&mut state);
+            persistence.commit(&commit).expect("commit");
+        }
+        persistence.settle().expect("durable");
+        let loaded = store.load_run("r").expect("snapshot line, then two entries");
+        assert_eq!((loaded.state.steps_completed, loaded.state.journal_commit), (2, 2));
+        assert_eq!(loaded.replayed_steps.len(), 0, "the commits recorded no steps");
+
+        persistence.compact(&state).expect("compact");
+        assert!(run_dir.join(STATE_FILE).is_file());
+        let loaded = store.load_run("r").expect("state.json, and an empty journal");
+        assert_eq!((loaded.state.steps_completed, loaded.journal_intact), (2, 0));
+        let commit = step(&mut state);
+        persistence.commit(&commit).expect("commit after the compaction");
+        persistence.settle().expect("durable");
+        assert_eq!(store.load_run("r").expect("loads").state.steps_completed, 3);
+    }
+
+    /// A compaction writes `state.json`, then empties the journal; a crash between
+    /// the two leaves the first snapshot and entries `state.json` already holds.
+    #[test]
+    fn a_compaction_cut_short_before_it_emptied_the_journal_loads_from_state_json() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = RunStore::new(dir.path().join(".baton"));
+        let (mut state, created) = new_run(&store, "r");
+        let mut persistence = RunPersistence::begin(store.clone(), &state, created.journal_intact).expect("begin");
+        for _ in 0..3 {
+            let commit = step(&mut state);
+            persistence.commit(&commit).expect("commit");
+        }
+        persistence.settle().expect("durable");
+        drop(persistence);
+        state.steps_completed = 2;
+        state.journal_commit = 2;
+        store.write_snapshot(&state).expect("the snapshot of commit 2");
+        let loaded = store.load_run("r").expect("state.json, then entry 3 of the journal");
+        assert_eq!((loaded.state.steps_completed, loaded.state.journal_commit), (3, 3));
+        let repair = store.repair_journal(&store.run_dir("r")).expect("nothing to repair");
+        assert_eq!((repair.kept, repair.last_commit, repair.cut.is_none()), (1, 3, true));
+    }
+
+    /// A `baton` killed between creating the journal and writing the snapshot into it
+    /// leaves an empty file: no run, and the id can be used again.
+    #[test]
+    fn an_empty_journal_left_by_a_killed_create_is_no_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = RunStore::new(dir.path().join(".baton"));
+        fs::create_dir_all(store.run_dir("r")).expect("run dir");
+        fs::write(store.journal_path("r"), b"").expect("empty journal");
+        assert!(!store.exists("r"));
+        assert!(store.run_ids().is_empty());
+        assert!(matches!(store.load_run("r"), Err(StoreError::NotFound { .. })));
+        new_run(&store, "r");
+        assert_eq!(store.load("r").expect("created over it").journal_commit, 0);
+    }
+
+    #[test]
+    fn a_journal_without_its_first_snapshot_and_no_state_json_is_damage_gc_can_remove() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = RunStore::new(dir.path().join(".baton"));
+        let (mut state, _) = new_run(&store, "r");
+        let entry = serde_json::to_string(&step(&mut state)).expect("entry");
+        fs::write(store.journal_path("r"), format!("{entry}\n")).expect("journal without its snapshot");
+        assert_eq!(store.run_ids(), ["r"], "listed, as unreadable");
+        let error = store.load("r").expect_err("no snapshot");
+        assert!(error.is_damage());
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} begins with no snapshot of the run, and the run has no state.json: it was stopped as it was \
+                 being created, before its first step; `baton gc --unreadable` deletes it",
+                store.journal_path("r").display()
+            )
+        );
+        // A snapshot that is not a run's state is a damaged first line.
+        fs::write(store.journal_path("r"), "{\"snapshot\":[1]}\n").expect("journal");
+        let error = store.load("r").expect_err("not a state");
+        assert!(error.is_damage(), "{error}");
+        assert!(error.to_string().contains("journal.jsonl is not a valid run state file"), "{error}");
     }
 }

@@ -145,8 +145,9 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         launch_params,
     });
     let store_error = |error: crate::store::runs::StoreError| format!("cannot write the test's run: {error}");
-    store.create(&state).map_err(store_error)?;
-    let mut journal_intact = 0;
+    let mut journal_intact = store.create(&state).map_err(store_error)?.journal_intact;
+    // Whether the run was reloaded (as `baton resume` would): its journal is folded.
+    let mut reloaded = false;
 
     let backend = Arc::new(ScriptedBackend::new(Arc::clone(&spec)));
     let stubs = Arc::new(ScriptedStubs::new(Arc::clone(&spec)));
@@ -167,7 +168,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
     let mut failed_at = None;
     let (outcome, state) = loop {
         let mut persistence = RunPersistence::begin(store.clone(), &state, journal_intact).map_err(store_error)?;
-        if journal_intact > 0 {
+        if reloaded {
             persistence.fold(&state).map_err(store_error)?;
         }
         let bus = Arc::new(EventBus::new());
@@ -227,6 +228,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
             let loaded = store.load_run(RUN_ID).map_err(store_error)?;
             state = loaded.state;
             journal_intact = loaded.journal_intact;
+            reloaded = true;
             match continue_stop(&mut state, expected, spec.stops.len() - stops.len()) {
                 Ok(made) => edits = made,
                 Err(failure) => {
@@ -243,6 +245,7 @@ pub(crate) async fn run_test(scope: &Path, spec: Arc<TestSpec>, console: bool) -
         let loaded = store.load_run(RUN_ID).map_err(store_error)?;
         state = loaded.state;
         journal_intact = loaded.journal_intact;
+        reloaded = true;
         let asking = state.asking_agents().first().map(|agent| agent.id.clone());
         if let Some(agent) = state.agents.iter_mut().find(|agent| Some(&agent.id) == asking.as_ref()) {
             agent.answer(answer.clone());

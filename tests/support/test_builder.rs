@@ -196,6 +196,29 @@ impl Outcome {
         self.root().join(".baton/runs").join(run_id)
     }
 
+    /// Change run `run_id`'s snapshot on disk by hand: its `state.json`, or, for a run
+    /// that has none yet, the first line of its journal (`docs/state-format.md`).
+    /// Returns the file changed.
+    pub(crate) fn edit_snapshot(&self, run_id: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+        let state_path = self.run_dir(run_id).join("state.json");
+        if let Ok(text) = std::fs::read_to_string(&state_path) {
+            let mut state: Value = serde_json::from_str(&text).expect("state.json is JSON");
+            edit(&mut state);
+            std::fs::write(&state_path, state.to_string()).expect("write state.json");
+            return state_path;
+        }
+        let journal = self.run_dir(run_id).join("journal.jsonl");
+        let bytes = std::fs::read(&journal).expect("the run's journal");
+        let end = bytes.iter().position(|byte| *byte == b'\n').expect("a first line") + 1;
+        let mut line: Value = serde_json::from_slice(&bytes[..end]).expect("the first line is JSON");
+        edit(&mut line["snapshot"]);
+        let mut edited = line.to_string().into_bytes();
+        edited.push(b'\n');
+        edited.extend_from_slice(&bytes[end..]);
+        std::fs::write(&journal, edited).expect("write the journal");
+        journal
+    }
+
     /// stderr with the temp root replaced by `[ROOT]` and durations by `N ms`.
     pub(crate) fn stderr_normalized(&self) -> String {
         normalize(&self.stderr, self.root())
