@@ -59,11 +59,13 @@ scope_run() {
     (cd "$dir" && "$@" "$file" --quiet --no-debug > "$dir.out" 2>&1)
     t1=$(date +%s.%N)
     count=$(cat "$dir"/.bench/*.n 2>/dev/null || echo 0)
-    if [ "$run" = timed ]; then
-      if [ "$count" = "$BENCH_N" ]; then
+    if [ "$count" != "$BENCH_N" ]; then
+      # The run's output stays for a look; every other run's goes with its directory.
+      echo "  !! $peer $scope $run on $name: the loop ran $count of $BENCH_N steps; see $dir.out" >&2
+    else
+      rm -f "$dir.out"
+      if [ "$run" = timed ]; then
         printf '%s\t%s\t%s\t%s\n' "$name" "$scope" "$peer" "$(awk "BEGIN{printf \"%.4f\", $t1 - $t0}")" >> "$OUT/scopes.tsv"
-      else
-        echo "  !! $peer $scope on $name: the loop ran $count of $BENCH_N steps; see $dir.out" >&2
       fi
     fi
     rm -rf "$dir"
