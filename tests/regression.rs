@@ -781,3 +781,34 @@ fn gc_of_a_symlinked_run_dir_wrote_its_lock_in_the_links_target() {
     let left: Vec<_> = std::fs::read_dir(&elsewhere).expect("read").flatten().map(|entry| entry.file_name()).collect();
     assert_eq!(left, ["state.json"], "the target is untouched: no lock file, nothing removed");
 }
+
+/// A new run keeps its first snapshot on its journal's first line (issue 22). A journal
+/// that lost that line, in a run without `state.json`, cannot be rebuilt: `status` says
+/// so and what removes it, `list` shows it unreadable, `repair` refuses, and
+/// `gc --unreadable` deletes it.
+#[test]
+fn a_journal_without_its_first_snapshot_is_an_unreadable_run_gc_removes() {
+    let outcome = loop_of(3).run_workflow(&["-q", "--max-steps", "1"]);
+    outcome.status(3);
+    let journal = outcome.run_dir("test").join("journal.jsonl");
+    assert!(!outcome.run_dir("test").join("state.json").exists(), "a short run has no state.json");
+    let bytes = std::fs::read(&journal).expect("journal");
+    let first = bytes.iter().position(|byte| *byte == b'\n').expect("a first line") + 1;
+    assert!(bytes.starts_with(b"{\"snapshot\":"));
+    std::fs::write(&journal, &bytes[first..]).expect("drop the snapshot line");
+    let message = "[ROOT]/.baton/runs/test/journal.jsonl does not begin with the run's snapshot, and the run has no \
+                   state.json: nothing can rebuild the run (a baton was stopped as it created it, or the file was \
+                   damaged); `baton gc --unreadable` deletes it";
+    let status = outcome.rerun(["status", "test"]);
+    status.status(1);
+    assert_eq!(status.error_message(), format!("error: {message}"));
+    let repair = status.rerun(["repair", "test"]);
+    repair.status(1);
+    assert_eq!(repair.error_message(), format!("error: {message}"));
+    let list = repair.rerun(["list"]);
+    list.status(0);
+    assert!(list.stdout.contains("unreadable"), "{}", list.stdout);
+    let gc = list.rerun(["gc", "--unreadable"]);
+    gc.status(0).stdout("deleted test\n");
+    assert!(!gc.run_dir("test").exists());
+}

@@ -52,8 +52,8 @@ pub(crate) enum StoreError {
     #[error(transparent)]
     Journal(#[from] JournalError),
     #[error(
-        "{path} begins with no snapshot of the run, and the run has no {STATE_FILE}: it was stopped as it was being \
-         created, before its first step; `baton gc --unreadable` deletes it"
+        "{path} does not begin with the run's snapshot, and the run has no {STATE_FILE}: nothing can rebuild the run \
+         (a baton was stopped as it created it, or the file was damaged); `baton gc --unreadable` deletes it"
     )]
     NoSnapshot { path: PathBuf },
 }
@@ -317,14 +317,11 @@ pub(crate) fn read_run_files(run_dir: &Path) -> Result<(RunState, JournalScan), 
             Ok((state, scan))
         }
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // Without its snapshot no entry can be replayed, nor repaired.
             let mut scan = scan_journal(&journal, None)?;
-            match (scan.snapshot.take(), scan.problem.take()) {
-                (Some(bytes), problem) => {
-                    scan.problem = problem;
-                    Ok((parse_state(&bytes, &journal)?, scan))
-                }
-                (None, Some((line, reason))) => Err(JournalError::Damaged { path: journal, line, reason }.into()),
-                (None, None) => Err(StoreError::NoSnapshot { path: journal }),
+            match scan.snapshot.take() {
+                Some(bytes) => Ok((parse_state(&bytes, &journal)?, scan)),
+                None => Err(StoreError::NoSnapshot { path: journal }),
             }
         }
         Err(source) => Err(StoreError::Read { path: state_path, source }),
@@ -645,11 +642,19 @@ mod first_snapshot_tests {
         assert_eq!(
             error.to_string(),
             format!(
-                "{} begins with no snapshot of the run, and the run has no state.json: it was stopped as it was \
-                 being created, before its first step; `baton gc --unreadable` deletes it",
+                "{} does not begin with the run's snapshot, and the run has no state.json: nothing can rebuild the \
+                 run (a baton was stopped as it created it, or the file was damaged); `baton gc --unreadable` \
+                 deletes it",
                 store.journal_path("r").display()
             )
         );
+        assert!(
+            matches!(store.repair_journal(&store.run_dir("r")), Err(StoreError::NoSnapshot { .. })),
+            "repair says the same: it has nothing to keep"
+        );
+        // Damage after the missing snapshot changes nothing: no entry can be replayed.
+        fs::write(store.journal_path("r"), format!("{entry}\n{{garbage\n{entry}\n")).expect("journal");
+        assert!(matches!(store.load("r"), Err(StoreError::NoSnapshot { .. })));
         // A snapshot that is not a run's state is a damaged first line.
         fs::write(store.journal_path("r"), "{\"snapshot\":[1]}\n").expect("journal");
         let error = store.load("r").expect_err("not a state");
