@@ -168,12 +168,18 @@ impl Backend for CodexBackend {
             let exit = run_turn(turn, &request, &mut reader, on_event, stop, watchdog).await?;
             drop(schema_file);
             let summary = reader.finish();
-            let zone = request
-                .env
-                .get("TZ")
-                .and_then(|zone| TimeZone::get(zone.trim_start_matches(':')).ok())
-                .unwrap_or_else(TimeZone::system);
-            if let Err(error) = classify(&summary, &exit, &Zoned::now().with_time_zone(zone)) {
+            // The step's time zone reads a reset time ("resets 3pm") in a usage-limit
+            // message; only then is it looked up: the system's costs a listing of
+            // /usr/share/zoneinfo, about a millisecond.
+            let now = || {
+                let zone = request
+                    .env
+                    .get("TZ")
+                    .and_then(|zone| TimeZone::get(zone.trim_start_matches(':')).ok())
+                    .unwrap_or_else(TimeZone::system);
+                Zoned::now().with_time_zone(zone)
+            };
+            if let Err(error) = classify(&summary, &exit, now) {
                 return Err(match error {
                     BackendError::Failed { message, .. } => {
                         let cost_usd =
@@ -244,7 +250,7 @@ impl Backend for CodexBackend {
 }
 
 /// The failures a finished `codex exec` can report; `Ok` for a completed turn.
-fn classify(summary: &StreamSummary, exit: &CliExit, now: &Zoned) -> Result<(), BackendError> {
+fn classify(summary: &StreamSummary, exit: &CliExit, now: impl FnOnce() -> Zoned) -> Result<(), BackendError> {
     let failed_exit = exit.exit_code != Some(0);
     let finished = summary.completed && summary.failure.is_none() && !failed_exit;
     // Only a turn that did not finish can have hit a limit: a finished one may
@@ -257,7 +263,7 @@ fn classify(summary: &StreamSummary, exit: &CliExit, now: &Zoned) -> Result<(), 
         .filter(|_| !finished)
         .find(|text| is_usage_limit_text(text));
     if let Some(text) = limit {
-        let resets_at = parse_reset(text, now).map(|timestamp| timestamp.as_second());
+        let resets_at = parse_reset(text, &now()).map(|timestamp| timestamp.as_second());
         return Err(BackendError::UsageLimit { message: head(text.trim(), MESSAGE_CHARS), resets_at });
     }
     if let Some(failure) = &summary.failure {
@@ -360,7 +366,7 @@ mod tests {
             ..StreamSummary::default()
         };
         assert_eq!(
-            classify(&summary, &exit(1, ""), &now()),
+            classify(&summary, &exit(1, ""), now),
             Err(BackendError::UsageLimit {
                 message: "You’ve hit your usage limit. Try again at 9:46 AM.".into(),
                 resets_at: Some(1_795_599_960)
@@ -372,7 +378,7 @@ mod tests {
     fn a_failed_turn_is_retryable_and_quotes_codex_even_after_exit_0() {
         let summary = StreamSummary { failure: Some("stream disconnected".into()), ..StreamSummary::default() };
         assert_eq!(
-            message(classify(&summary, &exit(0, ""), &now())),
+            message(classify(&summary, &exit(0, ""), now)),
             "Codex's turn failed (exited with code 0): stream disconnected"
         );
     }
@@ -383,7 +389,7 @@ mod tests {
         exit.malformed = MalformedLines { count: 1, first: Some("garbage".into()) };
         let summary = StreamSummary { errors: vec!["Reconnecting... 1/5".into()], ..StreamSummary::default() };
         assert_eq!(
-            message(classify(&summary, &exit, &now())),
+            message(classify(&summary, &exit, now)),
             "Codex exited without finishing its turn: expected a `turn.completed` or `turn.failed` event; its last \
              error: Reconnecting... 1/5 (1 line of its output was not JSON objects; the first: \"garbage\")"
         );
@@ -396,7 +402,7 @@ mod tests {
             errors: vec!["You’ve hit your usage limit for the fast model; switching models.".into()],
             ..StreamSummary::default()
         };
-        assert_eq!(classify(&summary, &exit(0, ""), &now()), Ok(()));
+        assert_eq!(classify(&summary, &exit(0, ""), now), Ok(()));
     }
 
     #[test]
@@ -405,7 +411,7 @@ mod tests {
                       thread/resume failed: no rollout found for thread id t-9 (code -32600)\n\nStack backtrace:\n   0: \
                       <unknown>\n";
         assert_eq!(
-            classify(&StreamSummary::default(), &exit(1, stderr), &now()),
+            classify(&StreamSummary::default(), &exit(1, stderr), now),
             Err(BackendError::Refused(
                 "Codex cannot continue the agent's thread: Error: thread/resume: thread/resume failed: no rollout \
                  found for thread id t-9 (code -32600); check that CODEX_HOME is the one the thread was made under"
@@ -418,7 +424,7 @@ mod tests {
     #[test]
     fn a_non_zero_exit_quotes_stderr() {
         assert_eq!(
-            message(classify(&StreamSummary::default(), &exit(2, "error: unexpected argument '--bogus'\n"), &now())),
+            message(classify(&StreamSummary::default(), &exit(2, "error: unexpected argument '--bogus'\n"), now)),
             "Codex exited with code 2: error: unexpected argument '--bogus'"
         );
     }
