@@ -18,12 +18,18 @@
 # baton the way the kit runs raymond (`baton START.sh --quiet`, Baton's raymond-form
 # command line) instead of through the kit's adapter, a `sh` script that execs
 # `baton run --baton-dir "$PWD/.baton"` and so adds one shell start to every run.
+# PASSES (default 6) should be even: each peer then runs first as often as second on
+# each disk. A peer that runs second creates its files right after the other removed
+# thousands (on ext4 that costs about a millisecond a file), so with an odd number
+# the median of a short row compares positions as much as peers; the table of the
+# one-state run by position says which.
 # Build raymond-go first: see ../shared/bench/README.md.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 KIT=${KIT:-$HERE/../../shared/bench}
 if [ "${1:-}" = --summary ]; then PASSES=0; OUT=$2; else
-  PASSES=${1:-5}
+  PASSES=${1:-6}
+  [ $((PASSES % 2)) = 0 ] || echo "side-by-side: $PASSES passes: the peer that runs first in odd passes is first once more" >&2
   OUT=${2:-$(mktemp -d /tmp/side-by-side.XXXXXX)}
   : "${BATON:?set BATON to the baton binary}" "${RAYMOND_GO:?set RAYMOND_GO to the raymond-go binary}"
 fi

@@ -5,7 +5,9 @@
 //! holds only what one step touched — the agents it replaced, added or removed and
 //! the run's counters — so its cost does not grow with the run. `state.json` is
 //! compacted from time to time and records the last commit it includes; recovery
-//! loads it and replays the later entries (`docs/state-format.md`).
+//! loads it and replays the later entries (`docs/state-format.md`). Until the
+//! first compaction there is no `state.json`: a new run's first snapshot is the
+//! journal's first line (`store::runs`, `RunStore::create`).
 //!
 //! Entries are written with one `write` each, so a killed process never leaves a
 //! torn line; after a power loss the last line may be torn, and replay drops it.
