@@ -43,7 +43,7 @@ use crate::run::workflow_loop::WorkflowLoop;
 use crate::store::journal::StepSummary;
 use crate::store::lock::RunLock;
 use crate::store::persistence::RunPersistence;
-use crate::store::runs::RunStore;
+use crate::store::runs::{CreatedRun, RunStore};
 use crate::text::duration::{MAX_DURATION, number_text, parse_duration, seconds};
 
 fn invalid(flag: &'static str, value: impl ToString, expected: impl Into<String>) -> CliError {
@@ -305,6 +305,21 @@ pub(crate) struct RunToExecute {
     /// Edits of stopped agents made by this resume (`AgentEdited`), published once
     /// the edited state is durable.
     pub(crate) edits: Vec<Event>,
+}
+
+impl RunToExecute {
+    /// A run `RunStore::create` just wrote (`baton run`, `baton rerun`): nothing
+    /// replayed, its journal's entries start after the snapshot line.
+    pub(crate) fn created(state: RunState, created: CreatedRun, edits: Vec<Event>) -> RunToExecute {
+        RunToExecute {
+            state,
+            journal_intact: created.journal_intact,
+            replayed_steps: Vec::new(),
+            resumed: false,
+            unsynced: created.unsynced,
+            edits,
+        }
+    }
 }
 
 pub(crate) async fn execute(

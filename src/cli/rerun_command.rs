@@ -63,14 +63,7 @@ pub(crate) async fn rerun(
     }
     copy_task_folders(store.baton_dir(), &arguments.run, &state.run_id)?;
     let created = store.create(&state)?;
-    let run = RunToExecute {
-        state,
-        journal_intact: created.journal_intact,
-        replayed_steps: Vec::new(),
-        resumed: false,
-        unsynced: created.unsynced,
-        edits,
-    };
+    let run = RunToExecute::created(state, created, edits);
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }
 

@@ -115,14 +115,7 @@ pub(crate) async fn run(
         launch_params,
     });
     let created = store.create(&state)?;
-    let run = RunToExecute {
-        state,
-        journal_intact: created.journal_intact,
-        replayed_steps: Vec::new(),
-        resumed: false,
-        unsynced: created.unsynced,
-        edits: Vec::new(),
-    };
+    let run = RunToExecute::created(state, created, Vec::new());
     execute(store, run, &arguments.execution, config, timeout, limits, watchdog).await
 }
 

@@ -59,6 +59,14 @@ pub(crate) enum StoreError {
 }
 
 impl StoreError {
+    /// A failed write of `bytes` bytes to `path`: a full disk says how full.
+    fn writing(path: &Path, source: io::Error, bytes: u64) -> StoreError {
+        match DiskFull::of(&source, path, bytes) {
+            Some(full) => StoreError::DiskFull { path: path.to_path_buf(), full },
+            None => StoreError::Write { path: path.to_path_buf(), source },
+        }
+    }
+
     /// Whether the run's own files are damaged (a snapshot that is no JSON, a file
     /// that cannot be read, a broken journal): such a run can be removed as
     /// unreadable. A run in a newer format is not damaged; a newer Baton reads it.
@@ -177,11 +185,8 @@ impl RunStore {
         self.create_baton_dir()?;
         fs::create_dir_all(&run_dir).map_err(|source| StoreError::Write { path: run_dir.clone(), source })?;
         let path = run_dir.join(JOURNAL_FILE);
-        let write_error = |source: io::Error, bytes: u64| match DiskFull::of(&source, &path, bytes) {
-            Some(full) => StoreError::DiskFull { path: path.clone(), full },
-            None => StoreError::Write { path: path.clone(), source },
-        };
-        let json = serde_json::to_vec(state).map_err(|source| write_error(io::Error::other(source), 0))?;
+        let json = serde_json::to_vec(state)
+            .map_err(|source| StoreError::Write { path: path.clone(), source: io::Error::other(source) })?;
         let line = snapshot_line(&json);
         // A journal left by a run killed before its snapshot was written holds no run:
         // `exists` said so, and it is replaced.
@@ -191,7 +196,7 @@ impl RunStore {
             .truncate(true)
             .open(&path)
             .and_then(|mut file| file.write_all(&line))
-            .map_err(|source| write_error(source, line.len() as u64))?;
+            .map_err(|source| StoreError::writing(&path, source, line.len() as u64))?;
         Ok(CreatedRun { unsynced: vec![run_dir, self.runs_dir()], journal_intact: line.len() as u64 })
     }
 
@@ -406,10 +411,7 @@ fn upgrade_advice(written_by: &Option<String>) -> String {
 /// Replace `path` with `bytes` through a temporary file and a rename, so a crash
 /// leaves the old contents or the new, and durable on return (file, then directory).
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let write_error = |source: io::Error| match DiskFull::of(&source, path, bytes.len() as u64) {
-        Some(full) => StoreError::DiskFull { path: path.to_path_buf(), full },
-        None => StoreError::Write { path: path.to_path_buf(), source },
-    };
+    let write_error = |source: io::Error| StoreError::writing(path, source, bytes.len() as u64);
     let directory = path.parent().unwrap_or(Path::new("."));
     let mut temp =
         tempfile::Builder::new().prefix(".state-").suffix(".tmp").tempfile_in(directory).map_err(write_error)?;
