@@ -7,5 +7,6 @@ pub(crate) mod group;
 pub(crate) mod limits;
 pub(crate) mod proc_stat;
 pub(crate) mod script;
+pub(crate) mod spawn;
 pub(crate) mod stop_level;
 pub(crate) mod watchdog;
