@@ -22,7 +22,6 @@ use tokio::sync::watch;
 use crate::process::group::{
     LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
 };
-use crate::process::spawn::spawn;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -77,7 +76,7 @@ pub(crate) async fn run_cli(
     for name in process.env_remove {
         command.env_remove(name);
     }
-    command
+    let mut child = command
         .args(process.arguments)
         .current_dir(process.cwd)
         .envs(process.env)
@@ -85,9 +84,8 @@ pub(crate) async fn run_cli(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
-    let (mut child, _live) = spawn(command)
-        .await
+        .kill_on_drop(true)
+        .spawn()
         .map_err(|source| CliProcessError::Spawn { program: process.program.to_path_buf(), source })?;
     let cli = process.cli;
     let mut watched = Watched::new(watchdog, &child);

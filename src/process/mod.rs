@@ -7,6 +7,5 @@ pub(crate) mod group;
 pub(crate) mod limits;
 pub(crate) mod proc_stat;
 pub(crate) mod script;
-pub(crate) mod spawn;
 pub(crate) mod stop_level;
 pub(crate) mod watchdog;

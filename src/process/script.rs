@@ -22,7 +22,6 @@ use tokio::sync::watch;
 use crate::process::group::{
     LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
 };
-use crate::process::spawn::spawn;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -107,8 +106,7 @@ pub(crate) async fn run_script(
     mut stop: watch::Receiver<StopLevel>,
     watchdog: Option<&Watchdog>,
 ) -> Result<ScriptRun, ScriptProcessError> {
-    let mut process = Command::new(&command.program);
-    process
+    let mut child = Command::new(&command.program)
         .args(&command.args)
         .current_dir(&command.cwd)
         .env_remove("CLAUDECODE")
@@ -117,11 +115,12 @@ pub(crate) async fn run_script(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
-    let (mut child, _live) = spawn(process).await.map_err(|source| ScriptProcessError::Spawn {
-        program: command.program.to_string_lossy().into_owned(),
-        source,
-    })?;
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| ScriptProcessError::Spawn {
+            program: command.program.to_string_lossy().into_owned(),
+            source,
+        })?;
     let mut watched = Watched::new(watchdog, &child);
     let group = child.id().unwrap_or_default();
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
