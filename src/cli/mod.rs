@@ -223,10 +223,12 @@ fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
 /// each of those wake-ups crossed threads: a worker saw the event, the task ran there,
 /// and its completion woke this thread. On one thread the loop waits on epoll itself:
 /// no hand-offs, and no threads to start. Measured side by side (`docs/benchmarks.md`,
-/// issue 22's seventh round): 0.3 to 0.5 ms less for a one-state run, and per step the
-/// same or less on every row, 100 parallel workers included. The disk's work already
-/// runs on threads of its own (the journal's syncer, the trace's writer), and `serve`,
-/// whose handlers call `block_in_place`, keeps the multi-thread [`runtime`].
+/// issue 22's seventh round): 0.3 to 0.5 ms less for a one-state run, less per step on
+/// chains (`loop`, `callstack`), and on 100 parallel workers on tmpfs up to 0.07 ms a
+/// step more (within 0.01 ms over the longest round), where each spawn now holds the
+/// one thread until the child reaches `exec`. The disk's work already runs on threads
+/// of its own (the journal's syncer, the trace's writer), and `serve`, whose handlers
+/// call `block_in_place`, keeps the multi-thread [`runtime`].
 ///
 /// When the run's future returns, everything it wrote is durable and its steps'
 /// processes are gone (`cli::execute`); waiting for blocking-pool threads to wind
