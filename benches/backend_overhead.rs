@@ -1,6 +1,6 @@
 //! Baton's overhead per markdown step on each backend, against bare calls of the
 //! same CLI to the same fake model API (`cargo bench --bench backend_overhead
-//! [-- --backend claude|pi|codex] [--runs N] [--steps N]`; every backend by default).
+//! [-- --backend claude|pi|codex] [--runs N] [--steps N] [--versus BIN]`; every backend by default).
 //!
 //! The floor is what the CLI costs on its own: one fresh call and `steps - 1`
 //! calls continuing its conversation (`claude --resume`, `pi --session`, `codex exec
@@ -13,6 +13,10 @@
 //! which files in the CLI's state directory it still wrote after that object: a
 //! turn could only move on at the object if the next turn, resuming the session,
 //! would not race those writes.
+//! With `--versus BIN`, each iteration also runs the same workflow with another
+//! `baton` binary (a build to compare with), the two in alternating order, and prints
+//! both builds' overhead and their paired difference per step: the CLIs' own
+//! variance, which makes the overhead's range wide, is shared within a pair.
 //! Numbers only: nothing is asserted.
 
 #![allow(dead_code, unused_imports)] // The test support is shared; this bench uses part of it.
@@ -21,6 +25,7 @@
 mod support;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -158,7 +163,7 @@ fn median(mut values: Vec<Duration>) -> Duration {
 const STATE_DIR_VARIABLES: [&str; 3] = ["CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME"];
 
 /// Every file under `dir`, with its size and modification time.
-fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (u64, std::time::SystemTime)> {
+fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
     let mut files = std::collections::BTreeMap::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(next) = pending.pop() {
@@ -168,7 +173,7 @@ fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::P
                 Ok(meta) if meta.is_dir() => pending.push(entry.path()),
                 Ok(meta) => {
                     let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
-                    let relative = entry.path().strip_prefix(dir).map(std::path::Path::to_path_buf).unwrap_or_default();
+                    let relative = entry.path().strip_prefix(dir).map(Path::to_path_buf).unwrap_or_default();
                     files.insert(relative, (meta.len(), modified));
                 }
                 Err(_) => {}
@@ -186,17 +191,17 @@ struct BareCall {
     /// From the object that ends the turn to the process's exit.
     lingered: Option<Duration>,
     /// Files under the CLI's state directory written after that object was read.
-    written_after_end: Vec<std::path::PathBuf>,
+    written_after_end: Vec<PathBuf>,
 }
 
 /// One bare call of the CLI.
-fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Option<&str>) -> BareCall {
+fn bare_call(backend: &Backend, url: &str, cwd: &Path, continuing: Option<&str>) -> BareCall {
     use std::io::BufRead;
     let mut command = (backend.command)(url);
     let state_dir = command
         .get_envs()
         .find(|(key, _)| STATE_DIR_VARIABLES.iter().any(|name| key == name))
-        .and_then(|(_, value)| value.map(std::path::PathBuf::from));
+        .and_then(|(_, value)| value.map(PathBuf::from));
     match continuing {
         Some(id) => command.args((backend.continuing)(id)),
         None => command.args(backend.fresh),
@@ -231,15 +236,64 @@ fn bare_call(backend: &Backend, url: &str, cwd: &std::path::Path, continuing: Op
     BareCall { wall: exited - started, id, lingered: ended_at.map(|at| exited - at), written_after_end }
 }
 
-fn measure(backend: &Backend, runs: usize, steps: usize) {
+/// What one `baton` binary measured over the runs.
+#[derive(Default)]
+struct BatonRuns {
+    wall: Vec<Duration>,
+    /// (Baton wall - floor) / steps, in seconds, per run.
+    differences: Vec<f64>,
+    cpu_per_step: Vec<Duration>,
+}
+
+impl BatonRuns {
+    /// Run the workflow in `test` as run `run_id` with `binary` (this build's if None).
+    fn run(
+        &mut self,
+        test: Test,
+        binary: Option<&Path>,
+        backend: &Backend,
+        run_id: &str,
+        floor: Duration,
+        steps: usize,
+    ) -> Test {
+        let started = Instant::now();
+        let outcome = test
+            .binary(binary)
+            .args(["run", "wf", "--run-id", run_id, "-q", "--json", "--backend", backend.name])
+            .run();
+        let wall = started.elapsed();
+        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+        self.wall.push(wall);
+        self.differences.push((wall.as_secs_f64() - floor.as_secs_f64()) / steps as f64);
+        let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("--json");
+        let metrics = &report["metrics"];
+        let cpu_ms = metrics["cpu_user_ms"].as_f64().unwrap_or(0.0) + metrics["cpu_system_ms"].as_f64().unwrap_or(0.0);
+        self.cpu_per_step.push(Duration::from_secs_f64(cpu_ms / 1000.0 / steps as f64));
+        outcome.test
+    }
+
+    fn print(&self, backend: &str, label: &str) {
+        let mut differences = self.differences.clone();
+        differences.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        println!(
+            "{backend}: {label}wall overhead per markdown step (median of paired runs): {:.1} ms; range {:.1} to {:.1} ms; baton CPU per step (median) {:.1} ms",
+            differences[differences.len() / 2] * 1000.0,
+            differences[0] * 1000.0,
+            differences[differences.len() - 1] * 1000.0,
+            median(self.cpu_per_step.clone()).as_secs_f64() * 1000.0
+        );
+    }
+}
+
+fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) {
     let fake = Fake::for_backend(backend.name);
     let url = fake.url();
     let scratch = tempfile::tempdir().expect("temp dir");
     // Warm the page cache: the first call after install is much slower.
     bare_call(backend, &url, scratch.path(), None);
 
-    let (mut fresh, mut continued, mut baton, mut differences, mut cpu_per_step, mut lingering) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fresh, mut continued, mut lingering) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut this_build, mut other) = (BatonRuns::default(), BatonRuns::default());
     // Which files the bare calls wrote after their end object, and how many calls did.
     let (mut written_after_end, mut calls, mut calls_writing) = (std::collections::BTreeSet::new(), 0, 0);
     for run in 0..runs {
@@ -269,35 +323,50 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
         continued.push(continued_time);
         let floor = fresh_time + continued_time * (steps as u32 - 1);
 
-        let test = (backend.environment)(test, &url);
-        let started = Instant::now();
+        let mut test = (backend.environment)(test, &url);
         let run_id = format!("bench{run}");
-        let outcome = test.args(["run", "wf", "--run-id", &run_id, "-q", "--json", "--backend", backend.name]).run();
-        let wall = started.elapsed();
-        assert_eq!(outcome.status, 0, "{}", outcome.stderr);
-        baton.push(wall);
-        differences.push((wall.as_secs_f64() - floor.as_secs_f64()) / steps as f64);
-        let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("--json");
-        let metrics = &report["metrics"];
-        let cpu_ms = metrics["cpu_user_ms"].as_f64().unwrap_or(0.0) + metrics["cpu_system_ms"].as_f64().unwrap_or(0.0);
-        cpu_per_step.push(Duration::from_secs_f64(cpu_ms / 1000.0 / steps as f64));
+        match versus {
+            None => {
+                this_build.run(test, None, backend, &run_id, floor, steps);
+            }
+            // Alternating which goes first: the second run of a pair finds the page
+            // cache and the CLI's state directory warmer.
+            Some(binary) if run % 2 == 0 => {
+                test = this_build.run(test, None, backend, &run_id, floor, steps);
+                other.run(test, Some(binary), backend, &format!("{run_id}v"), floor, steps);
+            }
+            Some(binary) => {
+                test = other.run(test, Some(binary), backend, &format!("{run_id}v"), floor, steps);
+                this_build.run(test, None, backend, &run_id, floor, steps);
+            }
+        }
     }
-    differences.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     println!(
         "{}: bare CLI (median of {runs}): fresh {:.3} s, continuing {:.3} s; baton, {steps} prompt states: {:.3} s",
         backend.name,
         median(fresh).as_secs_f64(),
         median(continued).as_secs_f64(),
-        median(baton).as_secs_f64()
+        median(this_build.wall.clone()).as_secs_f64()
     );
-    println!(
-        "{}: wall overhead per markdown step (median of paired runs): {:.1} ms; range {:.1} to {:.1} ms; baton CPU per step (median) {:.1} ms",
-        backend.name,
-        differences[differences.len() / 2] * 1000.0,
-        differences[0] * 1000.0,
-        differences[differences.len() - 1] * 1000.0,
-        median(cpu_per_step).as_secs_f64() * 1000.0
-    );
+    this_build.print(backend.name, "");
+    if let Some(binary) = versus {
+        other.print(backend.name, &format!("{}: ", binary.display()));
+        let mut paired: Vec<f64> = other
+            .wall
+            .iter()
+            .zip(&this_build.wall)
+            .map(|(b, a)| (b.as_secs_f64() - a.as_secs_f64()) / steps as f64)
+            .collect();
+        paired.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        println!(
+            "{}: {} minus this build, per step (median of pairs): {:.1} ms; range {:.1} to {:.1} ms",
+            backend.name,
+            binary.display(),
+            paired[paired.len() / 2] * 1000.0,
+            paired[0] * 1000.0,
+            paired[paired.len() - 1] * 1000.0
+        );
+    }
     if !lingering.is_empty() {
         println!(
             "{}: the bare CLI exits {:.1} ms (median) after printing its `{}` object",
@@ -318,16 +387,17 @@ fn measure(backend: &Backend, runs: usize, steps: usize) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut runs, mut steps, mut only) = (9usize, 5usize, None::<String>);
+    let (mut runs, mut steps, mut only, mut versus) = (9usize, 5usize, None::<String>, None::<PathBuf>);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs),
             "--steps" => steps = args.next().and_then(|v| v.parse().ok()).unwrap_or(steps),
             "--backend" => only = args.next(),
+            "--versus" => versus = args.next().map(PathBuf::from),
             _ => {}
         }
     }
     for backend in BACKENDS.iter().filter(|backend| only.as_deref().is_none_or(|name| name == backend.name)) {
-        measure(backend, runs, steps);
+        measure(backend, runs, steps, versus.as_deref());
     }
 }

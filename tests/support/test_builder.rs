@@ -11,6 +11,8 @@ pub(crate) struct Test {
     root: tempfile::TempDir,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// Another `baton` to run instead of the one this build made (a bench's A/B).
+    binary: Option<PathBuf>,
 }
 
 impl Default for Test {
@@ -25,7 +27,7 @@ impl Test {
         let root = tempfile::Builder::new().prefix("baton-test-").tempdir().expect("temp dir");
         std::fs::create_dir_all(root.path().join(".git")).expect(".git marker");
         std::fs::create_dir_all(root.path().join("wf")).expect("wf dir");
-        Test { root, args: Vec::new(), env: Vec::new() }
+        Test { root, args: Vec::new(), env: Vec::new(), binary: None }
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -58,6 +60,13 @@ impl Test {
 
     pub(crate) fn env(mut self, key: &str, value: &str) -> Test {
         self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Run `binary` as `baton` from now on, instead of the one this build made.
+    #[allow(dead_code)] // For `benches/backend_overhead.rs --versus`; no test compares builds.
+    pub(crate) fn binary(mut self, binary: Option<&Path>) -> Test {
+        self.binary = binary.map(Path::to_path_buf);
         self
     }
 
@@ -154,7 +163,8 @@ impl Test {
 
     /// The command for `baton <args>` in this project, ready to spawn.
     pub(crate) fn command(&self, args: &[String]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
+        let binary = self.binary.as_deref().unwrap_or(Path::new(env!("CARGO_BIN_EXE_baton")));
+        let mut command = Command::new(binary);
         command
             .args(args)
             .current_dir(self.root.path())
@@ -171,7 +181,7 @@ impl Test {
             // The journal is synced even when the temp dir is in memory, so every test
             // runs the same persistence code wherever it runs.
             .env("BATON_SYNC_IN_MEMORY", "1")
-            .env("BATON_BIN", env!("CARGO_BIN_EXE_baton"))
+            .env("BATON_BIN", binary)
             .stdin(Stdio::null());
         for (key, value) in &self.env {
             command.env(key, value);
