@@ -15,6 +15,7 @@
 //! crash must not lose. The per-step files repeat what `ScriptOutput` events already
 //! hold, and creating three files per step costs more than the rest of the step's
 //! bookkeeping together, so a background thread writes them; `close` waits for it.
+//! Empty ones are hard links to the first (`step_file_writer`).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use crate::events::Event;
 use crate::events::bus::{EventBus, HandlerError};
 use crate::ids::AgentId;
+use crate::observers::step_file_writer::StepFileWriter;
 use crate::text::state_name::display_stem;
 
 /// The trace of events in a run directory (`docs/trace-format.md`).
@@ -171,11 +173,12 @@ impl DebugObserver {
         let writer_broken = Arc::clone(&broken);
         let writer_dir = run_dir.to_path_buf();
         let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
+            let mut step_files = StepFileWriter::default();
             for (path, contents) in receiver {
                 if writer_broken.load(Ordering::Relaxed) {
                     continue;
                 }
-                if let Err(error) = std::fs::write(&path, contents) {
+                if let Err(error) = step_files.write(&path, &contents) {
                     report_broken(&writer_broken, &writer_dir, &path, &error);
                 }
             }
@@ -209,7 +212,7 @@ impl DebugObserver {
             None => (path, contents),
         };
         drop(sender);
-        std::fs::write(path, contents)
+        StepFileWriter::default().write(&path, &contents)
     }
 
     /// Subscribe to every event on `bus`.

@@ -1,0 +1,118 @@
+//! Writing a run's per-step trace files (R7.11): `stdout.txt`, `stderr.txt` and
+//! `meta.json` for every script step, a prompt file for every markdown step.
+//!
+//! Each one is a new file, and on ext4 a new file's inode is most of its cost: on
+//! this project's machine, where benchmarks had created and removed files by the
+//! hundred thousand, an `openat(O_CREAT)` took 0.2 to 0.7 ms of kernel time against
+//! 0.01 ms for a `link` (issue 22, eighth round, `docs/benchmarks.md`). Most scripts
+//! print nothing on stderr, so most `stderr.txt` files are empty, and an empty file
+//! is the same whatever its name: every empty step file after the first is a hard
+//! link to the first. No inode is made for it, and what a reader sees (an empty file
+//! of that name) is the same.
+//!
+//! A linked file must never be written through: a step written again under the same
+//! name (a step retried after a resume) would change every file linked to it. So a
+//! file is only ever created new (`create_new`); one that exists is removed first,
+//! which leaves the others as they were.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes step files for one run directory.
+#[derive(Default)]
+pub(crate) struct StepFileWriter {
+    /// The first empty file written, which later empty files link to.
+    empty: Option<PathBuf>,
+}
+
+impl StepFileWriter {
+    /// Write `contents` as the file `path`, replacing whatever was there.
+    pub(crate) fn write(&mut self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        if contents.is_empty()
+            && let Some(empty) = &self.empty
+        {
+            match link_new(empty, path) {
+                Ok(()) => return Ok(()),
+                // The first empty file was removed (its step written again): start over.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => self.empty = None,
+                Err(error) => return Err(error),
+            }
+        }
+        if self.empty.as_deref() == Some(path) {
+            // The source itself is written again: the files linked to it keep the
+            // old (empty) inode, and the next empty file starts a new one.
+            self.empty = None;
+        }
+        create_new(path, contents)?;
+        if contents.is_empty() {
+            self.empty = Some(path.to_path_buf());
+        }
+        Ok(())
+    }
+}
+
+/// Create `path` with `contents`, removing a file of that name first.
+fn create_new(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let open = || OpenOptions::new().write(true).create_new(true).open(path);
+    let mut file = match open() {
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(path)?;
+            open()?
+        }
+        opened => opened?,
+    };
+    file.write_all(contents)
+}
+
+/// Link `path` to `source`, removing a file of that name first.
+fn link_new(source: &Path, path: &Path) -> io::Result<()> {
+    match fs::hard_link(source, path) {
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(path)?;
+            fs::hard_link(source, path)
+        }
+        linked => linked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    #[test]
+    fn empty_files_after_the_first_are_links_to_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::default();
+        let [first, second, full] =
+            ["a_001.stderr.txt", "a_002.stderr.txt", "a_002.stdout.txt"].map(|name| dir.path().join(name));
+        writer.write(&first, b"").expect("first empty");
+        writer.write(&full, b"<goto>X.sh</goto>\n").expect("with contents");
+        writer.write(&second, b"").expect("second empty");
+        let (first_meta, second_meta) = (fs::metadata(&first).expect("first"), fs::metadata(&second).expect("second"));
+        assert_eq!((first_meta.ino(), first_meta.nlink(), second_meta.len()), (second_meta.ino(), 2, 0));
+        assert_eq!(fs::read(&full).expect("read"), b"<goto>X.sh</goto>\n");
+    }
+
+    /// Regression guard: a step written again under its name (a retried step) with
+    /// output must not write into the empty file every other name links to.
+    #[test]
+    fn rewriting_a_linked_file_leaves_the_files_linked_to_it_empty() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::default();
+        let [first, second, third] =
+            ["a_001.stderr.txt", "a_002.stderr.txt", "a_003.stderr.txt"].map(|name| dir.path().join(name));
+        writer.write(&first, b"").expect("first");
+        writer.write(&second, b"").expect("second");
+        writer.write(&first, b"warning: retried\n").expect("the first again, with output");
+        writer.write(&third, b"").expect("third, after its source was replaced");
+        assert_eq!(fs::read(&first).expect("first"), b"warning: retried\n");
+        assert_eq!((fs::read(&second).expect("second"), fs::read(&third).expect("third")), (Vec::new(), Vec::new()));
+        // And a file already there from an earlier invocation is replaced, not written through.
+        let mut later = StepFileWriter::default();
+        later.write(&second, b"now with output\n").expect("rewrite");
+        assert_eq!(fs::read(&third).expect("third"), b"");
+    }
+}
