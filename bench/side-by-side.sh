@@ -34,6 +34,16 @@ if [ "${1:-}" = --summary ]; then PASSES=0; OUT=$2; else
   : "${BATON:?set BATON to the baton binary}" "${RAYMOND_GO:?set RAYMOND_GO to the raymond-go binary}"
 fi
 mkdir -p "$OUT"
+# Both peers run from copies made now. The same bytes start faster from a file
+# written in one go than from one whose page cache was evicted and read back (this
+# machine's kdamond pages out what goes unused): 0.7 ms a one-state run, for either
+# peer (docs/benchmarks.md, issue 22's eighth round). A binary built an hour before
+# the other would carry that into the `single` rows.
+if [ "$PASSES" != 0 ]; then
+  mkdir -p "$OUT/bin"
+  cp "$BATON" "$OUT/bin/baton" && BATON=$OUT/bin/baton
+  cp "$RAYMOND_GO" "$OUT/bin/raymond-go" && RAYMOND_GO=$OUT/bin/raymond-go
+fi
 export BATON
 export BENCH_N=${BENCH_N:-500}
 
