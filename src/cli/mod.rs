@@ -223,7 +223,8 @@ fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
 /// each of those wake-ups crossed threads: a worker saw the event, the task ran there,
 /// and its completion woke this thread. On one thread the loop waits on epoll itself:
 /// no hand-offs, and no threads to start. Measured side by side (`docs/benchmarks.md`,
-/// issue 22's seventh round): 0.3 to 0.5 ms less for a one-state run, less per step on
+/// issue 22's seventh and eighth rounds): 0.27 ms less for a one-state run (from fresh
+/// copies of both binaries; their page cache's age alone moved it 0.7 ms), less per step on
 /// chains (`loop`, `callstack`), and on 100 parallel workers on tmpfs up to 0.07 ms a
 /// step more (within 0.01 ms over the longest round), where each spawn now holds the
 /// one thread until the child reaches `exec`. The disk's work already runs on threads
