@@ -20,13 +20,19 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes step files for one run directory.
-#[derive(Default)]
 pub(crate) struct StepFileWriter {
     /// The first empty file written, which later empty files link to.
     empty: Option<PathBuf>,
+    /// False once a link failed for another reason than a missing source: on a file
+    /// system without hard links (FAT, some FUSE mounts) every file is made new.
+    links: bool,
 }
 
 impl StepFileWriter {
+    pub(crate) fn new() -> StepFileWriter {
+        StepFileWriter { empty: None, links: true }
+    }
+
     /// Write `contents` as the file `path`, replacing whatever was there.
     pub(crate) fn write(&mut self, path: &Path, contents: &[u8]) -> io::Result<()> {
         if contents.is_empty()
@@ -36,7 +42,10 @@ impl StepFileWriter {
                 Ok(()) => return Ok(()),
                 // The first empty file was removed (its step written again): start over.
                 Err(error) if error.kind() == io::ErrorKind::NotFound => self.empty = None,
-                Err(error) => return Err(error),
+                Err(_) => {
+                    self.empty = None;
+                    self.links = false;
+                }
             }
         }
         if self.empty.as_deref() == Some(path) {
@@ -45,7 +54,7 @@ impl StepFileWriter {
             self.empty = None;
         }
         create_new(path, contents)?;
-        if contents.is_empty() {
+        if contents.is_empty() && self.links {
             self.empty = Some(path.to_path_buf());
         }
         Ok(())
@@ -85,7 +94,7 @@ mod tests {
     #[test]
     fn empty_files_after_the_first_are_links_to_it() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut writer = StepFileWriter::default();
+        let mut writer = StepFileWriter::new();
         let [first, second, full] =
             ["a_001.stderr.txt", "a_002.stderr.txt", "a_002.stdout.txt"].map(|name| dir.path().join(name));
         writer.write(&first, b"").expect("first empty");
@@ -96,12 +105,28 @@ mod tests {
         assert_eq!(fs::read(&full).expect("read"), b"<goto>X.sh</goto>\n");
     }
 
+    #[test]
+    fn where_links_fail_every_file_is_made_new() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::new();
+        // A directory cannot be hard-linked (EPERM), as nothing can on a FAT disk.
+        let unlinkable = dir.path().join("a_001.stderr.txt");
+        fs::create_dir(&unlinkable).expect("dir");
+        writer.empty = Some(unlinkable);
+        let [second, third] = ["a_002.stderr.txt", "a_003.stderr.txt"].map(|name| dir.path().join(name));
+        writer.write(&second, b"").expect("made new instead");
+        writer.write(&third, b"").expect("and the next");
+        let (second_meta, third_meta) = (fs::metadata(&second).expect("second"), fs::metadata(&third).expect("third"));
+        assert_eq!((second_meta.nlink(), third_meta.nlink(), second_meta.len()), (1, 1, 0));
+        assert!(!writer.links, "linking stopped");
+    }
+
     /// Regression guard: a step written again under its name (a retried step) with
     /// output must not write into the empty file every other name links to.
     #[test]
     fn rewriting_a_linked_file_leaves_the_files_linked_to_it_empty() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut writer = StepFileWriter::default();
+        let mut writer = StepFileWriter::new();
         let [first, second, third] =
             ["a_001.stderr.txt", "a_002.stderr.txt", "a_003.stderr.txt"].map(|name| dir.path().join(name));
         writer.write(&first, b"").expect("first");
@@ -111,7 +136,7 @@ mod tests {
         assert_eq!(fs::read(&first).expect("first"), b"warning: retried\n");
         assert_eq!((fs::read(&second).expect("second"), fs::read(&third).expect("third")), (Vec::new(), Vec::new()));
         // And a file already there from an earlier invocation is replaced, not written through.
-        let mut later = StepFileWriter::default();
+        let mut later = StepFileWriter::new();
         later.write(&second, b"now with output\n").expect("rewrite");
         assert_eq!(fs::read(&third).expect("third"), b"");
     }

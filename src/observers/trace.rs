@@ -173,7 +173,7 @@ impl DebugObserver {
         let writer_broken = Arc::clone(&broken);
         let writer_dir = run_dir.to_path_buf();
         let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
-            let mut step_files = StepFileWriter::default();
+            let mut step_files = StepFileWriter::new();
             for (path, contents) in receiver {
                 if writer_broken.load(Ordering::Relaxed) {
                     continue;
@@ -212,7 +212,7 @@ impl DebugObserver {
             None => (path, contents),
         };
         drop(sender);
-        StepFileWriter::default().write(&path, &contents)
+        StepFileWriter::new().write(&path, &contents)
     }
 
     /// Subscribe to every event on `bus`.
