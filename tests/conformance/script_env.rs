@@ -205,3 +205,31 @@ fn r7_1_script_runs_with_bash_whatever_its_shebang_and_mode() {
     outcome.status(0);
     assert_eq!(norm(&outcome, &outcome.stdout), "[ROOT]/wf/START.sh bash\n");
 }
+
+/// R7.11 through the real binary: every step has its three files; the empty
+/// `stderr.txt` files after the first are links to it (`docs/trace-format.md`), and a
+/// step's stderr with output is a file of its own.
+#[test]
+fn r7_11_empty_stderr_files_are_links_and_read_empty() {
+    use std::os::unix::fs::MetadataExt;
+    let outcome = Test::new()
+        .file("START.sh", "echo '<goto>A.sh</goto>'\n")
+        .file("A.sh", "echo warned >&2\necho '<goto>B.sh</goto>'\n")
+        .file("B.sh", "echo '<result>ok</result>'\n")
+        .run_workflow(&[]);
+    outcome.status(0).stdout("ok\n");
+    let file = |name: &str| outcome.run_dir(RUN).join(name);
+    for step in ["START_001", "A_002", "B_003"] {
+        for suffix in ["stdout.txt", "stderr.txt", "meta.json"] {
+            assert!(file(&format!("main_{step}.{suffix}")).is_file(), "main_{step}.{suffix}");
+        }
+    }
+    let (start, a, b) = (
+        std::fs::metadata(file("main_START_001.stderr.txt")).unwrap(),
+        std::fs::metadata(file("main_A_002.stderr.txt")).unwrap(),
+        std::fs::metadata(file("main_B_003.stderr.txt")).unwrap(),
+    );
+    assert_eq!((start.ino(), start.nlink(), b.len()), (b.ino(), 2, 0), "B's empty stderr links to START's");
+    assert_eq!(std::fs::read_to_string(file("main_A_002.stderr.txt")).unwrap(), "warned\n");
+    assert_eq!(a.nlink(), 1);
+}
