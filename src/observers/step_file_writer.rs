@@ -4,25 +4,34 @@
 //! Each one is a new file, and on ext4 a new file's inode is most of its cost: on
 //! this project's machine, where benchmarks had created and removed files by the
 //! hundred thousand, an `openat(O_CREAT)` took 0.2 to 0.7 ms of kernel time against
-//! 0.01 ms for a `link` (issue 22, eighth round, `docs/benchmarks.md`). Most scripts
-//! print nothing on stderr, so most `stderr.txt` files are empty, and an empty file
-//! is the same whatever its name: every empty step file after the first is a hard
-//! link to the first. No inode is made for it, and what a reader sees (an empty file
-//! of that name) is the same.
+//! 0.01 ms for a `link` (issue 22, eighth round, `docs/benchmarks.md`). Many step
+//! files repeat an earlier one byte for byte: most `stderr.txt` files are empty, and
+//! a loop's or a poller's `stdout.txt` is often the same line each time. A file's
+//! contents are what a reader sees, whatever its name, so a step file whose contents
+//! (up to [`MOST_REMEMBERED_BYTES`]) equal a file written earlier in this invocation
+//! is a hard link to that file: no inode is made for it.
 //!
 //! A linked file must never be written through: a step written again under the same
 //! name (a step retried after a resume) would change every file linked to it. So a
 //! file is only ever created new (`create_new`); one that exists is removed first,
 //! which leaves the others as they were.
 
+use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Files up to this size are remembered by their contents.
+const MOST_REMEMBERED_BYTES: usize = 4096;
+/// How many distinct contents are remembered; past it the memory starts over, so
+/// it holds at most 64 × 4 KiB whatever the run prints.
+const MOST_REMEMBERED: usize = 64;
+
 /// Writes step files for one run directory.
 pub(crate) struct StepFileWriter {
-    /// The first empty file written, which later empty files link to.
-    empty: Option<PathBuf>,
+    /// Files written in this invocation, by their contents (compared whole, not by a
+    /// hash): a later file with the same contents is linked to the one named here.
+    written: HashMap<Vec<u8>, PathBuf>,
     /// False once a link failed for another reason than a missing source: on a file
     /// system without hard links (FAT, some FUSE mounts) every file is made new.
     links: bool,
@@ -30,32 +39,33 @@ pub(crate) struct StepFileWriter {
 
 impl StepFileWriter {
     pub(crate) fn new() -> StepFileWriter {
-        StepFileWriter { empty: None, links: true }
+        StepFileWriter { written: HashMap::new(), links: true }
     }
 
     /// Write `contents` as the file `path`, replacing whatever was there.
     pub(crate) fn write(&mut self, path: &Path, contents: &[u8]) -> io::Result<()> {
-        if contents.is_empty()
-            && let Some(empty) = &self.empty
-        {
-            match link_new(empty, path) {
+        if let Some(source) = self.written.get(contents) {
+            match link_new(source, path) {
                 Ok(()) => return Ok(()),
-                // The first empty file was removed (its step written again): start over.
-                Err(error) if error.kind() == io::ErrorKind::NotFound => self.empty = None,
+                // The source was removed (its step written again): make the file new.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    self.written.remove(contents);
+                }
                 Err(_) => {
-                    self.empty = None;
+                    self.written.clear();
                     self.links = false;
                 }
             }
         }
-        if self.empty.as_deref() == Some(path) {
-            // The source itself is written again: the files linked to it keep the
-            // old (empty) inode, and the next empty file starts a new one.
-            self.empty = None;
-        }
+        // `path` is written again with other contents: the names linked to it keep
+        // the old inode, and nothing more links to this name for the old contents.
+        self.written.retain(|_, source| source != path);
         create_new(path, contents)?;
-        if contents.is_empty() && self.links {
-            self.empty = Some(path.to_path_buf());
+        if self.links && contents.len() <= MOST_REMEMBERED_BYTES {
+            if self.written.len() >= MOST_REMEMBERED {
+                self.written.clear();
+            }
+            self.written.insert(contents.to_vec(), path.to_path_buf());
         }
         Ok(())
     }
@@ -106,13 +116,40 @@ mod tests {
     }
 
     #[test]
+    fn a_file_repeating_an_earlier_one_is_linked_and_other_contents_are_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::new();
+        let [first, again, other] =
+            ["a_001.stdout.txt", "a_002.stdout.txt", "a_003.stdout.txt"].map(|name| dir.path().join(name));
+        writer.write(&first, b"<goto>LOOP.sh</goto>\n").expect("first");
+        writer.write(&again, b"<goto>LOOP.sh</goto>\n").expect("the same again");
+        writer.write(&other, b"<goto>LOOP.sh</goto>\r\n").expect("one byte more");
+        let [first, again, other] = [first, again, other].map(|path| fs::metadata(path).expect("metadata"));
+        assert_eq!((first.ino(), first.nlink(), other.nlink()), (again.ino(), 2, 1));
+    }
+
+    #[test]
+    fn large_files_are_not_remembered_and_memory_starts_over_when_full() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::new();
+        let large = vec![b'x'; MOST_REMEMBERED_BYTES + 1];
+        writer.write(&dir.path().join("large_1"), &large).expect("large");
+        writer.write(&dir.path().join("large_2"), &large).expect("large again");
+        assert_eq!(fs::metadata(dir.path().join("large_2")).expect("large_2").nlink(), 1);
+        for index in 0..=MOST_REMEMBERED {
+            writer.write(&dir.path().join(format!("small_{index}")), index.to_string().as_bytes()).expect("small");
+        }
+        assert!(writer.written.len() <= MOST_REMEMBERED);
+    }
+
+    #[test]
     fn where_links_fail_every_file_is_made_new() {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut writer = StepFileWriter::new();
         // A directory cannot be hard-linked (EPERM), as nothing can on a FAT disk.
         let unlinkable = dir.path().join("a_001.stderr.txt");
         fs::create_dir(&unlinkable).expect("dir");
-        writer.empty = Some(unlinkable);
+        writer.written.insert(Vec::new(), unlinkable);
         let [second, third] = ["a_002.stderr.txt", "a_003.stderr.txt"].map(|name| dir.path().join(name));
         writer.write(&second, b"").expect("made new instead");
         writer.write(&third, b"").expect("and the next");

@@ -15,7 +15,7 @@
 //! crash must not lose. The per-step files repeat what `ScriptOutput` events already
 //! hold, and creating three files per step costs more than the rest of the step's
 //! bookkeeping together, so a background thread writes them; `close` waits for it.
-//! Empty ones are hard links to the first (`step_file_writer`).
+//! One that repeats an earlier one is a hard link to it (`step_file_writer`).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
