@@ -87,6 +87,9 @@ fn a_foreign_origin_cannot_change_anything_and_a_foreign_host_is_refused() {
     );
     assert_eq!(foreign.status, 403, "{}", foreign.body);
     assert!(foreign.body.contains("Origin refused"), "{}", foreign.body);
+    // Regression: the refused POST's body is never read, so its connection is closed,
+    // and the client must be told, or it sends the next request down a closed socket.
+    assert_eq!(foreign.header("connection"), Some("close"));
     let own_origin = daemon.url.clone();
     let own = daemon.post_with(
         "/api/v1/workflows/rescan",
