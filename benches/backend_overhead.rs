@@ -154,6 +154,12 @@ impl Fake {
     }
 }
 
+/// The median, lowest and highest of `seconds`, in milliseconds.
+fn spread_ms(mut seconds: Vec<f64>) -> (f64, f64, f64) {
+    seconds.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    (seconds[seconds.len() / 2] * 1000.0, seconds[0] * 1000.0, seconds[seconds.len() - 1] * 1000.0)
+}
+
 fn median(mut values: Vec<Duration>) -> Duration {
     values.sort();
     values[values.len() / 2]
@@ -273,13 +279,9 @@ impl BatonRuns {
     }
 
     fn print(&self, backend: &str, label: &str) {
-        let mut differences = self.differences.clone();
-        differences.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        let (middle, lowest, highest) = spread_ms(self.differences.clone());
         println!(
-            "{backend}: {label}wall overhead per markdown step (median of paired runs): {:.1} ms; range {:.1} to {:.1} ms; baton CPU per step (median) {:.1} ms",
-            differences[differences.len() / 2] * 1000.0,
-            differences[0] * 1000.0,
-            differences[differences.len() - 1] * 1000.0,
+            "{backend}: {label}wall overhead per markdown step (median of paired runs): {middle:.1} ms; range {lowest:.1} to {highest:.1} ms; baton CPU per step (median) {:.1} ms",
             median(self.cpu_per_step.clone()).as_secs_f64() * 1000.0
         );
     }
@@ -351,20 +353,17 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
     this_build.print(backend.name, "");
     if let Some(binary) = versus {
         other.print(backend.name, &format!("{}: ", binary.display()));
-        let mut paired: Vec<f64> = other
+        let paired = other
             .wall
             .iter()
             .zip(&this_build.wall)
             .map(|(b, a)| (b.as_secs_f64() - a.as_secs_f64()) / steps as f64)
             .collect();
-        paired.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        let (middle, lowest, highest) = spread_ms(paired);
         println!(
-            "{}: {} minus this build, per step (median of pairs): {:.1} ms; range {:.1} to {:.1} ms",
+            "{}: {} minus this build, per step (median of pairs): {middle:.1} ms; range {lowest:.1} to {highest:.1} ms",
             backend.name,
             binary.display(),
-            paired[paired.len() / 2] * 1000.0,
-            paired[0] * 1000.0,
-            paired[paired.len() - 1] * 1000.0
         );
     }
     if !lingering.is_empty() {

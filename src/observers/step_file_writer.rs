@@ -44,8 +44,10 @@ impl StepFileWriter {
 
     /// Write `contents` as the file `path`, replacing whatever was there.
     pub(crate) fn write(&mut self, path: &Path, contents: &[u8]) -> io::Result<()> {
-        if let Some(source) = self.written.get(contents) {
-            match link_new(source, path) {
+        // A name written again with the same contents is made new below: linking it
+        // to itself would remove the source first.
+        if let Some(source) = self.written.get(contents).filter(|source| source.as_path() != path) {
+            match replacing(path, || fs::hard_link(source, path)) {
                 Ok(()) => return Ok(()),
                 // The source was removed (its step written again): make the file new.
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
@@ -60,7 +62,7 @@ impl StepFileWriter {
         // `path` is written again with other contents: the names linked to it keep
         // the old inode, and nothing more links to this name for the old contents.
         self.written.retain(|_, source| source != path);
-        create_new(path, contents)?;
+        replacing(path, || OpenOptions::new().write(true).create_new(true).open(path))?.write_all(contents)?;
         if self.links && contents.len() <= MOST_REMEMBERED_BYTES {
             if self.written.len() >= MOST_REMEMBERED {
                 self.written.clear();
@@ -71,27 +73,16 @@ impl StepFileWriter {
     }
 }
 
-/// Create `path` with `contents`, removing a file of that name first.
-fn create_new(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let open = || OpenOptions::new().write(true).create_new(true).open(path);
-    let mut file = match open() {
+/// Make the file `path` new with `make` (which must fail with `AlreadyExists` where
+/// a file of that name is in the way): remove such a file and make it again. The
+/// removal only takes the name away; other names of its inode keep their contents.
+fn replacing<T>(path: &Path, make: impl Fn() -> io::Result<T>) -> io::Result<T> {
+    match make() {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
             fs::remove_file(path)?;
-            open()?
+            make()
         }
-        opened => opened?,
-    };
-    file.write_all(contents)
-}
-
-/// Link `path` to `source`, removing a file of that name first.
-fn link_new(source: &Path, path: &Path) -> io::Result<()> {
-    match fs::hard_link(source, path) {
-        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-            fs::remove_file(path)?;
-            fs::hard_link(source, path)
-        }
-        linked => linked,
+        made => made,
     }
 }
 
@@ -126,6 +117,21 @@ mod tests {
         writer.write(&other, b"<goto>LOOP.sh</goto>\r\n").expect("one byte more");
         let [first, again, other] = [first, again, other].map(|path| fs::metadata(path).expect("metadata"));
         assert_eq!((first.ino(), first.nlink(), other.nlink()), (again.ino(), 2, 1));
+    }
+
+    #[test]
+    fn a_name_written_again_with_the_same_contents_keeps_them_and_its_links() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut writer = StepFileWriter::new();
+        let [first, second] = ["a_001.stdout.txt", "a_002.stdout.txt"].map(|name| dir.path().join(name));
+        writer.write(&first, b"same\n").expect("first");
+        writer.write(&second, b"same\n").expect("linked");
+        writer.write(&second, b"same\n").expect("second again");
+        writer.write(&first, b"same\n").expect("first again");
+        assert_eq!(
+            (fs::read(&first).expect("first"), fs::read(&second).expect("second")),
+            (b"same\n".to_vec(), b"same\n".to_vec())
+        );
     }
 
     #[test]
