@@ -168,6 +168,27 @@ fn when_grace_runs_out_steps_get_sigterm_before_sigkill() {
     assert_eq!(std::fs::read_to_string(test.root().join("term.txt")).unwrap(), "got TERM\n");
 }
 
+/// The watchdog kills what Baton registered, not only what its `/proc` sweep finds:
+/// a step whose leader dropped `BATON_WORKFLOW_ID` (here by `exec env -u`) is
+/// invisible to the sweep, so only its group's registration (a slot of the table
+/// Baton shares with the watchdog) can end it once Baton is SIGKILLed.
+#[test]
+fn a_registered_group_dies_with_a_sigkilled_baton_even_without_the_run_marker() {
+    let test = Test::new().file("START.sh", "echo $$ > script.pid\nexec env -u BATON_WORKFLOW_ID sleep 300\n");
+    let child = test.spawn(&["run", "wf", "--run-id", "unmarked"]);
+    let script = pid_in(&test, "script.pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read(format!("/proc/{script}/environ"))
+        .is_ok_and(|environ| environ.windows(18).any(|window| window == b"BATON_WORKFLOW_ID="))
+    {
+        assert!(Instant::now() < deadline, "the script never dropped its marker");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGKILL);
+    assert_eq!(exit_code(child), None, "killed by a signal");
+    assert!(gone(script), "the watchdog killed the registered group");
+}
+
 #[test]
 fn child_process_groups_die_with_a_sigkilled_baton() {
     let test = Test::new().file("START.sh", BLOCKING_STATE);

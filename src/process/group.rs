@@ -14,7 +14,7 @@ use tokio::process::Child;
 use crate::process::proc_stat::group_has_live_process;
 
 use crate::process::stop_level::StopLevel;
-use crate::process::watchdog::Watchdog;
+use crate::process::watchdog::{Registration, Watchdog};
 
 /// Signal the child's whole process group.
 pub(crate) fn signal_group(child: &Child, signal: libc::c_int) {
@@ -103,7 +103,7 @@ pub(crate) fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminat
 /// future abandoned): an unsettled group left behind would run on, an orphan,
 /// beside the step's retry.
 pub(crate) struct Watched<'a> {
-    watchdog: Option<&'a Watchdog>,
+    watchdog: Option<(&'a Watchdog, Registration)>,
     group: u32,
     settled: bool,
 }
@@ -112,9 +112,7 @@ impl<'a> Watched<'a> {
     /// Tell the watchdog about `child`'s group (a no-op without a watchdog).
     pub(crate) fn new(watchdog: Option<&'a Watchdog>, child: &Child) -> Watched<'a> {
         let group = child.id().unwrap_or_default();
-        if let Some(watchdog) = watchdog {
-            watchdog.watch(group);
-        }
+        let watchdog = watchdog.map(|watchdog| (watchdog, watchdog.watch(group)));
         Watched { watchdog, group, settled: false }
     }
 
@@ -130,8 +128,8 @@ impl Drop for Watched<'_> {
         if !self.settled {
             signal_group_id(self.group, libc::SIGKILL);
         }
-        if let Some(watchdog) = self.watchdog {
-            watchdog.release(self.group);
+        if let Some((watchdog, registration)) = self.watchdog {
+            watchdog.release(registration);
         }
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod executable;
 pub(crate) mod git;
 pub(crate) mod group;
 pub(crate) mod limits;
+pub(crate) mod live_groups;
 pub(crate) mod proc_stat;
 pub(crate) mod script;
 pub(crate) mod stop_level;

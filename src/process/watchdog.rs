@@ -4,11 +4,13 @@
 //! tiny process: a fork of Baton made before its first thread starts (no `exec`,
 //! so it costs a tenth of starting a program: no loading, no relocations), in its
 //! own process group, reading a pipe. Baton writes `run ID` and `inputs DIR` once
-//! it knows them, `+PGID` when a step's process group starts and `-PGID` when it is
-//! done. When the pipe closes — which the kernel does when Baton exits for any
-//! reason — the watchdog kills every group still listed, unless Baton said `exit`
-//! first because it already stopped them. The cost per step is two short pipe
-//! writes.
+//! it knows them, and keeps its live step process groups in a table in memory it
+//! shares with the watchdog ([`LiveGroups`]: one store when a group starts, one
+//! when it is done; `+PGID` and `-PGID` lines on the pipe only if the table is
+//! full or could not be mapped). When the pipe closes — which the kernel does when
+//! Baton exits for any reason — the watchdog kills every group still listed,
+//! unless Baton said `exit` first because it already stopped them. So the watchdog
+//! sleeps through the whole run, and a step costs no system call for it.
 //!
 //! Registration happens just after the spawn returns, so a Baton killed in that
 //! instant would leave a group the watchdog never heard of. To close that window
@@ -27,11 +29,28 @@ use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::process::live_groups::{LiveGroups, Slot, SlotAllocator};
 use crate::process::proc_stat::ProcStat;
 
 /// Baton's end of the watchdog.
 pub(crate) struct Watchdog {
     child: Mutex<Option<(libc::pid_t, File)>>,
+    /// The live groups the watchdog reads when Baton is gone (`None`: every group
+    /// goes over the pipe).
+    table: Option<LiveGroups>,
+    slots: Mutex<SlotAllocator>,
+}
+
+/// How a group was made known to the watchdog, so that [`Watchdog::release`] takes
+/// it back the same way.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Registration {
+    Slot(Slot),
+    Line(u32),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Watchdog {
@@ -44,8 +63,10 @@ impl Watchdog {
         // SAFETY: `fds` has room for the two descriptors pipe2 writes.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
             tracing::warn!(error = %std::io::Error::last_os_error(), "cannot start the process watchdog");
-            return Watchdog { child: Mutex::new(None) };
+            return Watchdog::absent();
         }
+        // Mapped before the fork, so that the watchdog shares it.
+        let table = LiveGroups::map();
         let [reader, writer] = fds;
         // SAFETY: Baton is single-threaded here (see above), so the child may do anything.
         match unsafe { libc::fork() } {
@@ -62,7 +83,7 @@ impl Watchdog {
                             libc::dup2(null, stdio);
                         }
                     }
-                    let code = serve(BufReader::new(File::from_raw_fd(reader)));
+                    let code = serve(BufReader::new(File::from_raw_fd(reader)), table.as_ref());
                     libc::_exit(code)
                 }
             }
@@ -73,7 +94,7 @@ impl Watchdog {
                     libc::close(reader);
                     libc::close(writer);
                 }
-                Watchdog { child: Mutex::new(None) }
+                Watchdog::absent()
             }
             pid => {
                 // SAFETY: the parent's read end is unused; the write end is ours alone.
@@ -81,9 +102,13 @@ impl Watchdog {
                     libc::close(reader);
                     File::from_raw_fd(writer)
                 };
-                Watchdog { child: Mutex::new(Some((pid, writer))) }
+                Watchdog { child: Mutex::new(Some((pid, writer))), table, slots: Mutex::default() }
             }
         }
+    }
+
+    fn absent() -> Watchdog {
+        Watchdog { child: Mutex::new(None), table: None, slots: Mutex::default() }
     }
 
     /// The run the watchdog guards: its id (for the `/proc` sweep) and its input
@@ -93,7 +118,7 @@ impl Watchdog {
     }
 
     fn send(&self, line: &str) {
-        let mut guard = self.child.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = lock(&self.child);
         if let Some((_, stdin)) = guard.as_mut()
             && let Err(error) = stdin.write_all(line.as_bytes())
         {
@@ -103,13 +128,21 @@ impl Watchdog {
     }
 
     /// A step's process group started.
-    pub(crate) fn watch(&self, process_group: u32) {
+    pub(crate) fn watch(&self, process_group: u32) -> Registration {
+        if let Some(slot) = self.table.as_ref().and_then(|table| table.insert(&mut lock(&self.slots), process_group)) {
+            return Registration::Slot(slot);
+        }
         self.send(&format!("+{process_group}\n"));
+        Registration::Line(process_group)
     }
 
     /// A step's process group is gone (or Baton killed it itself).
-    pub(crate) fn release(&self, process_group: u32) {
-        self.send(&format!("-{process_group}\n"));
+    pub(crate) fn release(&self, registration: Registration) {
+        match (registration, &self.table) {
+            (Registration::Slot(slot), Some(table)) => table.remove(&mut lock(&self.slots), slot),
+            (Registration::Slot(_), None) => {}
+            (Registration::Line(process_group), _) => self.send(&format!("-{process_group}\n")),
+        }
     }
 
     /// Baton is exiting normally: tell the watchdog not to kill anything. It reads
@@ -117,7 +150,7 @@ impl Watchdog {
     /// next, and init reaps it).
     pub(crate) fn disarm(&self) {
         self.send("exit\n");
-        let mut guard = self.child.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = lock(&self.child);
         if let Some((pid, writer)) = guard.take() {
             drop(writer);
             // SAFETY: reaping our own child if it is already done; never blocks.
@@ -183,8 +216,9 @@ fn sweep(run_id: &str) {
     }
 }
 
-/// The watchdog process itself: read commands until the pipe closes.
-fn serve(input: impl BufRead) -> i32 {
+/// The watchdog process itself: read commands until the pipe closes, then kill the
+/// groups listed on it and in `table`.
+fn serve(input: impl BufRead, table: Option<&LiveGroups>) -> i32 {
     let mut groups = BTreeSet::new();
     let mut run_id: Option<String> = None;
     let mut inputs_dir: Option<PathBuf> = None;
@@ -213,6 +247,8 @@ fn serve(input: impl BufRead) -> i32 {
             _ => {}
         }
     }
+    // Baton is gone: nothing writes the table any more.
+    groups.extend(table.into_iter().flat_map(LiveGroups::groups).filter_map(|group| i32::try_from(group).ok()));
     for group in groups {
         // SAFETY: signalling a process group; a stale id fails with ESRCH.
         unsafe {
@@ -255,8 +291,25 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\n", child.id());
-        serve(input.as_bytes());
+        serve(input.as_bytes(), None);
         assert!(exited(&mut child), "the registered group was killed");
+    }
+
+    #[test]
+    fn a_closed_pipe_kills_the_groups_in_the_shared_table_and_not_released_ones() {
+        use std::os::unix::process::CommandExt;
+        let table = LiveGroups::map().expect("mapping");
+        let mut slots = SlotAllocator::default();
+        let mut live = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
+        let mut released = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
+        table.insert(&mut slots, live.id()).expect("slot");
+        let slot = table.insert(&mut slots, released.id()).expect("slot");
+        table.remove(&mut slots, slot);
+        serve(&b""[..], Some(&table));
+        assert!(exited(&mut live), "the registered group was killed");
+        assert!(!exited_within(&mut released, Duration::from_millis(200)), "the released one was not");
+        let _ = released.kill();
+        let _ = released.wait();
     }
 
     #[test]
@@ -264,7 +317,7 @@ mod tests {
         use std::os::unix::process::CommandExt;
         let mut child = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let input = format!("+{}\nexit\n", child.id());
-        serve(input.as_bytes());
+        serve(input.as_bytes(), None);
         assert!(!exited_within(&mut child, Duration::from_millis(200)));
         let _ = child.kill();
         let _ = child.wait();
@@ -306,7 +359,7 @@ mod tests {
         // A live process of the run (its parent, this test, is alive): left alone.
         let mut live = Command::new("sleep").arg("30").env("BATON_WORKFLOW_ID", &run_id).spawn().expect("sleep");
         // Never registered: only the sweep can find the orphan.
-        serve(format!("run {run_id}\n").as_bytes());
+        serve(format!("run {run_id}\n").as_bytes(), None);
         assert!(gone(ours), "the run's orphaned group was killed");
         // SAFETY: signal 0 only checks that the process exists.
         assert_eq!(unsafe { libc::kill(other, 0) }, 0, "another run's orphan was left alone");
