@@ -4,7 +4,9 @@
 //! Each one is a new file, and on ext4 a new file's inode is most of its cost: on
 //! this project's machine, where benchmarks had created and removed files by the
 //! hundred thousand, an `openat(O_CREAT)` took 0.2 to 0.7 ms of kernel time against
-//! 0.01 ms for a `link` (issue 22, eighth round, `docs/benchmarks.md`). Many step
+//! 0.01 ms for a `link` (issue 22, eighth round, `docs/benchmarks.md`): without a
+//! journal, ext4 walks past every inode freed in the last minute before it hands out
+//! a new one (ninth round). Many step
 //! files repeat an earlier one byte for byte: most `stderr.txt` files are empty, and
 //! a loop's or a poller's `stdout.txt` is often the same line each time. A file's
 //! contents are what a reader sees, whatever its name, so a step file whose contents
