@@ -370,7 +370,7 @@ async fn run_script_process(
         keep_background,
     };
     let forward_prints = print_forwarder(Arc::clone(&context.bus), agent.id.clone());
-    let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_deref()).await {
+    let run = match run_script(command, forward_prints, context.stop.clone(), context.watchdog.as_ref()).await {
         Ok(run) => run,
         Err(ScriptProcessError::TimedOut { after, stdout, stderr }) => {
             emit_output(context, input, &stdout, &stderr, None, started, env);

@@ -7,6 +7,7 @@
 //! [`LEFTOVER_GRACE`]. A process meant to outlive its step leaves the group on
 //! purpose (`setsid cmd &`), which also takes it out of the watchdog's reach.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::Child;
@@ -103,16 +104,39 @@ pub(crate) fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminat
 /// future abandoned): an unsettled group left behind would run on, an orphan,
 /// beside the step's retry.
 pub(crate) struct Watched<'a> {
-    watchdog: Option<(&'a Watchdog, Registration)>,
+    watchdog: Option<(Keeper<'a>, Registration)>,
     group: u32,
     settled: bool,
+}
+
+/// The guard's hold on the watchdog: borrowed on the thread that owns it, shared
+/// when the guard is made on another thread (`process::spawn`).
+enum Keeper<'a> {
+    Borrowed(&'a Watchdog),
+    Shared(Arc<Watchdog>),
+}
+
+impl Keeper<'_> {
+    fn watchdog(&self) -> &Watchdog {
+        match self {
+            Keeper::Borrowed(watchdog) => watchdog,
+            Keeper::Shared(watchdog) => watchdog,
+        }
+    }
 }
 
 impl<'a> Watched<'a> {
     /// Tell the watchdog about `child`'s group (a no-op without a watchdog).
     pub(crate) fn new(watchdog: Option<&'a Watchdog>, child: &Child) -> Watched<'a> {
+        Watched::keeping(watchdog.map(Keeper::Borrowed), child)
+    }
+
+    fn keeping(keeper: Option<Keeper<'a>>, child: &Child) -> Watched<'a> {
         let group = child.id().unwrap_or_default();
-        let watchdog = watchdog.map(|watchdog| (watchdog, watchdog.watch(group)));
+        let watchdog = keeper.map(|keeper| {
+            let registration = keeper.watchdog().watch(group);
+            (keeper, registration)
+        });
         Watched { watchdog, group, settled: false }
     }
 
@@ -123,13 +147,20 @@ impl<'a> Watched<'a> {
     }
 }
 
+impl Watched<'static> {
+    /// [`Watched::new`] with a shared handle, for a guard made on another thread.
+    pub(crate) fn shared(watchdog: Option<Arc<Watchdog>>, child: &Child) -> Watched<'static> {
+        Watched::keeping(watchdog.map(Keeper::Shared), child)
+    }
+}
+
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
         if !self.settled {
             signal_group_id(self.group, libc::SIGKILL);
         }
-        if let Some((watchdog, registration)) = self.watchdog {
-            watchdog.release(registration);
+        if let Some((keeper, registration)) = &self.watchdog {
+            keeper.watchdog().release(*registration);
         }
     }
 }

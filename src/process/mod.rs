@@ -8,5 +8,6 @@ pub(crate) mod limits;
 pub(crate) mod live_groups;
 pub(crate) mod proc_stat;
 pub(crate) mod script;
+pub(crate) mod spawn;
 pub(crate) mod stop_level;
 pub(crate) mod watchdog;

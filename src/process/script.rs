@@ -13,15 +13,15 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use crate::process::group::{
-    LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
-};
+use crate::process::group::{LEFTOVER_GRACE, apply_stop_level, end_leftovers, kill_group, terminate_leftovers};
+use crate::process::spawn::spawn;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -104,9 +104,10 @@ pub(crate) async fn run_script(
     command: ScriptCommand,
     mut on_chunk: impl FnMut(Pipe, &str),
     mut stop: watch::Receiver<StopLevel>,
-    watchdog: Option<&Watchdog>,
+    watchdog: Option<&Arc<Watchdog>>,
 ) -> Result<ScriptRun, ScriptProcessError> {
-    let mut child = Command::new(&command.program)
+    let mut builder = Command::new(&command.program);
+    builder
         .args(&command.args)
         .current_dir(&command.cwd)
         .env_remove("CLAUDECODE")
@@ -115,13 +116,10 @@ pub(crate) async fn run_script(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| ScriptProcessError::Spawn {
-            program: command.program.to_string_lossy().into_owned(),
-            source,
-        })?;
-    let mut watched = Watched::new(watchdog, &child);
+        .kill_on_drop(true);
+    let (mut child, mut watched, _live) = spawn(builder, watchdog).await.map_err(|source| {
+        ScriptProcessError::Spawn { program: command.program.to_string_lossy().into_owned(), source }
+    })?;
     let group = child.id().unwrap_or_default();
     let (Some(mut stdout_pipe), Some(mut stderr_pipe)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);

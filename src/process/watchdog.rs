@@ -39,6 +39,9 @@ pub(crate) struct Watchdog {
     /// goes over the pipe).
     table: Option<LiveGroups>,
     slots: Mutex<SlotAllocator>,
+    /// Every group ever watched, for tests that cannot see a group's id otherwise.
+    #[cfg(test)]
+    seen: Mutex<Vec<u32>>,
 }
 
 /// How a group was made known to the watchdog, so that [`Watchdog::release`] takes
@@ -102,13 +105,37 @@ impl Watchdog {
                     libc::close(reader);
                     File::from_raw_fd(writer)
                 };
-                Watchdog { child: Mutex::new(Some((pid, writer))), table, slots: Mutex::default() }
+                Watchdog { child: Mutex::new(Some((pid, writer))), table, ..Watchdog::absent() }
             }
         }
     }
 
     fn absent() -> Watchdog {
-        Watchdog { child: Mutex::new(None), table: None, slots: Mutex::default() }
+        Watchdog {
+            child: Mutex::new(None),
+            table: None,
+            slots: Mutex::default(),
+            #[cfg(test)]
+            seen: Mutex::default(),
+        }
+    }
+
+    /// A watchdog with its table and no process, for tests of what registers groups.
+    #[cfg(test)]
+    pub(crate) fn unforked() -> Watchdog {
+        Watchdog { table: LiveGroups::map(), ..Watchdog::absent() }
+    }
+
+    /// The groups in the table now.
+    #[cfg(test)]
+    pub(crate) fn registered(&self) -> Vec<u32> {
+        self.table.as_ref().map_or_else(Vec::new, |table| table.groups().collect())
+    }
+
+    /// Every group ever watched, in order.
+    #[cfg(test)]
+    pub(crate) fn seen(&self) -> Vec<u32> {
+        lock(&self.seen).clone()
     }
 
     /// The run the watchdog guards: its id (for the `/proc` sweep) and its input
@@ -129,6 +156,8 @@ impl Watchdog {
 
     /// A step's process group started.
     pub(crate) fn watch(&self, process_group: u32) -> Registration {
+        #[cfg(test)]
+        lock(&self.seen).push(process_group);
         if let Some(slot) = self.table.as_ref().and_then(|table| table.insert(&mut lock(&self.slots), process_group)) {
             return Registration::Slot(slot);
         }
