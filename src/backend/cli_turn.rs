@@ -7,6 +7,7 @@
 //! backend's own to classify.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -37,7 +38,7 @@ pub(crate) async fn run_turn(
     reader: &mut (impl StreamRead + Send),
     on_event: &mut (dyn FnMut(BackendEvent) + Send),
     stop: watch::Receiver<StopLevel>,
-    watchdog: Option<&Watchdog>,
+    watchdog: Option<&Arc<Watchdog>>,
 ) -> Result<CliExit, BackendError> {
     let process = CliProcess {
         cli: turn.cli,

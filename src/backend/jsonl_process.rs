@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -70,7 +71,7 @@ pub(crate) async fn run_cli(
     process: CliProcess<'_>,
     mut on_object: impl FnMut(Value),
     mut stop: watch::Receiver<StopLevel>,
-    watchdog: Option<&Watchdog>,
+    watchdog: Option<&Arc<Watchdog>>,
 ) -> Result<CliExit, CliProcessError> {
     let mut command = Command::new(process.program);
     for name in process.env_remove {
@@ -88,7 +89,7 @@ pub(crate) async fn run_cli(
         .spawn()
         .map_err(|source| CliProcessError::Spawn { program: process.program.to_path_buf(), source })?;
     let cli = process.cli;
-    let mut watched = Watched::new(watchdog, &child);
+    let mut watched = Watched::new(watchdog.cloned(), &child);
     let group = child.id().unwrap_or_default();
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);

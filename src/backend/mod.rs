@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -151,7 +152,7 @@ pub(crate) trait Backend: Send + Sync {
         &'a self,
         request: BackendRequest,
         stop: watch::Receiver<StopLevel>,
-        watchdog: Option<&'a Watchdog>,
+        watchdog: Option<&'a Arc<Watchdog>>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a>;
 }
@@ -169,17 +170,13 @@ pub(crate) struct CliPaths {
 /// `baton test` puts its scripted backend behind every name.
 #[derive(Clone)]
 pub(crate) struct Backends {
-    claude: std::sync::Arc<dyn Backend>,
-    pi: std::sync::Arc<dyn Backend>,
-    codex: std::sync::Arc<dyn Backend>,
+    claude: Arc<dyn Backend>,
+    pi: Arc<dyn Backend>,
+    codex: Arc<dyn Backend>,
 }
 
 impl Backends {
-    pub(crate) fn new(
-        claude: std::sync::Arc<dyn Backend>,
-        pi: std::sync::Arc<dyn Backend>,
-        codex: std::sync::Arc<dyn Backend>,
-    ) -> Backends {
+    pub(crate) fn new(claude: Arc<dyn Backend>, pi: Arc<dyn Backend>, codex: Arc<dyn Backend>) -> Backends {
         Backends { claude, pi, codex }
     }
 
@@ -200,15 +197,12 @@ impl Backends {
             )
         };
         Backends::new(
-            std::sync::Arc::new(claude::backend::ClaudeBackend::new(
+            Arc::new(claude::backend::ClaudeBackend::new(
                 binary(BackendName::Claude, &flags.claude, &config.claude),
                 skip_permissions,
             )),
-            std::sync::Arc::new(pi::backend::PiBackend::new(
-                binary(BackendName::Pi, &flags.pi, &config.pi),
-                skip_permissions,
-            )),
-            std::sync::Arc::new(
+            Arc::new(pi::backend::PiBackend::new(binary(BackendName::Pi, &flags.pi, &config.pi), skip_permissions)),
+            Arc::new(
                 codex::backend::CodexBackend::new(
                     binary(BackendName::Codex, &flags.codex, &config.codex),
                     skip_permissions,
@@ -219,7 +213,7 @@ impl Backends {
     }
 
     /// One backend behind every name.
-    pub(crate) fn every_name(backend: std::sync::Arc<dyn Backend>) -> Backends {
+    pub(crate) fn every_name(backend: Arc<dyn Backend>) -> Backends {
         Backends { claude: backend.clone(), pi: backend.clone(), codex: backend }
     }
 

@@ -103,39 +103,22 @@ pub(crate) fn apply_stop_level(child: &Child, level: Option<StopLevel>, terminat
 /// distributed worker's handler dropped when Restate cuts its stream, a step
 /// future abandoned): an unsettled group left behind would run on, an orphan,
 /// beside the step's retry.
-pub(crate) struct Watched<'a> {
-    watchdog: Option<(Keeper<'a>, Registration)>,
+///
+/// It holds the watchdog by a shared handle, so that it can be made on the thread
+/// that started the process, whichever that is (`process::spawn`).
+pub(crate) struct Watched {
+    watchdog: Option<(Arc<Watchdog>, Registration)>,
     group: u32,
     settled: bool,
 }
 
-/// The guard's hold on the watchdog: borrowed on the thread that owns it, shared
-/// when the guard is made on another thread (`process::spawn`).
-enum Keeper<'a> {
-    Borrowed(&'a Watchdog),
-    Shared(Arc<Watchdog>),
-}
-
-impl Keeper<'_> {
-    fn watchdog(&self) -> &Watchdog {
-        match self {
-            Keeper::Borrowed(watchdog) => watchdog,
-            Keeper::Shared(watchdog) => watchdog,
-        }
-    }
-}
-
-impl<'a> Watched<'a> {
+impl Watched {
     /// Tell the watchdog about `child`'s group (a no-op without a watchdog).
-    pub(crate) fn new(watchdog: Option<&'a Watchdog>, child: &Child) -> Watched<'a> {
-        Watched::keeping(watchdog.map(Keeper::Borrowed), child)
-    }
-
-    fn keeping(keeper: Option<Keeper<'a>>, child: &Child) -> Watched<'a> {
+    pub(crate) fn new(watchdog: Option<Arc<Watchdog>>, child: &Child) -> Watched {
         let group = child.id().unwrap_or_default();
-        let watchdog = keeper.map(|keeper| {
-            let registration = keeper.watchdog().watch(group);
-            (keeper, registration)
+        let watchdog = watchdog.map(|watchdog| {
+            let registration = watchdog.watch(group);
+            (watchdog, registration)
         });
         Watched { watchdog, group, settled: false }
     }
@@ -147,20 +130,13 @@ impl<'a> Watched<'a> {
     }
 }
 
-impl Watched<'static> {
-    /// [`Watched::new`] with a shared handle, for a guard made on another thread.
-    pub(crate) fn shared(watchdog: Option<Arc<Watchdog>>, child: &Child) -> Watched<'static> {
-        Watched::keeping(watchdog.map(Keeper::Shared), child)
-    }
-}
-
-impl Drop for Watched<'_> {
+impl Drop for Watched {
     fn drop(&mut self) {
         if !self.settled {
             signal_group_id(self.group, libc::SIGKILL);
         }
-        if let Some((keeper, registration)) = &self.watchdog {
-            keeper.watchdog().release(*registration);
+        if let Some((watchdog, registration)) = &self.watchdog {
+            watchdog.release(*registration);
         }
     }
 }

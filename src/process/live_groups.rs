@@ -14,6 +14,7 @@
 //! The high-water mark (word 0) is raised before a new slot is written, so the
 //! watchdog's scan always covers every slot that may hold a group.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Slots in the table: the most groups that can be live at once through it (past
@@ -26,15 +27,17 @@ const SLOTS: usize = 1 << 20;
 /// slots (0: free).
 pub(crate) struct LiveGroups {
     words: &'static [AtomicU32],
+    /// Baton's own bookkeeping of the slots; the watchdog's copy of it is unused.
+    slots: Mutex<SlotAllocator>,
 }
 
 /// A group's place in the table, returned by [`LiveGroups::insert`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot(u32);
 
-/// Baton's own bookkeeping of the table's slots (never shared).
+/// Which slots are free, and how many were ever handed out (never shared).
 #[derive(Default)]
-pub(crate) struct SlotAllocator {
+struct SlotAllocator {
     free: Vec<u32>,
     used: u32,
 }
@@ -63,11 +66,12 @@ impl LiveGroups {
         // unmapped (it lives as long as the process; `Watchdog`s are made once per
         // invocation), so a `'static` slice of atomics over it stays valid.
         let words = unsafe { std::slice::from_raw_parts(address.cast::<AtomicU32>(), SLOTS + 1) };
-        Some(LiveGroups { words })
+        Some(LiveGroups { words, slots: Mutex::default() })
     }
 
     /// Put `group` in a free slot, or `None` when every slot is taken.
-    pub(crate) fn insert(&self, slots: &mut SlotAllocator, group: u32) -> Option<Slot> {
+    pub(crate) fn insert(&self, group: u32) -> Option<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let slot = match slots.free.pop() {
             Some(slot) => slot,
             None if (slots.used as usize) < SLOTS => {
@@ -83,9 +87,9 @@ impl LiveGroups {
     }
 
     /// Free `slot`: its group is no longer the watchdog's to kill.
-    pub(crate) fn remove(&self, slots: &mut SlotAllocator, Slot(slot): Slot) {
+    pub(crate) fn remove(&self, Slot(slot): Slot) {
         self.words[slot as usize].store(0, Ordering::Release);
-        slots.free.push(slot);
+        self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).free.push(slot);
     }
 
     /// Every group registered now (read by the watchdog once Baton is gone).
@@ -102,31 +106,29 @@ mod tests {
     #[test]
     fn released_slots_are_reused_and_only_registered_groups_are_listed() {
         let table = LiveGroups::map().expect("mapping");
-        let mut slots = SlotAllocator::default();
-        let first = table.insert(&mut slots, 101).expect("slot");
-        let second = table.insert(&mut slots, 102).expect("slot");
-        table.remove(&mut slots, first);
+        let first = table.insert(101).expect("slot");
+        let second = table.insert(102).expect("slot");
+        table.remove(first);
         assert_eq!(table.groups().collect::<Vec<_>>(), [102]);
-        let third = table.insert(&mut slots, 103).expect("slot");
+        let third = table.insert(103).expect("slot");
         assert_eq!(third, first, "a freed slot is used again");
         assert_eq!(table.groups().collect::<Vec<_>>(), [103, 102]);
-        table.remove(&mut slots, second);
-        table.remove(&mut slots, third);
+        table.remove(second);
+        table.remove(third);
         assert_eq!(table.groups().count(), 0);
     }
 
     #[test]
     fn a_full_table_refuses_and_says_so() {
         let table = LiveGroups::map().expect("mapping");
-        let mut slots = SlotAllocator { free: Vec::new(), used: SLOTS as u32 };
-        assert_eq!(table.insert(&mut slots, 7), None);
+        table.slots.lock().expect("slots").used = SLOTS as u32;
+        assert_eq!(table.insert(7), None);
     }
 
     /// What a forked watchdog sees: the mapping is shared, not copied on write.
     #[test]
     fn a_forked_child_sees_groups_registered_after_the_fork() {
         let table = LiveGroups::map().expect("mapping");
-        let mut slots = SlotAllocator::default();
         let mut go = [0; 2];
         // SAFETY: a pipe for this test's child to wait on.
         assert_eq!(unsafe { libc::pipe(go.as_mut_ptr()) }, 0);
@@ -143,7 +145,7 @@ mod tests {
             },
             child => {
                 assert!(child > 0, "fork");
-                table.insert(&mut slots, 4242).expect("slot");
+                table.insert(4242).expect("slot");
                 // SAFETY: closing our ends wakes the child; then reap it.
                 let mut status = 0;
                 unsafe {

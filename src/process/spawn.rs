@@ -58,7 +58,7 @@ impl Drop for LiveProcess {
 
 /// A started step process, the guard of its group, and its place in [`LIVE`]; keep
 /// all three until the step is done with the process.
-pub(crate) type Spawned = (Child, Watched<'static>, LiveProcess);
+pub(crate) type Spawned = (Child, Watched, LiveProcess);
 
 /// Start `command` (made with `process_group(0)`) and register its group with
 /// `watchdog`: in place when no other script step is live, on the blocking pool
@@ -68,7 +68,7 @@ pub(crate) async fn spawn(mut command: Command, watchdog: Option<&Arc<Watchdog>>
     let watchdog = watchdog.cloned();
     if others == 0 {
         let child = command.spawn()?;
-        let watched = Watched::shared(watchdog, &child);
+        let watched = Watched::new(watchdog, &child);
         return Ok((child, watched, live));
     }
     let permit = SPAWNING.acquire().await.map_err(io::Error::other)?;
@@ -77,7 +77,7 @@ pub(crate) async fn spawn(mut command: Command, watchdog: Option<&Arc<Watchdog>>
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let child = command.spawn()?;
-        let watched = Watched::shared(watchdog, &child);
+        let watched = Watched::new(watchdog, &child);
         Ok((child, watched, live))
     })
     .await

@@ -29,7 +29,7 @@ use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::process::live_groups::{LiveGroups, Slot, SlotAllocator};
+use crate::process::live_groups::{LiveGroups, Slot};
 use crate::process::proc_stat::ProcStat;
 
 /// Baton's end of the watchdog.
@@ -38,7 +38,6 @@ pub(crate) struct Watchdog {
     /// The live groups the watchdog reads when Baton is gone (`None`: every group
     /// goes over the pipe).
     table: Option<LiveGroups>,
-    slots: Mutex<SlotAllocator>,
     /// Every group ever watched, for tests that cannot see a group's id otherwise.
     #[cfg(test)]
     seen: Mutex<Vec<u32>>,
@@ -105,16 +104,19 @@ impl Watchdog {
                     libc::close(reader);
                     File::from_raw_fd(writer)
                 };
-                Watchdog { child: Mutex::new(Some((pid, writer))), table, ..Watchdog::absent() }
+                Watchdog::with(Some((pid, writer)), table)
             }
         }
     }
 
     fn absent() -> Watchdog {
+        Watchdog::with(None, None)
+    }
+
+    fn with(child: Option<(libc::pid_t, File)>, table: Option<LiveGroups>) -> Watchdog {
         Watchdog {
-            child: Mutex::new(None),
-            table: None,
-            slots: Mutex::default(),
+            child: Mutex::new(child),
+            table,
             #[cfg(test)]
             seen: Mutex::default(),
         }
@@ -123,7 +125,7 @@ impl Watchdog {
     /// A watchdog with its table and no process, for tests of what registers groups.
     #[cfg(test)]
     pub(crate) fn unforked() -> Watchdog {
-        Watchdog { table: LiveGroups::map(), ..Watchdog::absent() }
+        Watchdog::with(None, LiveGroups::map())
     }
 
     /// The groups in the table now.
@@ -158,7 +160,7 @@ impl Watchdog {
     pub(crate) fn watch(&self, process_group: u32) -> Registration {
         #[cfg(test)]
         lock(&self.seen).push(process_group);
-        if let Some(slot) = self.table.as_ref().and_then(|table| table.insert(&mut lock(&self.slots), process_group)) {
+        if let Some(slot) = self.table.as_ref().and_then(|table| table.insert(process_group)) {
             return Registration::Slot(slot);
         }
         self.send(&format!("+{process_group}\n"));
@@ -168,7 +170,7 @@ impl Watchdog {
     /// A step's process group is gone (or Baton killed it itself).
     pub(crate) fn release(&self, registration: Registration) {
         match (registration, &self.table) {
-            (Registration::Slot(slot), Some(table)) => table.remove(&mut lock(&self.slots), slot),
+            (Registration::Slot(slot), Some(table)) => table.remove(slot),
             (Registration::Slot(_), None) => {}
             (Registration::Line(process_group), _) => self.send(&format!("-{process_group}\n")),
         }
@@ -328,12 +330,11 @@ mod tests {
     fn a_closed_pipe_kills_the_groups_in_the_shared_table_and_not_released_ones() {
         use std::os::unix::process::CommandExt;
         let table = LiveGroups::map().expect("mapping");
-        let mut slots = SlotAllocator::default();
         let mut live = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
         let mut released = Command::new("sleep").arg("30").process_group(0).spawn().expect("sleep");
-        table.insert(&mut slots, live.id()).expect("slot");
-        let slot = table.insert(&mut slots, released.id()).expect("slot");
-        table.remove(&mut slots, slot);
+        table.insert(live.id()).expect("slot");
+        let slot = table.insert(released.id()).expect("slot");
+        table.remove(slot);
         serve(&b""[..], Some(&table));
         assert!(exited(&mut live), "the registered group was killed");
         assert!(!exited_within(&mut released, Duration::from_millis(200)), "the released one was not");

@@ -122,7 +122,7 @@ impl Backend for ScriptedBackend {
         &'a self,
         request: BackendRequest,
         _stop: watch::Receiver<StopLevel>,
-        _watchdog: Option<&'a Watchdog>,
+        _watchdog: Option<&'a Arc<Watchdog>>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {

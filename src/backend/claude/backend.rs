@@ -8,6 +8,7 @@
 //! parses — including `is_error` results, which normally carry no tag (R12.10).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use tokio::sync::watch;
 
@@ -46,7 +47,7 @@ impl Backend for ClaudeBackend {
         &'a self,
         request: BackendRequest,
         stop: watch::Receiver<StopLevel>,
-        watchdog: Option<&'a Watchdog>,
+        watchdog: Option<&'a Arc<Watchdog>>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 use jiff::Zoned;
@@ -117,7 +118,7 @@ impl Backend for CodexBackend {
         &'a self,
         request: BackendRequest,
         stop: watch::Receiver<StopLevel>,
-        watchdog: Option<&'a Watchdog>,
+        watchdog: Option<&'a Arc<Watchdog>>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {

@@ -11,6 +11,7 @@
 //! executor parses.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use tokio::sync::watch;
@@ -56,7 +57,7 @@ impl Backend for PiBackend {
         &'a self,
         request: BackendRequest,
         stop: watch::Receiver<StopLevel>,
-        watchdog: Option<&'a Watchdog>,
+        watchdog: Option<&'a Arc<Watchdog>>,
         on_event: &'a mut (dyn FnMut(BackendEvent) + Send),
     ) -> BackendFuture<'a> {
         Box::pin(async move {

@@ -298,7 +298,7 @@ async fn run_markdown_state(
         };
         let mut on_event = |event: BackendEvent| forward(&step, &prints, event);
         let response =
-            match backend.invoke(request, context.stop.clone(), context.watchdog.as_deref(), &mut on_event).await {
+            match backend.invoke(request, context.stop.clone(), context.watchdog.as_ref(), &mut on_event).await {
                 Ok(response) => response,
                 Err(error) => {
                     let failed_turn_cost = match &error {
