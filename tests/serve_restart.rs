@@ -73,11 +73,8 @@ fn a_daemon_stopped_with_a_live_run_lets_it_drain_and_the_next_one_resumes_it() 
 fn a_daemon_killed_with_its_run_is_replaced_and_the_run_resumed_without_rerunning_completed_steps() {
     let test = logged_loop();
     let daemon = daemon_at_step_4(&test, "crashed");
-    let child: i32 = std::fs::read_to_string(test.root().join(".baton/runs/crashed/lock"))
-        .expect("lock")
-        .trim()
-        .parse()
-        .expect("the driving pid");
+    let child =
+        crate::support::run_lock::holder(&test.root().join(".baton/runs/crashed")).expect("the driving pid") as i32;
     daemon.kill();
     // SAFETY: kill(2) on the run's process, as a machine crash would.
     unsafe { libc::kill(child, libc::SIGKILL) };

@@ -92,10 +92,9 @@ fn a7_sigint_with_no_grace_kills_the_step_saves_and_exits_130() {
 fn sigint_as_soon_as_the_run_lock_is_taken_interrupts_the_run() {
     let test = Test::new().file("START.sh", BLOCKING_STATE);
     let child = test.spawn(&["run", "wf", "--run-id", "early", "--grace", "0"]);
-    let lock = test.root().join(".baton/runs/early/lock");
-    let pid = child.id().to_string();
+    let run_dir = test.root().join(".baton/runs/early");
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(&lock).unwrap_or_default() != pid {
+    while crate::support::run_lock::holder(&run_dir) != Some(child.id()) {
         assert!(Instant::now() < deadline, "baton never took the run's lock");
         std::thread::yield_now();
     }

@@ -338,8 +338,7 @@ pub(crate) async fn execute(
     // as the lock's holder (the daemon's cancel) may signal it at once, and the
     // default SIGINT would kill it with the run still marked running.
     let signals = shutdown_signals();
-    let lock = RunLock::acquire(&run_dir, &state.run_id)?;
-    lock.hold_failure_note();
+    let _lock = RunLock::acquire(&run_dir, &state.run_id)?;
 
     let bus = Arc::new(EventBus::new());
     let trace = if options.no_debug || config.no_debug.unwrap_or(false) {

@@ -38,6 +38,7 @@ use crate::model::bound::Bound;
 use crate::model::run_state::{RunState, RunStatus, TerminatedAgent};
 use crate::store::disk_full::DiskFull;
 use crate::store::failpoint;
+use crate::store::failure_note::{self, FailureNote, NOTE_SPACE};
 use crate::store::syncer::{Synced, Syncer};
 
 pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
@@ -353,6 +354,9 @@ pub(crate) struct Journal {
     length: u64,
     /// Bytes of the file, entries and zeros: how far entries fit without growing it.
     capacity: u64,
+    /// How far the file's blocks are held past its end (`failure_note::hold`): entries
+    /// stop [`NOTE_SPACE`] short of it, so that a failure note always fits.
+    held_to: u64,
 }
 
 /// The zeros a new journal starts with, and the least it grows by.
@@ -360,6 +364,11 @@ const PREALLOCATED: u64 = 64 * 1024;
 
 /// The most a full journal grows by at once (it doubles up to this).
 const MOST_GROWTH: u64 = 8 * 1024 * 1024;
+
+/// How far past the note's space a journal in memory holds its blocks at a time: a
+/// few dozen entries between two `fallocate`s, and little memory kept by a run that
+/// ended (its held blocks stay with the file).
+const HELD_AHEAD_IN_MEMORY: u64 = 8 * 1024;
 
 /// Write zeros over `from..to` of `file`.
 fn zero(file: &File, from: u64, to: u64) -> io::Result<()> {
@@ -422,29 +431,55 @@ impl Journal {
             written: 0,
             length: intact_length,
             capacity: size.max(intact_length),
+            held_to: 0,
         };
-        if journal.syncer.is_some() {
-            journal.reserve(1);
-        }
+        // Best effort: a disk already full holds nothing, and the first entry says so.
+        let _ = journal.reserve(1);
         Ok(journal)
     }
 
-    /// Make room for `more` bytes of entries: double the zeros (up to
-    /// [`MOST_GROWTH`] at once), or more if one entry needs it. Best effort: where
-    /// the zeros do not fit, the entry grows the file itself.
-    fn reserve(&mut self, more: u64) {
+    /// Make room for `more` bytes of entries with a failure note's space held after
+    /// them. A synced journal doubles its zeros (up to [`MOST_GROWTH`] at once), or
+    /// more if one entry needs it; where the zeros do not fit, the entry grows the
+    /// file itself. A journal in memory holds [`HELD_AHEAD_IN_MEMORY`] more at a time. Fails
+    /// only when the note's space after the entry cannot be held: the entry must not
+    /// take the space the note of its own failure needs.
+    fn reserve(&mut self, more: u64) -> io::Result<()> {
         let needed = self.length + more;
-        if needed <= self.capacity {
-            return;
-        }
-        let grown = self.capacity + self.capacity.clamp(PREALLOCATED, MOST_GROWTH);
-        let capacity = grown.max(needed.div_ceil(PREALLOCATED) * PREALLOCATED);
-        match zero(&self.file, self.capacity, capacity) {
-            Ok(()) => self.capacity = capacity,
-            Err(_) => {
-                let _ = self.file.set_len(self.capacity);
+        if self.syncer.is_some() && needed > self.capacity {
+            let grown = self.capacity + self.capacity.clamp(PREALLOCATED, MOST_GROWTH);
+            let capacity = grown.max(needed.div_ceil(PREALLOCATED) * PREALLOCATED);
+            // The blocks first, so that the zeros need no new space.
+            if failure_note::hold(&self.file, self.capacity, capacity + NOTE_SPACE).is_ok() {
+                self.held_to = self.held_to.max(capacity + NOTE_SPACE);
+                if zero(&self.file, self.capacity, capacity).is_ok() {
+                    self.capacity = capacity;
+                }
             }
         }
+        let end = needed.max(self.capacity);
+        if end + NOTE_SPACE <= self.held_to {
+            return Ok(());
+        }
+        let ahead = if self.syncer.is_some() { 0 } else { HELD_AHEAD_IN_MEMORY };
+        self.held_to = match failure_note::hold(&self.file, self.length, end + NOTE_SPACE + ahead) {
+            Ok(()) => end + NOTE_SPACE + ahead,
+            Err(_) if ahead > 0 => {
+                failure_note::hold(&self.file, self.length, end + NOTE_SPACE)?;
+                end + NOTE_SPACE
+            }
+            Err(error) => return Err(error),
+        };
+        Ok(())
+    }
+
+    /// Write `note` at the end of the file, into the space held for it, and make it
+    /// durable (`store::failure_note`).
+    pub(crate) fn note_failure(&self, note: &FailureNote) -> io::Result<()> {
+        let bytes = failure_note::encode(note)?;
+        let end = self.file.metadata()?.len();
+        self.file.write_all_at(&bytes, end)?;
+        self.file.sync_data()
     }
 
     /// Append `entry` with one `write` and start making it durable; returns the bytes
@@ -457,23 +492,22 @@ impl Journal {
         let mut line = serde_json::to_vec(entry)
             .map_err(|error| JournalError::Write { path: self.path.clone(), source: io::Error::other(error) })?;
         line.push(b'\n');
+        let bytes = line.len() as u64;
         let written = if failpoint::fails("journal_append_fails") {
-            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+            Err((io::Error::from_raw_os_error(libc::ENOSPC), bytes))
         } else {
-            if self.syncer.is_some() {
-                self.reserve(line.len() as u64);
+            match self.reserve(bytes) {
+                Ok(()) => self.file.write_all_at(&line, self.length).map_err(|error| (error, bytes)),
+                Err(error) => Err((error, bytes + NOTE_SPACE)),
             }
-            self.file.write_all_at(&line, self.length)
         };
-        let end = self.length + line.len() as u64;
-        if let Err(source) = written {
-            // Leave no partial line behind for a later append to run into.
-            let _ = if end > self.capacity {
-                self.file.set_len(self.capacity.max(self.length))
-            } else {
-                zero(&self.file, self.length, end)
-            };
-            return Err(match DiskFull::of(&source, &self.path, line.len() as u64) {
+        let end = self.length + bytes;
+        if let Err((source, needed)) = written {
+            // Leave no partial line behind for a later append to run into. Zeros,
+            // not a shorter file: cutting the file would free the note's space.
+            let size = self.file.metadata().map_or(end, |metadata| metadata.len());
+            let _ = zero(&self.file, self.length, end.min(size));
+            return Err(match DiskFull::of(&source, &self.path, needed) {
                 Some(full) => JournalError::DiskFull { path: self.path.clone(), full },
                 None => JournalError::Write { path: self.path.clone(), source },
             });
@@ -483,7 +517,7 @@ impl Journal {
         self.length = end;
         self.capacity = self.capacity.max(end);
         let pending = self.syncer.as_ref().map(|syncer| syncer.written(self.written)).map(|()| self.written);
-        Ok(Appended { bytes: line.len() as u64, pending })
+        Ok(Appended { bytes, pending })
     }
 
     /// Have `files` synced in the background like an entry; returns the sequence
@@ -528,19 +562,22 @@ impl Journal {
         if self.syncer.is_some() {
             zero(&self.file, 0, self.length).map_err(write_error)?;
         } else {
+            // This frees the note's space too; it is held again below.
             self.file.set_len(0).map_err(write_error)?;
             self.capacity = 0;
+            self.held_to = 0;
         }
         self.file.sync_data().map_err(write_error)?;
         self.entries = 0;
         self.length = 0;
+        let _ = self.reserve(0);
         Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use super::*;
     use crate::model::agent::Frame;
@@ -712,6 +749,56 @@ mod tests {
         let mut journal = Journal::open_with(&path, scan.intact, Some(true)).expect("opens");
         journal.append(&entry(2)).expect("appends");
         assert_eq!(commits(&path, 0), [1, 2]);
+    }
+
+    /// Whether the blocks of `path` reach `NOTE_SPACE` past its end: the note's
+    /// space. Asked only where the file system counts the blocks fallocate holds.
+    fn note_space_is_held(path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path).expect("exists");
+        metadata.blocks() * 512 >= metadata.len() + NOTE_SPACE
+    }
+
+    /// Issue 22: the failure note moved from the run's `lock` file into the
+    /// journal, past its end, on both kinds of journal.
+    #[test]
+    fn a_failure_note_fits_past_the_entries_is_read_and_is_gone_once_reopened() {
+        for (synced, dir) in [
+            (true, tempfile::tempdir().expect("temp dir")),
+            (false, tempfile::tempdir_in("/dev/shm").expect("/dev/shm")),
+        ] {
+            let path = dir.path().join(JOURNAL_FILE);
+            let mut journal = Journal::open_with(&path, 0, Some(synced)).expect("opens");
+            assert!(note_space_is_held(&path), "synced {synced}: held on open");
+            let mut commit = 0;
+            // Past the first preallocation, and past many holds in memory.
+            while journal.length < 3 * PREALLOCATED {
+                commit += 1;
+                journal.append(&entry(commit)).expect("appends");
+                assert!(note_space_is_held(&path), "synced {synced}: held after entry {commit}");
+            }
+            let note = FailureNote { commit, error: "the disk is full".into() };
+            journal.note_failure(&note).expect("noted");
+            assert_eq!(failure_note::read(dir.path()), Some(note), "synced {synced}");
+            assert_eq!(commits(&path, 0), (1..=commit).collect::<Vec<_>>(), "synced {synced}: entries stop before it");
+            let scan = scan_journal(&path, Some(0)).expect("reads");
+            assert_eq!(scan.problem, None);
+            drop(journal);
+            let mut journal = Journal::open_with(&path, scan.intact, Some(synced)).expect("reopens");
+            assert_eq!(failure_note::read(dir.path()), None, "synced {synced}: the next invocation starts clean");
+            journal.append(&entry(commit + 1)).expect("appends");
+            assert_eq!(commits(&path, 0), (1..=commit + 1).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_journal_in_memory_holds_the_note_space_again_after_a_compaction() {
+        let dir = tempfile::tempdir_in("/dev/shm").expect("/dev/shm");
+        let path = dir.path().join(JOURNAL_FILE);
+        let mut journal = Journal::open_with(&path, 0, Some(false)).expect("opens");
+        journal.append(&entry(1)).expect("appends");
+        journal.clear().expect("clears");
+        assert!(note_space_is_held(&path));
     }
 
     #[test]

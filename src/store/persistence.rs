@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use crate::events::metrics::PersistenceCounters;
 use crate::model::run_state::RunState;
 use crate::store::failpoint;
-use crate::store::failure_note::{self, FailureNote};
+use crate::store::failure_note::FailureNote;
 use crate::store::journal::{Commit, Journal};
 use crate::store::runs::{RunStore, StoreError};
 use crate::store::syncer::Synced;
@@ -40,8 +40,8 @@ pub(crate) struct RunPersistence {
 impl RunPersistence {
     /// Take over the run's files and start appending to the journal (whose entries
     /// are already replayed into the caller's state); `fold` then compacts them.
-    /// The caller holds the run's lock, and has it hold space for a failure note
-    /// (`RunLock::hold_failure_note`).
+    /// The caller holds the run's lock. The journal holds space for a failure note
+    /// past its end (`store::failure_note`).
     pub(crate) fn begin(store: RunStore, state: &RunState, journal_intact: u64) -> Result<RunPersistence, StoreError> {
         let journal = Journal::open(&store.journal_path(&state.run_id), journal_intact)?;
         let compact_every = std::env::var("BATON_COMPACT_EVERY")
@@ -63,7 +63,7 @@ impl RunPersistence {
     /// (`store::failure_note`); best effort, as nothing else can be written.
     pub(crate) fn note_failure(&self, state: &RunState, error: &str) {
         let note = FailureNote { commit: state.journal_commit, error: error.to_string() };
-        if let Err(write_error) = failure_note::record(&self.store.run_dir(&state.run_id), &note) {
+        if let Err(write_error) = self.journal.note_failure(&note) {
             tracing::warn!(%write_error, "cannot leave the run's failure note");
         }
     }

@@ -18,6 +18,7 @@ pub(crate) mod pi_cli;
 pub(crate) mod prometheus;
 pub(crate) mod restate;
 pub(crate) mod restate_min;
+pub(crate) mod run_lock;
 pub(crate) mod serve;
 pub(crate) mod test_builder;
 pub(crate) mod worker;
