@@ -149,13 +149,27 @@ fn sigkill_of_a_worker_mid_step_leaves_no_process_of_the_step() {
         .collect();
     assert!(pids.iter().all(|pid| alive(*pid)));
     let worker_pid = worker.id();
+    // The worker's own words (a watchdog it could not start is logged there), read on
+    // a thread: whatever still holds the pipe cannot hold up the test.
+    let (said, stderr) = std::sync::mpsc::channel();
+    let pipe = worker.stderr.take();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        }
+        let _ = said.send(text);
+    });
     worker.kill().expect("SIGKILL the worker");
     worker.wait().expect("reap");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|pid| alive(*pid)) {
         // This failed twice in full CI runs (never alone): say what was left, and
         // whether the worker's watchdog was still there, should it fail again.
-        assert!(std::time::Instant::now() < deadline, "{}", survivors(&test, &pids, worker_pid));
+        if std::time::Instant::now() >= deadline {
+            let stderr = stderr.recv_timeout(Duration::from_secs(1)).unwrap_or_else(|_| "(still open)".into());
+            panic!("{}the worker's stderr:\n{stderr}", survivors(&test, &pids, worker_pid));
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(coordinator);
