@@ -78,13 +78,20 @@ pub(crate) fn head_of(dir: &Path) -> Result<RepoHead, GitError> {
 /// `git worktree add` is not safe to run concurrently in one repository (it reads the
 /// other worktrees' records, which a concurrent add may have half written), so this
 /// Baton makes its worktrees one at a time, and tries again (three times in all) when
-/// git fails, for another process working on the same repository.
+/// git fails, for another process working on the same repository. `repo` was a
+/// repository when the fork was made, so git saying "not a git repository" here is
+/// such a collision too (git names the half-written record, not `repo`).
+///
+/// A Baton killed while its `git worktree add` ran does not kill git, which finishes
+/// on its own beside the resume. So a worktree still being made (git's own
+/// `initializing` lock, younger than [`ADD_IN_PROGRESS`]) is waited for, and kept once
+/// complete: it is the same branch at the same base.
 pub(crate) fn ensure_worktree(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let _turn = one_at_a_time();
     let mut attempt = 1;
     loop {
         match check_or_make(repo, path, branch, base) {
-            Err(GitError::Failed { .. }) if attempt < 3 => {
+            Err(GitError::Failed { .. } | GitError::NotARepository { .. }) if attempt < 3 => {
                 attempt += 1;
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
@@ -99,9 +106,44 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// How long a `git worktree add` that another process started may still be running:
+/// its lock is left alone until it is this old.
+const ADD_IN_PROGRESS: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The age of the `initializing` lock of the worktree at `path`, if git is making it:
+/// the lock is in the record (`<common dir>/worktrees/<name>/`) whose `gitdir` names
+/// `path/.git`, which git writes before the worktree's own `.git`.
+fn being_made(repo: &Path, path: &Path) -> Option<std::time::Duration> {
+    let records = common_dir(repo).ok()?.join("worktrees");
+    let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).join(".git");
+    for record in std::fs::read_dir(records).ok()?.flatten() {
+        let Ok(gitdir) = std::fs::read_to_string(record.path().join("gitdir")) else { continue };
+        let gitdir = PathBuf::from(gitdir.trim());
+        let gitdir = gitdir
+            .parent()
+            .and_then(|dir| std::fs::canonicalize(dir).ok())
+            .map_or(gitdir.clone(), |dir| dir.join(".git"));
+        if gitdir != wanted && gitdir != path.join(".git") {
+            continue;
+        }
+        let lock = record.path().join("locked");
+        if std::fs::read_to_string(&lock).ok()?.trim() != "initializing" {
+            return None;
+        }
+        let modified = std::fs::metadata(&lock).ok()?.modified().ok()?;
+        return Some(modified.elapsed().unwrap_or(std::time::Duration::ZERO));
+    }
+    None
+}
+
 fn check_or_make(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let path_text = path.to_string_lossy();
-    match listed(repo, path)? {
+    let mut listing = listed(repo, path)?;
+    while matches!(listing, Listed::Incomplete) && being_made(repo, path).is_some_and(|age| age < ADD_IN_PROGRESS) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        listing = listed(repo, path)?;
+    }
+    match listing {
         Listed::Complete if path.join(".git").is_file() => return Ok(()),
         // Leftovers of an interrupted attempt, or a worktree whose files are gone.
         Listed::Complete | Listed::Incomplete => {
@@ -238,9 +280,12 @@ mod tests {
         std::fs::write(path.join("b.txt"), "b\n").unwrap();
         ensure_worktree(&head.toplevel, &path, "baton/r/one", &head.commit).unwrap();
         assert!(path.join("b.txt").exists());
-        // One git lists as still being made (locked "initializing") is made again.
+        // One git lists as still being made (locked "initializing") long ago, by a git
+        // that was killed, is made again.
         let admin = common_dir(&path).unwrap().join("worktrees/one/locked");
         std::fs::write(&admin, "initializing").unwrap();
+        let long_ago = std::time::SystemTime::now() - ADD_IN_PROGRESS - std::time::Duration::from_secs(1);
+        std::fs::File::options().write(true).open(&admin).unwrap().set_modified(long_ago).unwrap();
         ensure_worktree(&head.toplevel, &path, "baton/r/one", &head.commit).unwrap();
         assert!(!path.join("b.txt").exists());
         commit_all(&path, "m").unwrap();
@@ -256,6 +301,32 @@ mod tests {
         remove_worktree(&common, &path).unwrap();
         delete_branches(&common, "baton/r/").unwrap();
         assert_eq!(git(dir.path(), &["branch", "--list", "baton/*"]).unwrap(), "");
+    }
+
+    /// Regression: CI once saw a resume pause a worker with "… is not in a git
+    /// repository". Its Baton had been SIGKILLed while `git worktree add` ran; git
+    /// went on, and the resume removed the worktree it was making, under it.
+    #[test]
+    fn a_worktree_another_git_is_still_making_is_waited_for_and_kept() {
+        let (dir, head) = repository();
+        let path = dir.path().join("wt/two");
+        ensure_worktree(&head.toplevel, &path, "baton/r/two", &head.commit).unwrap();
+        std::fs::write(path.join("b.txt"), "b\n").unwrap();
+        // As `git worktree add` leaves it until its checkout is done.
+        let lock = common_dir(&path).unwrap().join("worktrees/two/locked");
+        std::fs::write(&lock, "initializing").unwrap();
+        let finisher = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                std::fs::remove_file(lock).unwrap();
+            })
+        };
+        let started = std::time::Instant::now();
+        ensure_worktree(&head.toplevel, &path, "baton/r/two", &head.commit).unwrap();
+        finisher.join().unwrap();
+        assert!(started.elapsed() >= std::time::Duration::from_millis(300), "waited for the other git");
+        assert!(path.join("b.txt").exists(), "kept, not made again");
     }
 
     #[test]
