@@ -111,10 +111,9 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 const ADD_IN_PROGRESS: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The age of the `initializing` lock of the worktree at `path`, if git is making it:
-/// the lock is in the record (`<common dir>/worktrees/<name>/`) whose `gitdir` names
-/// `path/.git`, which git writes before the worktree's own `.git`.
-fn being_made(repo: &Path, path: &Path) -> Option<std::time::Duration> {
-    let records = common_dir(repo).ok()?.join("worktrees");
+/// the lock is in the record (in `records`, `<common dir>/worktrees/`) whose `gitdir`
+/// names `path/.git`, which git writes before the worktree's own `.git`.
+fn being_made(records: &Path, path: &Path) -> Option<std::time::Duration> {
     let wanted = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).join(".git");
     for record in std::fs::read_dir(records).ok()?.flatten() {
         let Ok(gitdir) = std::fs::read_to_string(record.path().join("gitdir")) else { continue };
@@ -139,9 +138,14 @@ fn being_made(repo: &Path, path: &Path) -> Option<std::time::Duration> {
 fn check_or_make(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let path_text = path.to_string_lossy();
     let mut listing = listed(repo, path)?;
-    while matches!(listing, Listed::Incomplete) && being_made(repo, path).is_some_and(|age| age < ADD_IN_PROGRESS) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        listing = listed(repo, path)?;
+    if let Some(common) = matches!(listing, Listed::Incomplete).then(|| common_dir(repo)).and_then(Result::ok) {
+        let records = common.join("worktrees");
+        while matches!(listing, Listed::Incomplete)
+            && being_made(&records, path).is_some_and(|age| age < ADD_IN_PROGRESS)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            listing = listed(repo, path)?;
+        }
     }
     match listing {
         Listed::Complete if path.join(".git").is_file() => return Ok(()),
