@@ -170,6 +170,15 @@ mod tests {
     }
 
     #[test]
+    fn a_holder_without_a_listed_pid_is_refused_without_one() {
+        let error = LockError::HeldByUnknown { run_id: "r".to_string() };
+        assert_eq!(
+            error.to_string(),
+            "run `r` is already being driven by another baton (its pid is not listed in /proc/locks); wait for it to finish"
+        );
+    }
+
+    #[test]
     fn the_lock_is_on_the_journal_and_no_other_file_is_made() {
         let dir = tempfile::tempdir().unwrap();
         let _lock = RunLock::acquire(dir.path(), "r").unwrap();
