@@ -15,6 +15,12 @@
 //! journal being emptied by a compaction). Other files can join a round: a new
 //! run's first snapshot and directories are synced here too, so the first step
 //! does not wait for them either (`Syncer::written_with`).
+//!
+//! A caller that must wait for the sync (`Syncer::wait`: the run's end, a
+//! compaction) runs the round itself when this thread has not started it yet.
+//! Handing it over would cost two wake-ups across threads, each of which waits for
+//! a free core on a busy machine; at the end of a one-state run that was a quarter
+//! of a millisecond of nothing (`docs/benchmarks.md`, issue 22's eleventh round).
 
 use std::fs::File;
 use std::io;
@@ -45,12 +51,27 @@ struct Progress {
     failed: Option<(io::ErrorKind, String)>,
     /// Files (or directories) to `fsync` in the next round, before the journal.
     files: Vec<PathBuf>,
+    /// A round is running (on the syncer's thread or a waiting caller's).
+    syncing: bool,
     closing: bool,
+}
+
+impl Progress {
+    /// Claim the next round if one is due and none runs: what it must make durable.
+    fn claim(&mut self) -> Option<(u64, Vec<PathBuf>)> {
+        if self.syncing || self.failed.is_some() || self.synced >= self.written {
+            return None;
+        }
+        self.syncing = true;
+        Some((self.written, std::mem::take(&mut self.files)))
+    }
 }
 
 struct Shared {
     progress: Mutex<Progress>,
     changed: Condvar,
+    file: Arc<File>,
+    updates: watch::Sender<Synced>,
 }
 
 impl Shared {
@@ -68,12 +89,15 @@ pub(crate) struct Syncer {
 impl Syncer {
     /// Sync `file` in a background thread whenever entries are written.
     pub(crate) fn start(file: Arc<File>) -> io::Result<Syncer> {
-        let shared = Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });
-        let worker = Arc::clone(&shared);
         let (sender, updates) = watch::channel(Synced::UpTo(0));
-        let thread = std::thread::Builder::new()
-            .name("baton-journal-sync".into())
-            .spawn(move || sync_loop(&worker, &file, &sender))?;
+        let shared = Arc::new(Shared {
+            progress: Mutex::new(Progress::default()),
+            changed: Condvar::new(),
+            file,
+            updates: sender,
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new().name("baton-journal-sync".into()).spawn(move || sync_loop(&worker))?;
         Ok(Syncer { shared, updates, thread: Some(thread) })
     }
 
@@ -95,7 +119,8 @@ impl Syncer {
         self.shared.changed.notify_all();
     }
 
-    /// Block until every entry written so far is durable, or a sync failed.
+    /// Block until every entry written so far is durable, or a sync failed. A round
+    /// the syncer's thread has not started is run here, on the caller's thread.
     pub(crate) fn wait(&self) -> io::Result<()> {
         let mut progress = self.shared.lock();
         loop {
@@ -105,7 +130,13 @@ impl Syncer {
             if progress.synced >= progress.written {
                 return Ok(());
             }
-            progress = self.shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner());
+            progress = match progress.claim() {
+                Some(round) => {
+                    drop(progress);
+                    self.shared.run(round)
+                }
+                None => self.shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner()),
+            };
         }
     }
 
@@ -116,41 +147,57 @@ impl Syncer {
 }
 
 impl Drop for Syncer {
+    /// The thread ends once nothing is left to sync. It is joined only while a round
+    /// is due or running: an idle one ends by itself, and waiting for it to wake up
+    /// only to return would delay every run's exit.
     fn drop(&mut self) {
-        self.shared.lock().closing = true;
+        let busy = {
+            let mut progress = self.shared.lock();
+            progress.closing = true;
+            progress.syncing || (progress.failed.is_none() && progress.synced < progress.written)
+        };
         self.shared.changed.notify_all();
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            && busy
+        {
             let _ = thread.join();
         }
     }
 }
 
-fn sync_loop(shared: &Shared, file: &File, updates: &watch::Sender<Synced>) {
-    loop {
-        let target = {
-            let mut progress = shared.lock();
-            while progress.failed.is_none() && progress.synced >= progress.written && !progress.closing {
-                progress = shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner());
-            }
-            if progress.failed.is_some() || progress.synced >= progress.written {
-                return;
-            }
-            (progress.written, std::mem::take(&mut progress.files))
-        };
-        let (target, files) = target;
+impl Shared {
+    /// Run one claimed round: `files`, then the journal, durable up to `target`.
+    /// Returns the lock, with the round's outcome recorded and announced.
+    fn run(&self, (target, files): (u64, Vec<PathBuf>)) -> MutexGuard<'_, Progress> {
         failpoint::hit("before_journal_sync");
         let synced = files
             .iter()
             .try_for_each(|path| File::open(path).and_then(|opened| opened.sync_all()))
-            .and_then(|()| file.sync_data());
-        updates.send_replace(if synced.is_ok() { Synced::UpTo(target) } else { Synced::Failed });
+            .and_then(|()| self.file.sync_data());
+        self.updates.send_replace(if synced.is_ok() { Synced::UpTo(target) } else { Synced::Failed });
         failpoint::hit("after_journal_sync");
-        let mut progress = shared.lock();
+        let mut progress = self.lock();
+        progress.syncing = false;
         match synced {
             Ok(()) => progress.synced = target,
             Err(error) => progress.failed = Some((error.kind(), error.to_string())),
         }
-        shared.changed.notify_all();
+        self.changed.notify_all();
+        progress
+    }
+}
+
+fn sync_loop(shared: &Shared) {
+    let mut progress = shared.lock();
+    loop {
+        if let Some(round) = progress.claim() {
+            drop(progress);
+            progress = shared.run(round);
+        } else if progress.closing && !progress.syncing {
+            return;
+        } else {
+            progress = shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
     }
 }
 
@@ -185,6 +232,58 @@ mod tests {
         syncer.written_with(2, vec![dir.path().join("missing")]);
         assert!(syncer.wait().is_err());
         assert_eq!(*syncer.updates().borrow(), Synced::Failed);
+    }
+
+    /// A syncer whose thread never runs a round: only a waiting caller can.
+    fn without_thread(file: Arc<File>) -> Syncer {
+        let (sender, updates) = watch::channel(Synced::UpTo(0));
+        let shared = Arc::new(Shared {
+            progress: Mutex::new(Progress::default()),
+            changed: Condvar::new(),
+            file,
+            updates: sender,
+        });
+        Syncer { shared, updates, thread: None }
+    }
+
+    #[test]
+    fn a_caller_waiting_for_a_round_nobody_started_runs_it_itself() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let syncer = without_thread(Arc::clone(&file));
+        (&*file).write_all(b"entry\n").expect("write");
+        syncer.written_with(1, vec![dir.path().to_path_buf()]);
+        let (done, finished) = std::sync::mpsc::channel();
+        let updates = syncer.updates();
+        std::thread::spawn(move || done.send(syncer.wait().map_err(|error| error.to_string())));
+        let waited = finished.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(waited, Ok(Ok(())), "wait() ran the round on its own thread");
+        assert_eq!(*updates.borrow(), Synced::UpTo(1));
+    }
+
+    #[test]
+    fn a_round_due_when_the_syncer_is_dropped_still_runs() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
+        let updates = syncer.updates();
+        for seq in 1..=50 {
+            (&*file).write_all(b"entry\n").expect("write");
+            syncer.written(seq);
+        }
+        drop(syncer);
+        assert_eq!(*updates.borrow(), Synced::UpTo(50));
+    }
+
+    #[test]
+    fn only_one_round_runs_at_a_time_and_it_takes_the_files() {
+        let mut progress = Progress { written: 2, files: vec![PathBuf::from("d")], ..Progress::default() };
+        assert_eq!(progress.claim(), Some((2, vec![PathBuf::from("d")])));
+        progress.written = 3;
+        assert_eq!(progress.claim(), None, "a round is running");
+        progress.syncing = false;
+        progress.synced = 2;
+        assert_eq!(progress.claim(), Some((3, Vec::new())));
     }
 
     #[test]
