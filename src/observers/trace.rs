@@ -12,7 +12,12 @@
 //! this invocation; a resume re-publishes the committed steps it lacks.
 //!
 //! `events.jsonl` and `transitions.log` are appended synchronously: they are what a
-//! crash must not lose. The per-step files repeat what `ScriptOutput` events already
+//! crash must not lose. A new run's two files are created by the writer thread
+//! below, beside the run's start instead of before it: on a busy ext4 disk each
+//! file created can cost a millisecond (`docs/benchmarks.md`, issue 22's fourth
+//! round). Lines written before they exist (the run's start, the first step's) wait
+//! in memory and go first; a run killed in that instant has no trace yet, and its
+//! resume writes one. The per-step files repeat what `ScriptOutput` events already
 //! hold, and creating three files per step costs more than the rest of the step's
 //! bookkeeping together, so a background thread writes them; `close` waits for it.
 //! One that repeats an earlier one is a hard link to it (`step_file_writer`).
@@ -33,6 +38,9 @@ use crate::text::state_name::display_stem;
 /// The trace of events in a run directory (`docs/trace-format.md`).
 pub(crate) const TRACE_FILE: &str = "events.jsonl";
 
+/// One human-readable line per transition.
+const TRANSITIONS_FILE: &str = "transitions.log";
+
 /// The most bytes of a state's name in a per-step file's name.
 const MAX_STEM_BYTES: usize = 100;
 
@@ -40,13 +48,58 @@ const MAX_STEM_BYTES: usize = 100;
 pub(crate) const TRACE_VERSION: u32 = 1;
 
 struct Files {
-    events: File,
+    events: TraceFile,
     next_seq: u64,
     /// The highest journal commit whose transition the trace holds.
     last_commit: u64,
-    transitions: File,
+    transitions: TraceFile,
     /// Open Claude stream files, by agent id.
     streams: HashMap<AgentId, File>,
+}
+
+/// `events.jsonl` or `transitions.log`: open, or being created and holding the
+/// lines to write first.
+enum TraceFile {
+    Open(File),
+    Creating(Vec<u8>),
+}
+
+impl TraceFile {
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        match self {
+            TraceFile::Open(file) => {
+                file.write_all(line)?;
+                file.flush()
+            }
+            TraceFile::Creating(lines) => {
+                lines.extend_from_slice(line);
+                Ok(())
+            }
+        }
+    }
+
+    /// The file now exists: write what waited for it, then write to it directly.
+    fn created(&mut self, mut file: File) -> io::Result<()> {
+        if let TraceFile::Creating(lines) = self {
+            file.write_all(lines)?;
+        }
+        *self = TraceFile::Open(file);
+        Ok(())
+    }
+}
+
+fn lock_files(files: &Mutex<Files>) -> std::sync::MutexGuard<'_, Files> {
+    files.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// On the writer's thread: create a new trace's two files (without holding the lock:
+/// the run goes on writing lines meanwhile), then hand them over.
+fn create_trace(files: &Mutex<Files>, run_dir: &Path) -> io::Result<()> {
+    let events = append(&run_dir.join(TRACE_FILE))?;
+    let transitions = append(&run_dir.join(TRANSITIONS_FILE))?;
+    let mut files = lock_files(files);
+    files.events.created(events)?;
+    files.transitions.created(transitions)
 }
 
 /// A per-step file to write: its path and contents.
@@ -56,7 +109,8 @@ pub(crate) struct DebugObserver {
     run_dir: PathBuf,
     /// Set by the first write that failed: nothing more is written, nothing more said.
     broken: Arc<AtomicBool>,
-    files: Mutex<Files>,
+    /// Shared with the writer thread, which creates a new trace's files.
+    files: Arc<Mutex<Files>>,
     step_files: Mutex<Option<mpsc::Sender<StepFile>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -155,24 +209,41 @@ fn write_json_line(file: &mut impl Write, json: &serde_json::Value) -> io::Resul
 }
 
 impl DebugObserver {
-    /// Open (or continue) the trace in `run_dir`.
+    /// Continue the trace in `run_dir`, or start a new one there.
     pub(crate) fn open(run_dir: &Path) -> io::Result<DebugObserver> {
         std::fs::create_dir_all(run_dir)?;
         let events_path = run_dir.join(TRACE_FILE);
-        let events = append_after_complete_lines(&events_path)?;
-        let (last_seq, last_commit) = trace_position(&events_path);
-        let files = Files {
-            events,
-            next_seq: last_seq + 1,
-            last_commit,
-            transitions: append_after_complete_lines(&run_dir.join("transitions.log"))?,
-            streams: HashMap::new(),
+        let new = !events_path.exists();
+        let files = if new {
+            Files {
+                events: TraceFile::Creating(Vec::new()),
+                next_seq: 1,
+                last_commit: 0,
+                transitions: TraceFile::Creating(Vec::new()),
+                streams: HashMap::new(),
+            }
+        } else {
+            let events = append_after_complete_lines(&events_path)?;
+            let (last_seq, last_commit) = trace_position(&events_path);
+            Files {
+                events: TraceFile::Open(events),
+                next_seq: last_seq + 1,
+                last_commit,
+                transitions: TraceFile::Open(append_after_complete_lines(&run_dir.join(TRANSITIONS_FILE))?),
+                streams: HashMap::new(),
+            }
         };
+        let files = Arc::new(Mutex::new(files));
         let (sender, receiver) = mpsc::channel::<StepFile>();
         let broken = Arc::new(AtomicBool::new(false));
         let writer_broken = Arc::clone(&broken);
         let writer_dir = run_dir.to_path_buf();
+        let writer_files = Arc::clone(&files);
         let writer = std::thread::Builder::new().name("baton-trace".into()).spawn(move || {
+            if new && let Err(error) = create_trace(&writer_files, &writer_dir) {
+                report_broken(&writer_broken, &writer_dir, &writer_dir.join(TRACE_FILE), &error);
+            }
+            drop(writer_files);
             let mut step_files = StepFileWriter::new();
             for (path, contents) in receiver {
                 if writer_broken.load(Ordering::Relaxed) {
@@ -186,7 +257,7 @@ impl DebugObserver {
         Ok(DebugObserver {
             run_dir: run_dir.to_path_buf(),
             broken,
-            files: Mutex::new(files),
+            files,
             step_files: Mutex::new(Some(sender)),
             writer: Mutex::new(Some(writer)),
         })
@@ -241,7 +312,7 @@ impl DebugObserver {
     }
 
     fn write_event(&self, event: &Event) -> Result<(), HandlerError> {
-        let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut files = lock_files(&self.files);
         if let Event::TransitionOccurred { commit, recovered, .. } = event {
             // A recovered step that the trace already holds is not written twice.
             if *recovered && *commit <= files.last_commit {
@@ -255,8 +326,7 @@ impl DebugObserver {
         let timestamp = jiff::Timestamp::now();
         // `body` is a JSON object; splice the envelope fields in front of its own.
         let line = format!("{{\"v\":{TRACE_VERSION},\"seq\":{seq},\"ts\":\"{timestamp}\",{}\n", &body[1..]);
-        files.events.write_all(line.as_bytes())?;
-        files.events.flush()?;
+        files.events.write_line(line.as_bytes())?;
 
         match event {
             Event::ScriptOutput { agent_id, state, step, stdout, stderr, exit_code, execution_time_ms, env_vars } => {
@@ -303,8 +373,7 @@ impl DebugObserver {
                     line.push_str(&format!(" {key}={value:?}"));
                 }
                 line.push('\n');
-                files.transitions.write_all(line.as_bytes())?;
-                files.transitions.flush()?;
+                files.transitions.write_line(line.as_bytes())?;
             }
             _ => {}
         }
@@ -364,6 +433,52 @@ mod tests {
         assert_eq!(second["seq"], 2, "seq goes on after the last intact line");
         let transitions = std::fs::read_to_string(dir.path().join("transitions.log")).expect("read");
         assert_eq!(transitions, "complete\n");
+    }
+
+    fn started(run_id: &str) -> Event {
+        Event::WorkflowStarted {
+            run_id: run_id.into(),
+            scope_dir: PathBuf::from("/flow"),
+            run_dir: PathBuf::from("/runs/r"),
+            initial_state: "START.md".into(),
+            resumed: false,
+            rerun_of: None,
+        }
+    }
+
+    #[test]
+    fn a_new_trace_made_by_the_writer_thread_keeps_every_line_in_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let observer = DebugObserver::open(dir.path()).expect("open");
+        observer.record(&started("r")).expect("record");
+        for _ in 0..50 {
+            observer
+                .record(&Event::WorkflowInterrupted { run_id: "r".into(), signal: "SIGINT".into() })
+                .expect("record");
+        }
+        observer.close();
+        let text = std::fs::read_to_string(dir.path().join(TRACE_FILE)).expect("the trace exists after close");
+        let seqs: Vec<u64> = text
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON")["seq"].as_u64().expect("seq"))
+            .collect();
+        assert_eq!(seqs, (1..=51).collect::<Vec<u64>>());
+        assert!(text.lines().next().is_some_and(|line| line.contains("\"WorkflowStarted\"")));
+        assert!(dir.path().join(TRANSITIONS_FILE).is_file());
+    }
+
+    #[test]
+    fn a_new_trace_that_cannot_be_created_breaks_the_trace_and_holds_nothing_more() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join(TRANSITIONS_FILE)).expect("a directory in the file's way");
+        let observer = DebugObserver::open(dir.path()).expect("open");
+        observer.record(&started("r")).expect("record");
+        observer.close();
+        assert!(observer.broken.load(Ordering::Relaxed));
+        observer.record(&Event::WorkflowInterrupted { run_id: "r".into(), signal: "SIGINT".into() }).expect("record");
+        let files = lock_files(&observer.files);
+        let TraceFile::Creating(waiting) = &files.events else { panic!("the trace was never handed over") };
+        assert_eq!(waiting.iter().filter(|byte| **byte == b'\n').count(), 1, "nothing more waits in memory");
     }
 
     #[test]
