@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use crate::events::Event;
@@ -25,6 +26,8 @@ pub(crate) type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Default)]
 pub(crate) struct EventBus {
     handlers: RwLock<Vec<Handler>>,
+    /// A handler keeps a record of the run (see `on_all`).
+    records: AtomicBool,
     gate: Mutex<Gate>,
 }
 
@@ -49,8 +52,22 @@ impl EventBus {
     }
 
     /// Call `handler` for every event; observers pick the events they care about.
+    /// What it writes is taken for a record of the run (a trace, an export), which a
+    /// resume completes by publishing the committed steps again; so a run's end
+    /// waits until its last step's events reached it ([`EventBus::keeps_records`]).
     pub(crate) fn on_all(&self, handler: Handler) {
+        self.records.store(true, Ordering::Relaxed);
         self.handlers.write().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handler);
+    }
+
+    /// Like [`EventBus::on_all`], for an observer that keeps no record (the console).
+    pub(crate) fn on_all_passing(&self, handler: Handler) {
+        self.handlers.write().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handler);
+    }
+
+    /// Whether a handler keeps a record a resume would complete.
+    pub(crate) fn keeps_records(&self) -> bool {
+        self.records.load(Ordering::Relaxed)
     }
 
     fn gate(&self) -> MutexGuard<'_, Gate> {

@@ -54,7 +54,7 @@ impl ConsoleObserver {
     }
 
     pub(crate) fn attach(self: Arc<Self>, bus: &EventBus) {
-        bus.on_all(Arc::new(move |event: &Event| self.show(event)));
+        bus.on_all_passing(Arc::new(move |event: &Event| self.show(event)));
     }
 
     pub(crate) fn show(&self, event: &Event) -> Result<(), HandlerError> {

@@ -144,7 +144,7 @@ fn harness(replies: Vec<(&str, Result<Transition, StepFailure>)>) -> Harness {
     let executors = Executors { script: executor.clone(), markdown: executor.clone() };
     let bus = Arc::new(EventBus::new());
     let gate_keeper = Arc::clone(&executor);
-    bus.on_all(Arc::new(move |event: &Event| {
+    bus.on_all_passing(Arc::new(move |event: &Event| {
         if let Event::WorkflowStopping { .. } | Event::ErrorOccurred { .. } = event {
             // notify_one keeps the permit if SLOW has not started waiting yet.
             gate_keeper.gate.notify_one();
@@ -191,6 +191,34 @@ async fn r10_1_retryable_failures_are_retried_then_succeed_with_retry_count_rese
     assert_eq!(calls, [("START".into(), 1), ("START".into(), 2), ("START".into(), 3), ("END".into(), 1)]);
     assert_eq!(harness.workflow.state().main_result(), Some("ok"));
     assert_eq!(harness.workflow.state().total_cost_usd, 0.5);
+}
+
+/// A run whose end is on disk is never resumed, so the last step's events must reach
+/// a record a resume would complete (the trace) before the end is written. With no
+/// such record, the step's commit and the run's end share one sync.
+#[tokio::test]
+async fn the_run_end_waits_for_the_last_steps_events_only_where_a_record_keeps_them() {
+    for records in [true, false] {
+        let mut harness = harness(vec![("START", result("ok"))]);
+        let journal = harness.store.journal_path("r");
+        let end_written = Arc::new(Mutex::new(None));
+        let sink = Arc::clone(&end_written);
+        let handler: crate::events::bus::Handler = Arc::new(move |event: &Event| {
+            if let Event::TransitionOccurred { .. } = event {
+                let text = String::from_utf8_lossy(&std::fs::read(&journal).unwrap()).into_owned();
+                *sink.lock().unwrap() = Some(text.contains("\"status\":\"completed\""));
+            }
+            Ok(())
+        });
+        if records {
+            harness.bus.on_all(handler);
+        } else {
+            harness.bus.on_all_passing(handler);
+        }
+        assert_eq!(harness.bus.keeps_records(), records);
+        assert_eq!(run(&mut harness).await, RunOutcome::Completed);
+        assert_eq!(*end_written.lock().unwrap(), Some(!records), "records: {records}");
+    }
 }
 
 #[tokio::test]

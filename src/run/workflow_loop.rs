@@ -381,7 +381,11 @@ impl WorkflowLoop {
         };
         // Every step's events reach the trace before the run's end is written: a
         // run whose end is on disk is never resumed, so nothing could restore them.
-        self.settle();
+        // With no such record (`--no-debug`, no export) the last step's commit and
+        // the run's end share one sync, and its events wait for that.
+        if self.context.bus.keeps_records() {
+            self.settle();
+        }
         let step = self.pending_step.take();
         let saved = self.commit(step).and_then(|()| self.persistence.close(&self.state));
         match &saved {
