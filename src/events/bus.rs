@@ -57,7 +57,7 @@ impl EventBus {
     /// waits until its last step's events reached it ([`EventBus::keeps_records`]).
     pub(crate) fn on_all(&self, handler: Handler) {
         self.records.store(true, Ordering::Relaxed);
-        self.handlers.write().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handler);
+        self.on_all_passing(handler);
     }
 
     /// Like [`EventBus::on_all`], for an observer that keeps no record (the console).

@@ -214,25 +214,15 @@ impl DebugObserver {
         std::fs::create_dir_all(run_dir)?;
         let events_path = run_dir.join(TRACE_FILE);
         let new = !events_path.exists();
-        let files = if new {
-            Files {
-                events: TraceFile::Creating(Vec::new()),
-                next_seq: 1,
-                last_commit: 0,
-                transitions: TraceFile::Creating(Vec::new()),
-                streams: HashMap::new(),
-            }
+        let (events, transitions, last_seq, last_commit) = if new {
+            (TraceFile::Creating(Vec::new()), TraceFile::Creating(Vec::new()), 0, 0)
         } else {
             let events = append_after_complete_lines(&events_path)?;
+            let transitions = append_after_complete_lines(&run_dir.join(TRANSITIONS_FILE))?;
             let (last_seq, last_commit) = trace_position(&events_path);
-            Files {
-                events: TraceFile::Open(events),
-                next_seq: last_seq + 1,
-                last_commit,
-                transitions: TraceFile::Open(append_after_complete_lines(&run_dir.join(TRANSITIONS_FILE))?),
-                streams: HashMap::new(),
-            }
+            (TraceFile::Open(events), TraceFile::Open(transitions), last_seq, last_commit)
         };
+        let files = Files { events, next_seq: last_seq + 1, last_commit, transitions, streams: HashMap::new() };
         let files = Arc::new(Mutex::new(files));
         let (sender, receiver) = mpsc::channel::<StepFile>();
         let broken = Arc::new(AtomicBool::new(false));

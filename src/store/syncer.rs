@@ -57,9 +57,14 @@ struct Progress {
 }
 
 impl Progress {
+    /// Entries are written that no round has made durable yet, and none failed.
+    fn due(&self) -> bool {
+        self.failed.is_none() && self.synced < self.written
+    }
+
     /// Claim the next round if one is due and none runs: what it must make durable.
     fn claim(&mut self) -> Option<(u64, Vec<PathBuf>)> {
-        if self.syncing || self.failed.is_some() || self.synced >= self.written {
+        if self.syncing || !self.due() {
             return None;
         }
         self.syncing = true;
@@ -78,6 +83,26 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Progress> {
         self.progress.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// Run one claimed round: `files`, then the journal, durable up to `target`.
+    /// Returns the lock, with the round's outcome recorded and announced.
+    fn run(&self, (target, files): (u64, Vec<PathBuf>)) -> MutexGuard<'_, Progress> {
+        failpoint::hit("before_journal_sync");
+        let synced = files
+            .iter()
+            .try_for_each(|path| File::open(path).and_then(|opened| opened.sync_all()))
+            .and_then(|()| self.file.sync_data());
+        self.updates.send_replace(if synced.is_ok() { Synced::UpTo(target) } else { Synced::Failed });
+        failpoint::hit("after_journal_sync");
+        let mut progress = self.lock();
+        progress.syncing = false;
+        match synced {
+            Ok(()) => progress.synced = target,
+            Err(error) => progress.failed = Some((error.kind(), error.to_string())),
+        }
+        self.changed.notify_all();
+        progress
+    }
 }
 
 pub(crate) struct Syncer {
@@ -89,6 +114,15 @@ pub(crate) struct Syncer {
 impl Syncer {
     /// Sync `file` in a background thread whenever entries are written.
     pub(crate) fn start(file: Arc<File>) -> io::Result<Syncer> {
+        let mut syncer = Syncer::without_thread(file);
+        let worker = Arc::clone(&syncer.shared);
+        let thread = std::thread::Builder::new().name("baton-journal-sync".into()).spawn(move || sync_loop(&worker))?;
+        syncer.thread = Some(thread);
+        Ok(syncer)
+    }
+
+    /// A syncer whose rounds only a waiting caller runs, until a thread is given it.
+    fn without_thread(file: Arc<File>) -> Syncer {
         let (sender, updates) = watch::channel(Synced::UpTo(0));
         let shared = Arc::new(Shared {
             progress: Mutex::new(Progress::default()),
@@ -96,9 +130,7 @@ impl Syncer {
             file,
             updates: sender,
         });
-        let worker = Arc::clone(&shared);
-        let thread = std::thread::Builder::new().name("baton-journal-sync".into()).spawn(move || sync_loop(&worker))?;
-        Ok(Syncer { shared, updates, thread: Some(thread) })
+        Syncer { shared, updates, thread: None }
     }
 
     /// Follow how far the journal is durable.
@@ -154,7 +186,7 @@ impl Drop for Syncer {
         let busy = {
             let mut progress = self.shared.lock();
             progress.closing = true;
-            progress.syncing || (progress.failed.is_none() && progress.synced < progress.written)
+            progress.syncing || progress.due()
         };
         self.shared.changed.notify_all();
         if let Some(thread) = self.thread.take()
@@ -162,28 +194,6 @@ impl Drop for Syncer {
         {
             let _ = thread.join();
         }
-    }
-}
-
-impl Shared {
-    /// Run one claimed round: `files`, then the journal, durable up to `target`.
-    /// Returns the lock, with the round's outcome recorded and announced.
-    fn run(&self, (target, files): (u64, Vec<PathBuf>)) -> MutexGuard<'_, Progress> {
-        failpoint::hit("before_journal_sync");
-        let synced = files
-            .iter()
-            .try_for_each(|path| File::open(path).and_then(|opened| opened.sync_all()))
-            .and_then(|()| self.file.sync_data());
-        self.updates.send_replace(if synced.is_ok() { Synced::UpTo(target) } else { Synced::Failed });
-        failpoint::hit("after_journal_sync");
-        let mut progress = self.lock();
-        progress.syncing = false;
-        match synced {
-            Ok(()) => progress.synced = target,
-            Err(error) => progress.failed = Some((error.kind(), error.to_string())),
-        }
-        self.changed.notify_all();
-        progress
     }
 }
 
@@ -207,16 +217,28 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn wait_returns_once_every_written_entry_is_synced_and_reported() {
+    /// An empty journal in a directory of its own (kept alive by the first value).
+    fn journal() -> (tempfile::TempDir, Arc<File>) {
         let dir = tempfile::tempdir().expect("temp dir");
         let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
-        let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
-        let updates = syncer.updates();
-        for seq in 1..=3 {
-            (&*file).write_all(b"entry\n").expect("write");
+        (dir, file)
+    }
+
+    /// Append entries `seqs` to `file` and tell `syncer` of each.
+    fn append(file: &File, syncer: &Syncer, seqs: std::ops::RangeInclusive<u64>) {
+        for seq in seqs {
+            let mut writer = file;
+            writer.write_all(b"entry\n").expect("write");
             syncer.written(seq);
         }
+    }
+
+    #[test]
+    fn wait_returns_once_every_written_entry_is_synced_and_reported() {
+        let (_dir, file) = journal();
+        let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
+        let updates = syncer.updates();
+        append(&file, &syncer, 1..=3);
         syncer.wait().expect("synced");
         assert_eq!(*updates.borrow(), Synced::UpTo(3));
         assert!(syncer.failure().is_none());
@@ -224,8 +246,7 @@ mod tests {
 
     #[test]
     fn files_joining_a_round_are_synced_and_a_missing_one_fails_it() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let (dir, file) = journal();
         let syncer = Syncer::start(file).expect("thread");
         syncer.written_with(1, vec![dir.path().to_path_buf(), dir.path().join("j")]);
         syncer.wait().expect("the directory and the file synced");
@@ -234,24 +255,11 @@ mod tests {
         assert_eq!(*syncer.updates().borrow(), Synced::Failed);
     }
 
-    /// A syncer whose thread never runs a round: only a waiting caller can.
-    fn without_thread(file: Arc<File>) -> Syncer {
-        let (sender, updates) = watch::channel(Synced::UpTo(0));
-        let shared = Arc::new(Shared {
-            progress: Mutex::new(Progress::default()),
-            changed: Condvar::new(),
-            file,
-            updates: sender,
-        });
-        Syncer { shared, updates, thread: None }
-    }
-
     #[test]
     fn a_caller_waiting_for_a_round_nobody_started_runs_it_itself() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
-        let syncer = without_thread(Arc::clone(&file));
-        (&*file).write_all(b"entry\n").expect("write");
+        let (dir, file) = journal();
+        let syncer = Syncer::without_thread(Arc::clone(&file));
+        append(&file, &syncer, 1..=1);
         syncer.written_with(1, vec![dir.path().to_path_buf()]);
         let (done, finished) = std::sync::mpsc::channel();
         let updates = syncer.updates();
@@ -263,14 +271,10 @@ mod tests {
 
     #[test]
     fn a_round_due_when_the_syncer_is_dropped_still_runs() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let (_dir, file) = journal();
         let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
         let updates = syncer.updates();
-        for seq in 1..=50 {
-            (&*file).write_all(b"entry\n").expect("write");
-            syncer.written(seq);
-        }
+        append(&file, &syncer, 1..=50);
         drop(syncer);
         assert_eq!(*updates.borrow(), Synced::UpTo(50));
     }
@@ -288,8 +292,7 @@ mod tests {
 
     #[test]
     fn nothing_written_means_nothing_to_wait_for() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = Arc::new(File::create(dir.path().join("j")).expect("create"));
+        let (_dir, file) = journal();
         let syncer = Syncer::start(file).expect("thread");
         syncer.wait().expect("nothing pending");
     }
