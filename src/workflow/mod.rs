@@ -5,6 +5,7 @@
 
 pub(crate) mod ask_scan;
 pub(crate) mod convert;
+pub(crate) mod kept;
 pub(crate) mod manifest;
 pub(crate) mod remote;
 pub(crate) mod resolution;

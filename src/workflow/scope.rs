@@ -13,11 +13,12 @@
 //! asks, and validated again when its text changed (`yaml_scope`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use crate::bounded_read::read_file_at_most;
 use crate::syntax::yaml_limits::{MAX_YAML_BYTES, YamlLimitError};
 use crate::text::state_name;
+use crate::workflow::kept::{KeptByPath, Stamp};
 use crate::workflow::manifest::MANIFEST_FILE;
 use crate::workflow::yaml_scope::{LoadedYaml, VirtualFile, YamlError, YamlWorkflow};
 use crate::workflow::zip_scope::{ZipError, ZipWorkflow};
@@ -272,14 +273,50 @@ pub(crate) fn read_yaml_text(path: &Path) -> std::io::Result<String> {
 }
 
 /// The names of the regular files (or symlinks to them) directly in `dir`.
+/// The directories listed in this process, by path, while they are unchanged: a
+/// step's target is resolved in its workflow's listing, and reading a directory
+/// at every step cost more than checking that it did not change (issue 22,
+/// thirteenth round).
+static LISTED: LazyLock<KeptByPath<Stamp, Arc<[String]>>> = LazyLock::new(|| KeptByPath::new(KEPT_LISTINGS));
+
+/// How many listings are kept: a run has few workflows, the daemon many.
+const KEPT_LISTINGS: usize = 64;
+
+/// A directory's regular files and links to them. The listing is kept while the
+/// directory's stamp is unchanged, and only when that is proof enough: the
+/// directory last changed long enough ago that a later change must give it a new
+/// time ([`Stamp::settled`]), and it holds no link, whose target can change
+/// without changing the directory.
 fn list_directory(dir: &Path) -> Result<Vec<String>, std::io::Error> {
+    list_directory_at(dir, std::time::SystemTime::now())
+}
+
+/// [`list_directory`], `now` being the time it is.
+fn list_directory_at(dir: &Path, now: std::time::SystemTime) -> Result<Vec<String>, std::io::Error> {
+    let stamp = Stamp::of(&std::fs::metadata(dir)?);
+    if let Some(names) = LISTED.find(dir, |seen, _| *seen == stamp) {
+        return Ok(names.to_vec());
+    }
+    let settled = stamp.settled(now);
+    let (names, links) = read_directory(dir)?;
+    if settled && !links {
+        LISTED.keep(dir, stamp, Arc::from(names.as_slice()));
+    }
+    Ok(names)
+}
+
+/// A directory's regular files and links to them, and whether it holds a link.
+fn read_directory(dir: &Path) -> Result<(Vec<String>, bool), std::io::Error> {
     let mut names = Vec::new();
+    let mut links = false;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
+        let kind = entry.file_type();
+        links |= kind.as_ref().is_ok_and(std::fs::FileType::is_symlink);
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        let regular = match entry.file_type() {
+        let regular = match kind {
             Ok(kind) if kind.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
             Ok(kind) => kind.is_file(),
             Err(_) => false,
@@ -288,7 +325,7 @@ fn list_directory(dir: &Path) -> Result<Vec<String>, std::io::Error> {
             names.push(name);
         }
     }
-    Ok(names)
+    Ok((names, links))
 }
 
 #[cfg(test)]
@@ -322,5 +359,74 @@ mod tests {
         assert_eq!(scope.script("CHECK.sh"), Ok(ScriptSource::Inline("echo ok".into())));
         assert!(matches!(scope.manifest_text(), Ok(Some(ManifestText::Beside { .. }))));
         assert!(matches!(scope.text("NOPE.md"), Err(TextError::Missing("archive"))));
+    }
+
+    /// A time by which a directory made by a test has settled.
+    fn later() -> std::time::SystemTime {
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3600)
+    }
+
+    /// Give `dir` the times of one that last changed an hour ago (as far as its
+    /// modification goes; the change time, which cannot be set, is now): a change
+    /// made after this gets a new time whatever the clock's tick.
+    fn age(dir: &Path) {
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::open(dir).and_then(|dir| dir.set_modified(an_hour_ago)).expect("aged");
+    }
+
+    fn sorted(mut names: Vec<String>) -> Vec<String> {
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_settled_directory_is_listed_once_and_a_file_added_later_is_still_seen() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("A.sh"), "").expect("write");
+        age(dir.path());
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["A.sh"]);
+        assert!(LISTED.holds(dir.path()), "a settled directory's listing is kept");
+        std::fs::write(dir.path().join("B.sh"), "").expect("write");
+        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "B.sh"]);
+        age(dir.path());
+        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "B.sh"]);
+        std::fs::remove_file(dir.path().join("A.sh")).expect("remove");
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["B.sh"]);
+    }
+
+    #[test]
+    fn a_directory_changed_just_now_is_listed_again_at_every_look() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("A.sh"), "").expect("write");
+        assert_eq!(list_directory(dir.path()).expect("listed"), ["A.sh"]);
+        assert!(!LISTED.holds(dir.path()), "a change in the same clock tick could keep every time as it was");
+    }
+
+    #[test]
+    fn a_directory_holding_a_link_is_listed_again_at_every_look() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("target"), "").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("A.sh")).expect("link");
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["target"]);
+        assert!(!LISTED.holds(dir.path()), "a link's target can change without changing the directory");
+        std::fs::write(dir.path().join("elsewhere"), "").expect("write");
+        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "elsewhere", "target"]);
+    }
+
+    #[test]
+    fn a_directory_replaced_by_another_is_listed_again() {
+        let parent = tempfile::tempdir().expect("temp dir");
+        let (dir, other) = (parent.path().join("wf"), parent.path().join("other"));
+        std::fs::create_dir(&dir).expect("dir");
+        std::fs::create_dir(&other).expect("dir");
+        std::fs::write(dir.join("A.sh"), "").expect("write");
+        std::fs::write(other.join("B.sh"), "").expect("write");
+        age(&dir);
+        age(&other);
+        assert_eq!(list_directory_at(&dir, later()).expect("listed"), ["A.sh"]);
+        std::fs::remove_file(dir.join("A.sh")).expect("remove");
+        std::fs::remove_dir(&dir).expect("remove");
+        std::fs::rename(&other, &dir).expect("rename");
+        assert_eq!(list_directory_at(&dir, later()).expect("listed"), ["B.sh"]);
     }
 }

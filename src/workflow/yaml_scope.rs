@@ -18,9 +18,8 @@
 //! parsing the whole file at every access made each step of a long workflow cost
 //! time in proportion to its number of states.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock};
 
 use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
@@ -30,6 +29,7 @@ use crate::syntax::yaml_limits;
 use crate::syntax::yaml_positions::{KeyPositions, Position, key_positions};
 use crate::text::state_name;
 use crate::text::suggestion::did_you_mean;
+use crate::workflow::kept::KeptByPath;
 
 /// A loaded, valid YAML workflow.
 #[derive(Debug)]
@@ -117,12 +117,8 @@ pub(crate) struct LoadedYaml {
 /// YAML workflows kept by path; more than this and the least recently used goes.
 const KEPT_WORKFLOWS: usize = 8;
 
-/// A workflow kept, and when it was last used.
-type Kept = (Arc<LoadedYaml>, u64);
-
-/// The workflows validated in this process, by path.
-static LOADED: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Mutex::default);
-static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The workflows validated in this process, by path, with the text each was read from.
+static LOADED: LazyLock<KeptByPath<(), Arc<LoadedYaml>>> = LazyLock::new(|| KeptByPath::new(KEPT_WORKFLOWS));
 
 impl YamlWorkflow {
     /// Read the workflow at `path` and validate it, unless its text is the one
@@ -130,25 +126,11 @@ impl YamlWorkflow {
     pub(crate) fn open(path: &Path) -> Result<Arc<LoadedYaml>, YamlError> {
         let text = crate::workflow::scope::read_yaml_text(path)
             .map_err(|error| YamlError::Read { path: path.to_path_buf(), reason: error.to_string() })?;
-        let use_number = USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        {
-            let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((kept, used)) = loaded.get_mut(path)
-                && kept.text == text
-            {
-                *used = use_number;
-                return Ok(Arc::clone(kept));
-            }
+        if let Some(workflow) = LOADED.find(path, |(), kept| kept.text == text) {
+            return Ok(workflow);
         }
         let workflow = Arc::new(LoadedYaml { workflow: YamlWorkflow::parse(path, &text)?, text });
-        let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
-        if loaded.len() >= KEPT_WORKFLOWS && !loaded.contains_key(path) {
-            let oldest = loaded.iter().min_by_key(|(_, (_, used))| *used).map(|(path, _)| path.clone());
-            if let Some(oldest) = oldest {
-                loaded.remove(&oldest);
-            }
-        }
-        loaded.insert(path.to_path_buf(), (Arc::clone(&workflow), use_number));
+        LOADED.keep(path, (), Arc::clone(&workflow));
         Ok(workflow)
     }
 

@@ -21,6 +21,8 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use crate::workflow::kept::{KeptByPath, Stamp};
+
 use sha2::{Digest, Sha256};
 
 use crate::bounded_read::{read_at_most, read_file_at_most};
@@ -93,36 +95,8 @@ pub(crate) enum ZipError {
     NotText { path: PathBuf, entry: String },
 }
 
-/// What identifies one version of a file without reading it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    /// Inode, device and change time: a rewrite that keeps the size and resets
-    /// the modification time still changes these.
-    #[cfg(unix)]
-    identity: (u64, u64, i64, i64),
-}
-
-impl Stamp {
-    fn of(metadata: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        use std::os::unix::fs::MetadataExt;
-        Stamp {
-            len: metadata.len(),
-            modified: metadata.modified().ok(),
-            #[cfg(unix)]
-            identity: (metadata.dev(), metadata.ino(), metadata.ctime(), metadata.ctime_nsec()),
-        }
-    }
-}
-
-/// An archive kept: the file's stamp when it was read, and when it was last used.
-type Kept = (Stamp, Arc<ZipWorkflow>, u64);
-
-/// The archives opened in this process, by path.
-static OPENED: LazyLock<Mutex<HashMap<PathBuf, Kept>>> = LazyLock::new(Mutex::default);
-static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The archives opened in this process, by path, while their files are unchanged.
+static OPENED: LazyLock<KeptByPath<Stamp, Arc<ZipWorkflow>>> = LazyLock::new(|| KeptByPath::new(KEPT_ARCHIVES));
 
 impl ZipWorkflow {
     /// Open `path`: check its size and the pinned hash (R1.4), then its entries
@@ -130,25 +104,11 @@ impl ZipWorkflow {
     pub(crate) fn open(path: &Path) -> Result<Arc<ZipWorkflow>, ZipError> {
         let read_error = |error: std::io::Error| ZipError::Read { path: path.to_path_buf(), reason: error.to_string() };
         let stamp = Stamp::of(&std::fs::metadata(path).map_err(read_error)?);
-        let use_number = USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        {
-            let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((seen, workflow, used)) = opened.get_mut(path)
-                && *seen == stamp
-            {
-                *used = use_number;
-                return Ok(Arc::clone(workflow));
-            }
+        if let Some(workflow) = OPENED.find(path, |seen, _| *seen == stamp) {
+            return Ok(workflow);
         }
-        let workflow = Arc::new(ZipWorkflow::load(path, stamp.len)?);
-        let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
-        if opened.len() >= KEPT_ARCHIVES && !opened.contains_key(path) {
-            let oldest = opened.iter().min_by_key(|(_, (_, _, used))| *used).map(|(path, _)| path.clone());
-            if let Some(oldest) = oldest {
-                opened.remove(&oldest);
-            }
-        }
-        opened.insert(path.to_path_buf(), (stamp, Arc::clone(&workflow), use_number));
+        let workflow = Arc::new(ZipWorkflow::load(path, stamp.len())?);
+        OPENED.keep(path, stamp, Arc::clone(&workflow));
         Ok(workflow)
     }
 
