@@ -4,6 +4,7 @@
 
 pub(crate) mod console;
 pub(crate) mod otel;
+pub(crate) mod step_file_queue;
 pub(crate) mod step_file_writer;
 pub(crate) mod trace;
 
