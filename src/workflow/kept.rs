@@ -48,11 +48,8 @@ impl Stamp {
     /// after it was looked at, can leave every time as it was (git's "racy"
     /// entries).
     pub(crate) fn settled(&self, now: SystemTime) -> bool {
-        let changed = self.changed();
-        let last = match (self.modified, changed) {
-            (Some(modified), Some(changed)) => modified.max(changed),
-            (Some(time), None) | (None, Some(time)) => time,
-            (None, None) => return false,
+        let Some(last) = self.modified.into_iter().chain(self.changed()).max() else {
+            return false;
         };
         now.duration_since(last).is_ok_and(|age| age >= SETTLED)
     }
@@ -62,11 +59,8 @@ impl Stamp {
         #[cfg(unix)]
         {
             let (_, _, seconds, nanoseconds) = self.identity;
-            let seconds = u64::try_from(seconds).ok()?;
-            let nanoseconds = u32::try_from(nanoseconds).ok()?;
-            SystemTime::UNIX_EPOCH
-                .checked_add(Duration::new(seconds, 0))?
-                .checked_add(Duration::from_nanos(nanoseconds.into()))
+            let since_epoch = Duration::new(u64::try_from(seconds).ok()?, u32::try_from(nanoseconds).ok()?);
+            SystemTime::UNIX_EPOCH.checked_add(since_epoch)
         }
         #[cfg(not(unix))]
         None

@@ -272,7 +272,6 @@ pub(crate) fn read_yaml_text(path: &Path) -> std::io::Result<String> {
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }
 
-/// The names of the regular files (or symlinks to them) directly in `dir`.
 /// The directories listed in this process, by path, while they are unchanged: a
 /// step's target is resolved in its workflow's listing, and reading a directory
 /// at every step cost more than checking that it did not change (issue 22,

@@ -21,11 +21,10 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use crate::workflow::kept::{KeptByPath, Stamp};
-
 use sha2::{Digest, Sha256};
 
 use crate::bounded_read::{read_at_most, read_file_at_most};
+use crate::workflow::kept::{KeptByPath, Stamp};
 
 const MIB: u64 = 1024 * 1024;
 /// The largest uncompressed entry: far more than any state file needs.
