@@ -21,6 +21,7 @@ mod distributed;
 mod events;
 mod executor;
 mod exit_code;
+mod idle_wake;
 mod ids;
 mod inspect;
 mod lint;

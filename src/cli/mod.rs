@@ -237,9 +237,11 @@ fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
 fn block_on<F: Future>(future: F) -> Result<F::Output, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(crate::idle_wake::wake_queued)
         .build()
         .map_err(|source| CliError::Runtime { source })?;
-    let output = runtime.block_on(future);
+    // The journal's syncer is woken when this thread waits, not mid-step.
+    let output = crate::idle_wake::deferring(|| runtime.block_on(future));
     runtime.shutdown_background();
     Ok(output)
 }

@@ -72,6 +72,12 @@ impl Progress {
     }
 }
 
+impl crate::idle_wake::Wake for Shared {
+    fn wake(&self) {
+        self.changed.notify_all();
+    }
+}
+
 struct Shared {
     progress: Mutex<Progress>,
     changed: Condvar,
@@ -144,11 +150,13 @@ impl Syncer {
     }
 
     /// Like `written`, and `files` must be synced too before `seq` counts as durable.
+    /// The syncer's thread is woken when this one next waits (`idle_wake`).
     pub(crate) fn written_with(&self, seq: u64, files: Vec<PathBuf>) {
         let mut progress = self.shared.lock();
         progress.written = progress.written.max(seq);
         progress.files.extend(files);
-        self.shared.changed.notify_all();
+        drop(progress);
+        crate::idle_wake::wake_when_idle(&self.shared);
     }
 
     /// Block until every entry written so far is durable, or a sync failed. A round
@@ -277,6 +285,26 @@ mod tests {
         append(&file, &syncer, 1..=50);
         drop(syncer);
         assert_eq!(*updates.borrow(), Synced::UpTo(50));
+    }
+
+    #[test]
+    fn on_the_runs_thread_the_sync_starts_once_its_runtime_waits() {
+        let (_dir, file) = journal();
+        let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
+        let mut updates = syncer.updates();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .on_thread_park(crate::idle_wake::wake_queued)
+            .build()
+            .expect("runtime");
+        let synced = crate::idle_wake::deferring(|| {
+            runtime.block_on(async {
+                append(&file, &syncer, 1..=1);
+                let wait = updates.wait_for(|synced| *synced == Synced::UpTo(1));
+                tokio::time::timeout(std::time::Duration::from_secs(30), wait).await.map(|seen| seen.is_ok())
+            })
+        });
+        assert_eq!(synced, Ok(true), "the park woke the syncer's thread");
     }
 
     #[test]
