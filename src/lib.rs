@@ -10,7 +10,7 @@
 //! test`) drives `run` with a scripted backend; `run` drives
 //! `executor`, `transition` and `store`; `executor` uses `backend`, `syntax`,
 //! `transition` and `process`; `backend` uses `process`. The leaves — `model`,
-//! `events`, `workflow`, `syntax`, `process`, `text`, `exit_code` — import
+//! `events`, `workflow`, `syntax`, `process`, `text`, `exit_code`, `idle_wake` — import
 //! nothing above them, and `observers` only read `events`.
 
 mod backend;
