@@ -10,15 +10,17 @@
 //! from a killed Baton once its journal entry is written, and what must wait for
 //! the sync (the step's events, the run's end) waits for it anyway.
 //!
-//! So a thread that *defers* ([`deferring`]: the run's thread, for the whole of
-//! `cli::block_on`) queues its wake-ups, and gives them when its runtime is about
-//! to park ([`wake_queued`], tokio's `on_thread_park`): after the next script is
-//! started, when the run's thread waits for it and leaves its core to the helper.
-//! Any other thread (a test's runtime, `baton serve`'s workers) wakes at once, as
-//! before. A thread that blocks without parking its runtime must not wait for a
-//! helper it has not woken; the syncer's own `wait` runs a round itself instead.
+//! So the run's thread *defers*: while [`block_on`] runs its future, a wake-up is
+//! queued, and given when the runtime is about to park ([`wake_queued`], tokio's
+//! `on_thread_park`): after the next script is started, when the run's thread waits
+//! for it and leaves its core to the helper. Any other thread (a test's runtime,
+//! `baton serve`'s workers) wakes at once, as before. A thread that blocks without
+//! parking its runtime must not wait for a helper it has not woken; the syncer's own
+//! `wait` runs a round itself instead.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::io;
 use std::sync::Arc;
 
 /// A helper that something on another thread may be waiting to be woken for.
@@ -59,8 +61,21 @@ pub(crate) fn wake_when_idle<W: Wake + 'static>(helper: &Arc<W>) {
     }
 }
 
+/// Run `future` to its end on a runtime of this thread alone, this thread
+/// deferring its wake-ups until the runtime parks. The park hook and the deferring
+/// are set up together here, since either without the other would be wrong: a hook
+/// with nothing queued does nothing, and queued wake-ups with no hook wait for the
+/// end. The runtime is shut down without waiting for its blocking pool's threads
+/// (`cli::block_on` says why).
+pub(crate) fn block_on<F: Future>(future: F) -> io::Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().on_thread_park(wake_queued).build()?;
+    let output = deferring(|| runtime.block_on(future));
+    runtime.shutdown_background();
+    Ok(output)
+}
+
 /// Wake every helper this thread queued (the runtime's park hook).
-pub(crate) fn wake_queued() {
+fn wake_queued() {
     let helpers = QUEUED
         .try_with(|queued| queued.try_borrow_mut().ok().and_then(|mut queued| queued.as_mut().map(std::mem::take)))
         .ok()
@@ -72,27 +87,24 @@ pub(crate) fn wake_queued() {
 }
 
 /// Run `work` with this thread deferring its wake-ups; whatever it queued and
-/// did not give by its end is given then, however it ends.
-pub(crate) fn deferring<T>(work: impl FnOnce() -> T) -> T {
-    let already = QUEUED.with_borrow_mut(|queued| {
-        let already = queued.is_some();
+/// did not give by its end is given then, however it ends, and the thread wakes at
+/// once from then on.
+fn deferring<T>(work: impl FnOnce() -> T) -> T {
+    QUEUED.with_borrow_mut(|queued| {
         queued.get_or_insert_with(Vec::new);
-        already
     });
-    let _given = Given { restore: already };
+    let _given = Given;
     work()
 }
 
-struct Given {
-    /// An outer `deferring` is still running on this thread.
-    restore: bool,
-}
+/// Ends a thread's deferring when dropped, waking what is still queued.
+struct Given;
 
 impl Drop for Given {
     fn drop(&mut self) {
-        wake_queued();
-        if !self.restore {
-            let _ = QUEUED.try_with(|queued| queued.try_borrow_mut().map(|mut queued| queued.take()));
+        let helpers = QUEUED.try_with(|queued| queued.try_borrow_mut().ok().and_then(|mut queued| queued.take()));
+        for helper in helpers.ok().flatten().unwrap_or_default() {
+            helper.wake();
         }
     }
 }
@@ -187,18 +199,11 @@ mod tests {
     fn a_runtime_with_the_park_hook_wakes_a_helper_it_then_waits_for() {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let helper = Arc::new(Answering(std::sync::Mutex::new(Some(answer))));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .on_thread_park(wake_queued)
-            .build()
-            .expect("runtime");
-        let outcome = deferring(|| {
-            runtime.block_on(async {
-                wake_when_idle(&helper);
-                // Without the hook the helper is never woken while this waits.
-                tokio::time::timeout(Duration::from_secs(30), answered).await
-            })
+        let outcome = block_on(async {
+            wake_when_idle(&helper);
+            // Without the hook the helper is never woken while this waits.
+            tokio::time::timeout(Duration::from_secs(30), answered).await
         });
-        assert!(matches!(outcome, Ok(Ok(()))), "the helper was woken at the park");
+        assert!(matches!(outcome, Ok(Ok(Ok(())))), "the helper was woken at the park");
     }
 }

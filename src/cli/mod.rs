@@ -235,15 +235,8 @@ fn check_baton_dir(baton_dir: &Path) -> Result<(), CliError> {
 /// processes are gone (`cli::execute`); waiting for blocking-pool threads to wind
 /// down would only delay the exit.
 fn block_on<F: Future>(future: F) -> Result<F::Output, CliError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .on_thread_park(crate::idle_wake::wake_queued)
-        .build()
-        .map_err(|source| CliError::Runtime { source })?;
     // The journal's syncer is woken when this thread waits, not mid-step.
-    let output = crate::idle_wake::deferring(|| runtime.block_on(future));
-    runtime.shutdown_background();
-    Ok(output)
+    crate::idle_wake::block_on(future).map_err(|source| CliError::Runtime { source })
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {

@@ -292,18 +292,12 @@ mod tests {
         let (_dir, file) = journal();
         let syncer = Syncer::start(Arc::clone(&file)).expect("thread");
         let mut updates = syncer.updates();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .on_thread_park(crate::idle_wake::wake_queued)
-            .build()
-            .expect("runtime");
-        let synced = crate::idle_wake::deferring(|| {
-            runtime.block_on(async {
-                append(&file, &syncer, 1..=1);
-                let wait = updates.wait_for(|synced| *synced == Synced::UpTo(1));
-                tokio::time::timeout(std::time::Duration::from_secs(30), wait).await.map(|seen| seen.is_ok())
-            })
-        });
+        let synced = crate::idle_wake::block_on(async {
+            append(&file, &syncer, 1..=1);
+            let wait = updates.wait_for(|synced| *synced == Synced::UpTo(1));
+            tokio::time::timeout(std::time::Duration::from_secs(30), wait).await.map(|seen| seen.is_ok())
+        })
+        .expect("runtime");
         assert_eq!(synced, Ok(true), "the park woke the syncer's thread");
     }
 
