@@ -31,14 +31,6 @@ use crate::syntax::policy::{Policy, PolicyEntry};
 use crate::syntax::yaml_limits::{self, YamlLimitError};
 use crate::text::excerpt::Excerpt;
 
-/// R5.1, verbatim.
-static FRONTMATTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)^---[ \t]*\n(.+?)\n---[ \t]*\n").expect("the frontmatter pattern is valid"));
-
-/// R5.2: `---` directly followed by `---` (the main pattern needs at least one character between them).
-static EMPTY_FRONTMATTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^---[ \t]*\n---[ \t]*\n").expect("the empty-frontmatter pattern is valid"));
-
 /// yaml-rust2 names a duplicated key by its Rust debug form: `String("model"): duplicated key in mapping …`.
 static DUPLICATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\w+\("?(.*?)"?\): duplicated key in mapping(.*)$"#).expect("the duplicate-key pattern is valid")
@@ -62,15 +54,35 @@ const MAX_QUOTED_CHARS: usize = 60;
 /// including a malformed `---` block.
 pub(crate) fn split(text: &str) -> (Option<String>, String) {
     let text = text.replace("\r\n", "\n");
-    if let Some(captures) = FRONTMATTER.captures(&text)
-        && let (Some(whole), Some(yaml)) = (captures.get(0), captures.get(1))
-    {
-        return (Some(yaml.as_str().to_string()), text[whole.end()..].to_string());
+    let Some(yaml_start) = fence_line_end(&text, 0) else { return (None, text) };
+    // R5.1's `(?s)^---[ \t]*\n(.+?)\n---[ \t]*\n`: the first closing fence line
+    // after at least one character of YAML. A newline is never inside a
+    // multi-byte character, so searching from the next byte finds what the
+    // pattern's lazy `.+?` finds.
+    let bytes = text.as_bytes();
+    let mut from = yaml_start + 1;
+    while let Some(offset) = bytes.get(from..).and_then(|rest| rest.iter().position(|byte| *byte == b'\n')) {
+        let newline = from + offset;
+        if let Some(body_start) = fence_line_end(&text, newline + 1) {
+            return (Some(text[yaml_start..newline].to_string()), text[body_start..].to_string());
+        }
+        from = newline + 1;
     }
-    if let Some(found) = EMPTY_FRONTMATTER.find(&text) {
-        return (None, text[found.end()..].to_string());
+    // R5.2: `---` directly followed by `---`.
+    if let Some(body_start) = fence_line_end(&text, yaml_start) {
+        return (None, text[body_start..].to_string());
     }
     (None, text)
+}
+
+/// Where the line after a fence line (`---`, then spaces or tabs, then a
+/// newline) starting at byte `at` begins; `None` when no fence line starts there.
+/// Found by hand rather than by a regex: building the pattern's automaton cost
+/// more than the rest of a small workflow's lint at every start.
+fn fence_line_end(text: &str, at: usize) -> Option<usize> {
+    let rest = text.as_bytes().get(at..)?.strip_prefix(b"---")?;
+    let blanks = rest.iter().take_while(|byte| matches!(byte, b' ' | b'\t')).count();
+    (rest.get(blanks) == Some(&b'\n')).then_some(at + 3 + blanks + 1)
 }
 
 /// What a state's frontmatter says, after validation.
@@ -764,6 +776,23 @@ mod tests {
                 let (yaml, body) = split(&text);
                 prop_assert!(!body.contains("\r\n"));
                 prop_assert!(yaml.is_none_or(|yaml| !yaml.contains("\r\n")));
+            }
+
+            #[test]
+            fn split_finds_what_raymonds_pattern_finds(text in "(---[ \t]?\n)?(---|\n|\n---\n|[-a \t\r]|é){0,16}") {
+                // R5.1 and R5.2 verbatim, as the splitter once used them.
+                let frontmatter = Regex::new(r"(?s)^---[ \t]*\n(.+?)\n---[ \t]*\n").unwrap();
+                let empty = Regex::new(r"^---[ \t]*\n---[ \t]*\n").unwrap();
+                let normalised = text.replace("\r\n", "\n");
+                let expected = match (frontmatter.captures(&normalised), empty.find(&normalised)) {
+                    (Some(captures), _) => (
+                        Some(captures[1].to_string()),
+                        normalised[captures.get(0).unwrap().end()..].to_string(),
+                    ),
+                    (None, Some(found)) => (None, normalised[found.end()..].to_string()),
+                    (None, None) => (None, normalised.clone()),
+                };
+                prop_assert_eq!(split(&text), expected);
             }
 
             #[test]
