@@ -3,8 +3,9 @@
 //! [-- --backend claude|pi|codex] [--runs N] [--steps N] [--versus BIN]`; every backend by default).
 //!
 //! The floor is what the CLI costs on its own: one fresh call and `steps - 1`
-//! calls continuing its conversation (`claude --resume`, `pi --session`, `codex exec
-//! resume`), each pair measured right before the Baton run it is compared with. Baton
+//! calls each continuing the conversation the one before it left (`claude --resume`,
+//! `pi --session`, `codex exec resume`), the chain measured right before the Baton run
+//! it is compared with. Baton
 //! runs a workflow of `steps` prompt states chained by implicit `goto`s (so it makes
 //! one fresh and `steps - 1` continuing calls too); overhead per step is
 //! `(Baton wall - floor) / steps`, the median over `--runs` (default 9) paired runs.
@@ -17,6 +18,11 @@
 //! `baton` binary (a build to compare with), the two in alternating order, and prints
 //! both builds' overhead and their paired difference per step: the CLIs' own
 //! variance, which makes the overhead's range wide, is shared within a pair.
+//! Baton's own share is also measured directly: each run logs when it started and
+//! reaped each CLI (`BATON_LOG=baton::backend::jsonl_process=debug`), and the wall
+//! time outside those lifetimes (before the first turn, between turns, after the
+//! last) is Baton's alone, with none of the CLIs' variance in it; the CLI's
+//! lifetime under Baton is printed beside the bare call's.
 //! Numbers only: nothing is asserted.
 
 #![allow(dead_code, unused_imports)] // The test support is shared; this bench uses part of it.
@@ -249,6 +255,56 @@ struct BatonRuns {
     /// (Baton wall - floor) / steps, in seconds, per run.
     differences: Vec<f64>,
     cpu_per_step: Vec<Duration>,
+    /// Where each run's wall time went, from Baton's own timestamps (absent for a
+    /// build that does not log them).
+    split: Vec<WallSplit>,
+}
+
+/// One Baton run's wall time split at its CLIs' starts and exits (the
+/// `agent CLI started` and `agent CLI exited` lines `BATON_LOG=debug` prints):
+/// the CLIs' lifetimes are their own, and whatever is left is Baton's, which no
+/// variance of the CLIs' start-up can hide.
+struct WallSplit {
+    /// Each CLI's lifetime, from its spawn to its reaping, in turn order.
+    lifetimes: Vec<Duration>,
+    /// From the launch of `baton run` to the first CLI's spawn.
+    before_first: Duration,
+    /// From one CLI's exit to the next one's spawn, summed.
+    between: Duration,
+    /// From the last CLI's exit to `baton run`'s own exit.
+    after_last: Duration,
+}
+
+impl WallSplit {
+    /// The split of a run launched at `launched` and ended at `ended`, from its stderr.
+    fn read(stderr: &str, launched: jiff::Timestamp, ended: jiff::Timestamp) -> Option<WallSplit> {
+        let at = |line: &str| line.split_whitespace().next().and_then(|stamp| stamp.parse::<jiff::Timestamp>().ok());
+        let (mut starts, mut exits) = (Vec::new(), Vec::new());
+        for line in stderr.lines() {
+            if line.contains("agent CLI started") {
+                starts.push(at(line)?);
+            } else if line.contains("agent CLI exited") {
+                exits.push(at(line)?);
+            }
+        }
+        if starts.is_empty() || starts.len() != exits.len() {
+            return None;
+        }
+        let span = |from: jiff::Timestamp, to: jiff::Timestamp| {
+            Duration::try_from(to.duration_since(from)).unwrap_or_default()
+        };
+        Some(WallSplit {
+            lifetimes: starts.iter().zip(&exits).map(|(start, exit)| span(*start, *exit)).collect(),
+            before_first: span(launched, starts[0]),
+            between: exits.iter().zip(&starts[1..]).map(|(exit, next)| span(*exit, *next)).sum(),
+            after_last: span(exits[exits.len() - 1], ended),
+        })
+    }
+
+    /// Baton's own wall time: all but its CLIs' lifetimes.
+    fn outside(&self) -> Duration {
+        self.before_first + self.between + self.after_last
+    }
 }
 
 impl BatonRuns {
@@ -262,13 +318,15 @@ impl BatonRuns {
         floor: Duration,
         steps: usize,
     ) -> Test {
-        let started = Instant::now();
+        let (launched, started) = (jiff::Timestamp::now(), Instant::now());
         let outcome = test
             .binary(binary)
+            .env("BATON_LOG", "baton::backend::jsonl_process=debug")
             .args(["run", "wf", "--run-id", run_id, "-q", "--json", "--backend", backend.name])
             .run();
-        let wall = started.elapsed();
+        let (wall, ended) = (started.elapsed(), jiff::Timestamp::now());
         assert_eq!(outcome.status, 0, "{}", outcome.stderr);
+        self.split.extend(WallSplit::read(&outcome.stderr, launched, ended));
         self.wall.push(wall);
         self.differences.push((wall.as_secs_f64() - floor.as_secs_f64()) / steps as f64);
         let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("--json");
@@ -284,6 +342,28 @@ impl BatonRuns {
             "{backend}: {label}wall overhead per markdown step (median of paired runs): {middle:.1} ms; range {lowest:.1} to {highest:.1} ms; baton CPU per step (median) {:.1} ms",
             median(self.cpu_per_step.clone()).as_secs_f64() * 1000.0
         );
+        if self.split.is_empty() {
+            return;
+        }
+        let steps = self.split[0].lifetimes.len() as f64;
+        let per_step = |part: fn(&WallSplit) -> Duration| {
+            spread_ms(self.split.iter().map(|split| part(split).as_secs_f64() / steps).collect())
+        };
+        let (middle, lowest, highest) = per_step(WallSplit::outside);
+        let (before, _, _) = per_step(|split| split.before_first);
+        let (between, _, _) = per_step(|split| split.between);
+        let (after, _, _) = per_step(|split| split.after_last);
+        println!(
+            "{backend}: {label}baton's own wall per markdown step, outside its CLIs (median of {} runs): {middle:.1} ms; range {lowest:.1} to {highest:.1} ms; of it, per step: before the first CLI {before:.1}, between CLIs {between:.1}, after the last {after:.1}",
+            self.split.len()
+        );
+        let turns: Vec<String> = (0..self.split[0].lifetimes.len())
+            .map(|turn| {
+                let lives = self.split.iter().filter_map(|split| split.lifetimes.get(turn).copied()).collect();
+                format!("{:.3}", median(lives).as_secs_f64())
+            })
+            .collect();
+        println!("{backend}: {label}the CLI under baton, turn by turn (median): {} s", turns.join(", "));
     }
 }
 
@@ -295,6 +375,8 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
     bare_call(backend, &url, scratch.path(), None);
 
     let (mut fresh, mut continued, mut lingering) = (Vec::new(), Vec::new(), Vec::new());
+    // Each bare turn's wall, by its place in the chain.
+    let mut bare_turns: Vec<Vec<Duration>> = Vec::new();
     let (mut this_build, mut other) = (BatonRuns::default(), BatonRuns::default());
     // Which files the bare calls wrote after their end object, and how many calls did.
     let (mut written_after_end, mut calls, mut calls_writing) = (std::collections::BTreeSet::new(), 0, 0);
@@ -312,18 +394,31 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
         // and run in the same directory. (The test project has a `.git` marker; Claude Code
         // probes a repository it finds with about ten `git` calls a turn, 30 ms here, which
         // a bare call in a plain temporary directory never paid and Baton seemed to.)
-        let first = bare_call(backend, &url, test.root(), None);
-        let second = bare_call(backend, &url, test.root(), Some(&first.id));
-        let (fresh_time, continued_time) = (first.wall, second.wall);
-        for call in [first, second] {
+        // The floor is the same chain of turns bare: one fresh call, then each call
+        // continuing the conversation the one before left, so turn k resumes k - 1
+        // turns of history in both (a floor of one continuing call repeated would
+        // resume one turn each time, and miss what a longer history costs the CLI).
+        let mut chain: Vec<BareCall> = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            let previous = chain.last().map(|call| call.id.clone());
+            chain.push(bare_call(backend, &url, test.root(), previous.as_deref()));
+        }
+        let floor = chain.iter().map(|call| call.wall).sum();
+        for (turn, call) in chain.into_iter().enumerate() {
+            if turn == 0 {
+                fresh.push(call.wall)
+            } else {
+                continued.push(call.wall)
+            }
+            if bare_turns.len() <= turn {
+                bare_turns.push(Vec::new());
+            }
+            bare_turns[turn].push(call.wall);
             lingering.extend(call.lingered);
             calls += 1;
             calls_writing += usize::from(!call.written_after_end.is_empty());
             written_after_end.extend(call.written_after_end);
         }
-        fresh.push(fresh_time);
-        continued.push(continued_time);
-        let floor = fresh_time + continued_time * (steps as u32 - 1);
 
         let mut test = (backend.environment)(test, &url);
         let run_id = format!("bench{run}");
@@ -350,6 +445,9 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
         median(continued).as_secs_f64(),
         median(this_build.wall.clone()).as_secs_f64()
     );
+    let turns: Vec<String> =
+        bare_turns.into_iter().map(|walls| format!("{:.3}", median(walls).as_secs_f64())).collect();
+    println!("{}: the bare CLI, turn by turn (median): {} s", backend.name, turns.join(", "));
     this_build.print(backend.name, "");
     if let Some(binary) = versus {
         other.print(backend.name, &format!("{}: ", binary.display()));
@@ -385,6 +483,11 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
 }
 
 fn main() {
+    // `cargo bench` points the dynamic loader at its build directories; a user's
+    // shell does not, and with it every `baton` and every CLI started here would
+    // first look for its libraries in some 190 places that hold none of them.
+    // SAFETY: the first thing `main` does, before any thread is started.
+    unsafe { std::env::remove_var("LD_LIBRARY_PATH") };
     let mut args = std::env::args().skip(1);
     let (mut runs, mut steps, mut only, mut versus) = (9usize, 5usize, None::<String>, None::<PathBuf>);
     while let Some(arg) = args.next() {

@@ -283,6 +283,11 @@ fn scenarios(generated: &Path) -> Vec<Scenario> {
 }
 
 fn main() {
+    // `cargo bench` points the dynamic loader at its build directories; a user's
+    // shell does not, and with it every `baton` and every script started here would
+    // first look for its libraries in some 190 places that hold none of them.
+    // SAFETY: the first thing `main` does, before any thread is started.
+    unsafe { std::env::remove_var("LD_LIBRARY_PATH") };
     let mut args = std::env::args().skip(1);
     let mut runs = 5;
     let mut only: Option<String> = None;

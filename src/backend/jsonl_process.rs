@@ -91,6 +91,10 @@ pub(crate) async fn run_cli(
     let cli = process.cli;
     let mut watched = Watched::new(watchdog.cloned(), &child);
     let group = child.id().unwrap_or_default();
+    // Timestamps for whoever asks where a step's wall time went (`BATON_LOG=debug`;
+    // `cargo bench --bench backend_overhead` reads them): the CLI's lifetime is its
+    // own, the rest of the step is Baton's.
+    tracing::debug!(cli, pid = group, "agent CLI started");
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
         return Err(CliProcessError::Read { cli, source: io::Error::other("the child's pipes were not captured") });
@@ -166,10 +170,12 @@ pub(crate) async fn run_cli(
         }
     }
     let status = child.wait().await.map_err(|source| CliProcessError::Read { cli, source })?;
+    tracing::debug!(cli, pid = group, code = ?status.code(), "agent CLI exited");
     // Anything the CLI's tools left running in its group ends with the turn.
     terminate_leftovers(group);
     end_leftovers(group, LEFTOVER_GRACE).await;
     watched.settle();
+    tracing::debug!(cli, pid = group, "agent CLI's process group ended");
     Ok(CliExit { exit_code: status.code(), stderr: String::from_utf8_lossy(&stderr_tail).into_owned(), malformed })
 }
 
