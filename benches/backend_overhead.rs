@@ -29,6 +29,8 @@
 
 #[path = "../tests/support/mod.rs"]
 mod support;
+#[path = "../tests/support/user_environment.rs"]
+mod user_environment;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -483,11 +485,7 @@ fn measure(backend: &Backend, runs: usize, steps: usize, versus: Option<&Path>) 
 }
 
 fn main() {
-    // `cargo bench` points the dynamic loader at its build directories; a user's
-    // shell does not, and with it every `baton` and every CLI started here would
-    // first look for its libraries in some 190 places that hold none of them.
-    // SAFETY: the first thing `main` does, before any thread is started.
-    unsafe { std::env::remove_var("LD_LIBRARY_PATH") };
+    user_environment::drop_cargo_loader_path();
     let mut args = std::env::args().skip(1);
     let (mut runs, mut steps, mut only, mut versus) = (9usize, 5usize, None::<String>, None::<PathBuf>);
     while let Some(arg) = args.next() {

@@ -42,6 +42,8 @@ mod npm_cli;
 mod pi_cli;
 #[path = "../tests/support/restate.rs"]
 mod restate;
+#[path = "../tests/support/user_environment.rs"]
+mod user_environment;
 #[path = "../tests/support/worker.rs"]
 mod worker;
 
@@ -182,6 +184,7 @@ fn measure(name: &str, build: fn() -> Project, runs: usize, distributed: bool) -
 }
 
 fn main() {
+    user_environment::drop_cargo_loader_path();
     let mut args = std::env::args().skip(1);
     let mut runs = 3;
     while let Some(arg) = args.next() {

@@ -10,10 +10,14 @@ use std::io::Write;
 use std::process::Command;
 use std::time::Instant;
 
+#[path = "../tests/support/user_environment.rs"]
+mod user_environment;
+
 const STEPS: u64 = 100_000;
 const RUNS: usize = 3;
 
 fn main() {
+    user_environment::drop_cargo_loader_path();
     let project = tempfile::tempdir().expect("temp dir");
     let root = project.path();
     std::fs::create_dir(root.join(".git")).expect(".git");

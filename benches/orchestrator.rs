@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/support/user_environment.rs"]
+mod user_environment;
+
 struct Scenario {
     name: &'static str,
     /// A folder of `bench/workflows/`, or a generated workflow (`Scenario::path`).
@@ -283,11 +286,7 @@ fn scenarios(generated: &Path) -> Vec<Scenario> {
 }
 
 fn main() {
-    // `cargo bench` points the dynamic loader at its build directories; a user's
-    // shell does not, and with it every `baton` and every script started here would
-    // first look for its libraries in some 190 places that hold none of them.
-    // SAFETY: the first thing `main` does, before any thread is started.
-    unsafe { std::env::remove_var("LD_LIBRARY_PATH") };
+    user_environment::drop_cargo_loader_path();
     let mut args = std::env::args().skip(1);
     let mut runs = 5;
     let mut only: Option<String> = None;
