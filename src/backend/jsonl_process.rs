@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use crate::process::group::{
     LEFTOVER_GRACE, Watched, apply_stop_level, end_leftovers, kill_group, terminate_leftovers,
 };
+use crate::process::pid_window::PidWindow;
 use crate::process::stop_level::StopLevel;
 use crate::process::watchdog::Watchdog;
 
@@ -74,6 +75,10 @@ pub(crate) async fn run_cli(
     watchdog: Option<&Arc<Watchdog>>,
 ) -> Result<CliExit, CliProcessError> {
     let mut command = Command::new(process.program);
+    // Opened before the spawn, so that the leftover check after the turn reads only
+    // the processes created since (`PidWindow`): a turn lasts a second or more, and
+    // the read is a few microseconds.
+    let window = PidWindow::open();
     for name in process.env_remove {
         command.env_remove(name);
     }
@@ -173,7 +178,7 @@ pub(crate) async fn run_cli(
     tracing::debug!(cli, pid = group, code = ?status.code(), "agent CLI exited");
     // Anything the CLI's tools left running in its group ends with the turn.
     terminate_leftovers(group);
-    end_leftovers(group, LEFTOVER_GRACE).await;
+    end_leftovers(group, LEFTOVER_GRACE, window).await;
     watched.settle();
     tracing::debug!(cli, pid = group, "agent CLI's process group ended");
     Ok(CliExit { exit_code: status.code(), stderr: String::from_utf8_lossy(&stderr_tail).into_owned(), malformed })

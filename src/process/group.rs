@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::process::Child;
 
+use crate::process::pid_window::{Candidates, PidWindow};
 use crate::process::proc_stat::group_has_live_process;
 
 use crate::process::stop_level::StopLevel;
@@ -62,11 +63,14 @@ pub(crate) fn terminate_leftovers(group: u32) {
 /// SIGKILL what remains. The checks start 1 ms apart and back off to 10 ms: a
 /// helper that exits on SIGTERM is usually gone within a millisecond or two, and
 /// a first wait of 10 ms added that much to every Claude step whose CLI left one.
-pub(crate) async fn end_leftovers(group: u32, grace: Duration) {
+/// `window`, opened before the leader's spawn, narrows the scan of `/proc` to the
+/// processes created since (`PidWindow`).
+pub(crate) async fn end_leftovers(group: u32, grace: Duration, window: Option<PidWindow>) {
     let deadline = tokio::time::Instant::now() + grace;
     let mut pause = Duration::from_millis(1);
+    let candidates = || window.map_or(Candidates::All, |window| window.candidates(group as i32));
     // The cheap check first: usually the group is already empty.
-    while signal_group_id(group, 0) && group_has_live_process(group as i32) {
+    while signal_group_id(group, 0) && group_has_live_process(group as i32, candidates()) {
         if tokio::time::Instant::now() >= deadline {
             signal_group_id(group, libc::SIGKILL);
             return;
@@ -153,25 +157,53 @@ mod tests {
 
     #[tokio::test]
     async fn leftovers_that_ignore_sigterm_are_killed_after_the_grace() {
-        // The leader exits at once; its background child ignores SIGTERM.
+        // With every process read, and with only those created since the spawn.
+        for narrowed in [false, true] {
+            let window = if narrowed { Some(PidWindow::open().expect("/proc/stat")) } else { None };
+            // The leader exits at once; its background child ignores SIGTERM.
+            let leader = tokio::process::Command::new("bash")
+                .args(["-c", "trap '' TERM; sleep 30 >/dev/null & echo $!"])
+                .stdout(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .unwrap();
+            let group = leader.id().unwrap();
+            let output = leader.wait_with_output().await.unwrap();
+            let orphan: u32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
+            terminate_leftovers(group);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(alive(orphan), "SIGTERM is ignored");
+            end_leftovers(group, Duration::from_millis(50), window).await;
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while alive(orphan) && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(!alive(orphan), "SIGKILL ended it (narrowed: {narrowed})");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_group_left_holding_only_a_zombie_counts_as_ended() {
+        // The leader exits at once. Its subshell forks a `sleep 0.5`, then leaves
+        // the group (`setsid`) and becomes a `sleep 5` that never reaps it: the group
+        // holds one zombie, as when a CLI's `git` outlives it unreaped. (A child
+        // that ended before the subshell's `exec` would be reaped by bash.)
+        let window = PidWindow::open().expect("/proc/stat");
         let leader = tokio::process::Command::new("bash")
-            .args(["-c", "trap '' TERM; sleep 30 >/dev/null & echo $!"])
-            .stdout(Stdio::piped())
+            .args(["-c", "(sleep 0.5 & exec setsid sleep 5) & exit 0"])
             .process_group(0)
             .spawn()
             .unwrap();
         let group = leader.id().unwrap();
-        let output = leader.wait_with_output().await.unwrap();
-        let orphan: u32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
-        terminate_leftovers(group);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(alive(orphan), "SIGTERM is ignored");
-        end_leftovers(group, Duration::from_millis(50)).await;
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while alive(orphan) && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        leader.wait_with_output().await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while group_has_live_process(group as i32, Candidates::All) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        assert!(!alive(orphan), "SIGKILL ended it");
+        assert!(signal_group_id(group, 0), "the zombie is still in the group");
+        assert!(!group_has_live_process(group as i32, Candidates::All));
+        assert!(!group_has_live_process(group as i32, window.candidates(group as i32)));
+        end_leftovers(group, LEFTOVER_GRACE, Some(window)).await;
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub(crate) mod git;
 pub(crate) mod group;
 pub(crate) mod limits;
 pub(crate) mod live_groups;
+pub(crate) mod pid_window;
 pub(crate) mod proc_stat;
 pub(crate) mod script;
 pub(crate) mod spawn;

@@ -2,6 +2,8 @@
 //! parentheses and may itself hold spaces and parentheses, so fields are counted
 //! from the last `)`.
 
+use crate::process::pid_window::Candidates;
+
 /// State, parent and process group of one process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ProcStat {
@@ -14,7 +16,7 @@ pub(crate) struct ProcStat {
 impl ProcStat {
     /// One `open`, one `read`, one `close`: the fields needed come right after the
     /// name (at most 15 bytes), so the start of the file is enough, and a scan of
-    /// every process (`group_has_live_process`, at the end of each CLI turn whose
+    /// processes (`group_has_live_process`, at the end of each CLI turn whose
     /// group still holds a process) costs a third of the system calls
     /// `read_to_string` made (its size probe and its reads to the end).
     pub(crate) fn read(pid: i32) -> Option<ProcStat> {
@@ -44,14 +46,20 @@ impl ProcStat {
 }
 
 /// Whether any process of group `group` is still running (zombies do not count:
-/// an orphan's zombie lingers until init reaps it, which can take a while).
-pub(crate) fn group_has_live_process(group: i32) -> bool {
+/// an orphan's zombie lingers until init reaps it, which can take a while). Only
+/// the processes `candidates` allows are read (`PidWindow`).
+pub(crate) fn group_has_live_process(group: i32, candidates: Candidates) -> bool {
+    let live = |stat: ProcStat| stat.group == group && !stat.is_zombie();
+    if let Some(few) = candidates.few() {
+        return few.filter_map(ProcStat::read).any(live);
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };
     entries
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| candidates.may_hold(*pid))
         .filter_map(ProcStat::read)
-        .any(|stat| stat.group == group && !stat.is_zombie())
+        .any(live)
 }
 
 #[cfg(test)]
@@ -86,6 +94,6 @@ mod tests {
     fn this_process_is_read() {
         let own = ProcStat::read(std::process::id() as i32).expect("own stat");
         assert!(!own.is_zombie());
-        assert!(group_has_live_process(own.group));
+        assert!(group_has_live_process(own.group, Candidates::All));
     }
 }

@@ -189,7 +189,7 @@ pub(crate) async fn run_script(
         }
     }
     if !command.keep_background {
-        end_leftovers(group, LEFTOVER_GRACE).await;
+        end_leftovers(group, LEFTOVER_GRACE, None).await;
     }
     for (decoder, stream, sink) in
         [(&mut stdout_decoder, Pipe::Stdout, &mut stdout), (&mut stderr_decoder, Pipe::Stderr, &mut stderr)]
