@@ -16,6 +16,11 @@
 #                  of the child, the parent's wake-up, and all the parent does
 #                  before it starts the next script
 #
+# A second reference, "python, pipes", runs the same script from a Python loop
+# (`subprocess.run`, vfork) that reads its stdout and stderr through pipes, as every
+# orchestrator must, where the kit's floor sends them to /dev/null: what reading a
+# script's output costs a spawner that does nothing else.
+#
 # "The parent's share" is exit -> fork plus fork -> exec: what Baton (or the floor's
 # bash loop) spends per step outside the script. It is much steadier than the whole
 # step, since the machine's drift mostly lands in the script. Rounds alternate the
@@ -56,6 +61,19 @@ export RAYMOND_WORKFLOW_ID=floor RAYMOND_AGENT_ID=main
 for ((i = 0; i < BENCH_N; i++)); do /bin/bash "$LOOP/LOOP.sh"; done >/dev/null
 EOF
 chmod +x "$OUT/floor.sh"
+# The interpreter itself: a shim (pyenv's is a bash script) would add its own bash.
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+cat > "$OUT/python-pipes.sh" <<EOF
+#!/bin/bash
+mkdir -p .bench; echo 0 > .bench/floor.main.n
+export RAYMOND_WORKFLOW_ID=floor RAYMOND_AGENT_ID=main
+exec "$PYTHON" -c '
+import os, subprocess
+for _ in range(int(os.environ["BENCH_N"])):
+    subprocess.run(["/bin/bash", "$LOOP/LOOP.sh"], stdin=subprocess.DEVNULL, capture_output=True, check=True)
+'
+EOF
+chmod +x "$OUT/python-pipes.sh"
 
 record() { # name round command...
   local name=$1 round=$2 dir; shift 2
@@ -67,7 +85,7 @@ record() { # name round command...
   rm -f "$OUT/$name-$round.data"
 }
 
-variants=(floor)
+variants=(floor python-pipes)
 for mode in $MODES; do variants+=("$mode"); done
 for round in $(seq 1 "$ROUNDS"); do
   order=("${variants[@]}")
@@ -77,6 +95,7 @@ for round in $(seq 1 "$ROUNDS"); do
   for name in "${order[@]}"; do
     case $name in
       floor) record floor "$round" "$OUT/floor.sh" ;;
+      python-pipes) record python-pipes "$round" "$OUT/python-pipes.sh" ;;
       debug) record debug "$round" "$BATON" "$LOOP/START.sh" --quiet ;;
       nodebug) record nodebug "$round" "$BATON" "$LOOP/START.sh" --quiet --no-debug ;;
       *) echo "spawn-gaps: unknown mode $name (debug, nodebug)" >&2; exit 2 ;;
@@ -130,7 +149,7 @@ for v in variants:
         results[v].append(split(steps))
 
 columns = ['fork -> exec', 'exec -> exit', 'exit -> fork', "parent's share", 'fork -> fork']
-label = {'floor': '`bash LOOP.sh` floor', 'debug': 'Baton, trace and step files', 'nodebug': 'Baton, `--no-debug`'}
+label = {'floor': '`bash LOOP.sh` floor', 'python-pipes': 'python, pipes', 'debug': 'Baton, trace and step files', 'nodebug': 'Baton, `--no-debug`'}
 print(f"BENCH_N={os.environ.get('BENCH_N')}, {rounds} rounds; ms per spawn, the median over rounds of each run's median")
 print()
 print('| variant | spawns a run | ' + ' | '.join(columns) + ' |')
