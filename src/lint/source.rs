@@ -49,10 +49,13 @@ impl LintedWorkflow {
     pub(crate) fn open(scope: &Path, label: String) -> Result<LintedWorkflow, ResolveError> {
         let workflow = Scope::open(scope)
             .map_err(|error| ResolveError::InvalidScope { scope: label.clone(), message: error.to_string() })?;
-        let mut all_files = workflow.listing().map_err(|error| ResolveError::ScopeUnreadable {
-            scope: scope.display().to_string(),
-            reason: error.to_string(),
-        })?;
+        let mut all_files = workflow
+            .listing()
+            .map_err(|error| ResolveError::ScopeUnreadable {
+                scope: scope.display().to_string(),
+                reason: error.to_string(),
+            })?
+            .to_vec();
         match workflow.kind() {
             // A directory lists in no useful order; a YAML workflow's and an archive's is the author's.
             ScopeKind::Directory => all_files.sort(),

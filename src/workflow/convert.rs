@@ -92,12 +92,12 @@ pub(crate) fn yaml_to_directory(path: &Path) -> Result<Vec<(String, String)>, St
     let loaded = YamlWorkflow::open(path).map_err(|error| error.to_string())?;
     let (workflow, text) = (&loaded.workflow, &loaded.text);
     let mut files = Vec::new();
-    for name in workflow.listing() {
-        let text = match workflow.file(&name) {
+    for name in workflow.listing().iter() {
+        let text = match workflow.file(name) {
             Some(VirtualFile::Prompt(text) | VirtualFile::Script(text)) => text.to_string(),
             None => continue,
         };
-        files.push((name, text));
+        files.push((name.clone(), text));
     }
     if let Ok(documents) = YamlLoader::load_from_str(text)
         && let Some(Yaml::Hash(root)) = documents.into_iter().next()
@@ -122,10 +122,10 @@ fn emit(document: &Yaml) -> Result<String, String> {
 /// Read `text` back and compare every state with the directory's file.
 fn check_round_trip(dir: &Path, names: &[String], text: &str) -> Result<(), String> {
     let converted = YamlWorkflow::parse(&dir.with_extension("yaml"), text).map_err(|error| error.to_string())?;
-    for file in converted.listing() {
-        let original = std::fs::read_to_string(dir.join(&file)).map_err(|error| format!("{file}: {error}"))?;
+    for file in converted.listing().iter() {
+        let original = std::fs::read_to_string(dir.join(file)).map_err(|error| format!("{file}: {error}"))?;
         let (_, original_body) = split(&original);
-        let same = match converted.file(&file) {
+        let same = match converted.file(file) {
             Some(VirtualFile::Script(text)) => text == original,
             Some(VirtualFile::Prompt(text)) => split(text).1 == original_body,
             None => false,

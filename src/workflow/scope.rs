@@ -154,7 +154,7 @@ impl Scope {
     /// The names of its state files (and other files): a directory's regular
     /// files (or symlinks to them; names that are not UTF-8 are skipped), a YAML
     /// workflow's virtual files (R1.5), an archive's files (R1.15).
-    pub(crate) fn listing(&self) -> Result<Vec<String>, std::io::Error> {
+    pub(crate) fn listing(&self) -> Result<Arc<[String]>, std::io::Error> {
         match &self.contents {
             Contents::Directory => list_directory(&self.path),
             Contents::Yaml(yaml) => Ok(yaml.workflow.listing()),
@@ -286,20 +286,21 @@ const KEPT_LISTINGS: usize = 64;
 /// directory last changed long enough ago that a later change must give it a new
 /// time ([`Stamp::settled`]), and it holds no link, whose target can change
 /// without changing the directory.
-fn list_directory(dir: &Path) -> Result<Vec<String>, std::io::Error> {
+fn list_directory(dir: &Path) -> Result<Arc<[String]>, std::io::Error> {
     list_directory_at(dir, std::time::SystemTime::now())
 }
 
 /// [`list_directory`], `now` being the time it is.
-fn list_directory_at(dir: &Path, now: std::time::SystemTime) -> Result<Vec<String>, std::io::Error> {
+fn list_directory_at(dir: &Path, now: std::time::SystemTime) -> Result<Arc<[String]>, std::io::Error> {
     let stamp = Stamp::of(&std::fs::metadata(dir)?);
     if let Some(names) = LISTED.find(dir, |seen, _| *seen == stamp) {
-        return Ok(names.to_vec());
+        return Ok(names);
     }
     let settled = stamp.settled(now);
     let (names, links) = read_directory(dir)?;
+    let names: Arc<[String]> = names.into();
     if settled && !links {
-        LISTED.keep(dir, stamp, Arc::from(names.as_slice()));
+        LISTED.keep(dir, stamp, Arc::clone(&names));
     }
     Ok(names)
 }
@@ -383,21 +384,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("A.sh"), "").expect("write");
         age(dir.path());
-        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["A.sh"]);
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed").to_vec(), ["A.sh"]);
         assert!(LISTED.holds(dir.path()), "a settled directory's listing is kept");
         std::fs::write(dir.path().join("B.sh"), "").expect("write");
-        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "B.sh"]);
+        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed").to_vec()), ["A.sh", "B.sh"]);
         age(dir.path());
-        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "B.sh"]);
+        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed").to_vec()), ["A.sh", "B.sh"]);
         std::fs::remove_file(dir.path().join("A.sh")).expect("remove");
-        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["B.sh"]);
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed").to_vec(), ["B.sh"]);
     }
 
     #[test]
     fn a_directory_changed_just_now_is_listed_again_at_every_look() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("A.sh"), "").expect("write");
-        assert_eq!(list_directory(dir.path()).expect("listed"), ["A.sh"]);
+        assert_eq!(list_directory(dir.path()).expect("listed").to_vec(), ["A.sh"]);
         assert!(!LISTED.holds(dir.path()), "a change in the same clock tick could keep every time as it was");
     }
 
@@ -406,10 +407,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("target"), "").expect("write");
         std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("A.sh")).expect("link");
-        assert_eq!(list_directory_at(dir.path(), later()).expect("listed"), ["target"]);
+        assert_eq!(list_directory_at(dir.path(), later()).expect("listed").to_vec(), ["target"]);
         assert!(!LISTED.holds(dir.path()), "a link's target can change without changing the directory");
         std::fs::write(dir.path().join("elsewhere"), "").expect("write");
-        assert_eq!(sorted(list_directory_at(dir.path(), later()).expect("listed")), ["A.sh", "elsewhere", "target"]);
+        assert_eq!(
+            sorted(list_directory_at(dir.path(), later()).expect("listed").to_vec()),
+            ["A.sh", "elsewhere", "target"]
+        );
     }
 
     #[test]
@@ -422,10 +426,10 @@ mod tests {
         std::fs::write(other.join("B.sh"), "").expect("write");
         age(&dir);
         age(&other);
-        assert_eq!(list_directory_at(&dir, later()).expect("listed"), ["A.sh"]);
+        assert_eq!(list_directory_at(&dir, later()).expect("listed").to_vec(), ["A.sh"]);
         std::fs::remove_file(dir.join("A.sh")).expect("remove");
         std::fs::remove_dir(&dir).expect("remove");
         std::fs::rename(&other, &dir).expect("rename");
-        assert_eq!(list_directory_at(&dir, later()).expect("listed"), ["B.sh"]);
+        assert_eq!(list_directory_at(&dir, later()).expect("listed").to_vec(), ["B.sh"]);
     }
 }

@@ -18,6 +18,7 @@
 //! parsing the whole file at every access made each step of a long workflow cost
 //! time in proportion to its number of states.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
@@ -37,6 +38,11 @@ pub(crate) struct YamlWorkflow {
     states: Vec<YamlState>,
     /// Where each key is written, for messages that point into the file.
     positions: KeyPositions,
+    /// The virtual file names (`listing`), made once: a run lists its workflow at
+    /// every step, and a chain of 1,000 states formatted 1,000 names each time.
+    files: Arc<[String]>,
+    /// Each state's place in `states`, by name (the first one, as a search would find).
+    by_name: HashMap<String, usize>,
 }
 
 /// Deep enough for `states.NAME.allowed_transitions.N.target`.
@@ -217,38 +223,34 @@ impl YamlWorkflow {
                 name,
             });
         }
-        Ok(YamlWorkflow { states: parsed, positions })
+        let files = virtual_files(&parsed).into();
+        let mut by_name = HashMap::with_capacity(parsed.len());
+        for (index, state) in parsed.iter().enumerate() {
+            by_name.entry(state.name.clone()).or_insert(index);
+        }
+        Ok(YamlWorkflow { states: parsed, positions, files, by_name })
     }
 
     /// The virtual file names, in the order the states are written (R1.5).
-    pub(crate) fn listing(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        for state in &self.states {
-            match &state.kind {
-                StateKind::Prompt(_) => names.push(format!("{}.md", state.name)),
-                StateKind::Script { sh, ps1, bat } => {
-                    for (present, extension) in [(sh, "sh"), (ps1, "ps1"), (bat, "bat")] {
-                        if present.is_some() {
-                            names.push(format!("{}.{extension}", state.name));
-                        }
-                    }
-                }
-            }
-        }
-        names
+    pub(crate) fn listing(&self) -> Arc<[String]> {
+        Arc::clone(&self.files)
+    }
+
+    /// The state virtual file `file` belongs to.
+    fn state_of(&self, file: &str) -> Option<&YamlState> {
+        let stem = state_name::strip_state_extension(file);
+        self.by_name.get(stem).and_then(|index| self.states.get(*index))
     }
 
     /// The `timeout` of the state virtual file `file` belongs to.
     pub(crate) fn timeout(&self, file: &str) -> Option<f64> {
-        let stem = state_name::strip_state_extension(file);
-        self.states.iter().find(|state| state.name == stem)?.timeout
+        self.state_of(file)?.timeout
     }
 
     /// The keys of the state virtual file `file` belongs to that are no state key,
     /// in the order written.
     pub(crate) fn unknown_keys(&self, file: &str) -> &[String] {
-        let stem = state_name::strip_state_extension(file);
-        self.states.iter().find(|state| state.name == stem).map_or(&[], |state| &state.unknown_keys)
+        self.state_of(file).map_or(&[], |state| &state.unknown_keys)
     }
 
     /// Where the key at `path` (`["states", "START", "prompt"]`) is written.
@@ -258,9 +260,8 @@ impl YamlWorkflow {
 
     /// The contents of virtual file `file` (a name from `listing`).
     pub(crate) fn file(&self, file: &str) -> Option<VirtualFile<'_>> {
-        let stem = state_name::strip_state_extension(file);
         let extension = state_name::extension(file).to_ascii_lowercase();
-        let state = self.states.iter().find(|state| state.name == stem)?;
+        let state = self.state_of(file)?;
         match (&state.kind, extension.as_str()) {
             (StateKind::Prompt(text), ".md") => Some(VirtualFile::Prompt(text)),
             (StateKind::Script { sh: Some(source), .. }, ".sh")
@@ -269,6 +270,24 @@ impl YamlWorkflow {
             _ => None,
         }
     }
+}
+
+/// The virtual file names of `states`, in the order they are written (R1.5).
+fn virtual_files(states: &[YamlState]) -> Vec<String> {
+    let mut names = Vec::new();
+    for state in states {
+        match &state.kind {
+            StateKind::Prompt(_) => names.push(format!("{}.md", state.name)),
+            StateKind::Script { sh, ps1, bat } => {
+                for (present, extension) in [(sh, "sh"), (ps1, "ps1"), (bat, "bat")] {
+                    if present.is_some() {
+                        names.push(format!("{}.{extension}", state.name));
+                    }
+                }
+            }
+        }
+    }
+    names
 }
 
 /// R13.4: without `states`, say so, and suggest the wrapper when the top-level
@@ -418,11 +437,21 @@ states:
     #[test]
     fn r1_5_states_are_virtual_files_in_written_order() {
         let workflow = parse(SAMPLE).expect("valid");
-        assert_eq!(workflow.listing(), ["START.md", "CHECK.sh", "CHECK.ps1", "PLAIN.md"]);
+        assert_eq!(workflow.listing().to_vec(), ["START.md", "CHECK.sh", "CHECK.ps1", "PLAIN.md"]);
         assert_eq!(workflow.file("CHECK.sh"), Some(VirtualFile::Script("echo '<result>ok</result>'")));
         assert_eq!(workflow.file("PLAIN.md"), Some(VirtualFile::Prompt("Just text.")));
         assert_eq!(workflow.file("CHECK.md"), None);
         assert_eq!(workflow.file("NOPE.md"), None);
+    }
+
+    #[test]
+    fn regression_a_yaml_workflow_formatted_every_name_again_at_each_listing() {
+        // A run lists its workflow at every step: a chain of 1,000 states spent more
+        // on formatting its names than a directory's step costs in all.
+        let workflow = parse(SAMPLE).expect("valid");
+        assert!(Arc::ptr_eq(&workflow.listing(), &workflow.listing()), "the names are made once");
+        assert_eq!(workflow.timeout("CHECK.ps1"), workflow.timeout("CHECK.sh"));
+        assert_eq!(workflow.unknown_keys("START.md"), workflow.unknown_keys("START"));
     }
 
     #[test]

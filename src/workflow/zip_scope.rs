@@ -49,6 +49,8 @@ pub(crate) struct ZipWorkflow {
     archive: zip::ZipArchive<Cursor<Arc<[u8]>>>,
     /// (name in the workflow, index in the archive), in archive order.
     files: Vec<(String, usize)>,
+    /// The names of `files`, made once for `listing` (a run lists at every step).
+    names: Arc<[String]>,
     /// The entries inflated so far, and their bytes together.
     inflated: Mutex<Inflated>,
 }
@@ -168,17 +170,14 @@ impl ZipWorkflow {
             }
             entries.push((name, index));
         }
-        Ok(ZipWorkflow {
-            path: path.to_path_buf(),
-            archive,
-            files: strip_layout(entries).map_err(layout)?,
-            inflated: Mutex::default(),
-        })
+        let files = strip_layout(entries).map_err(layout)?;
+        let names = files.iter().map(|(name, _)| name.clone()).collect();
+        Ok(ZipWorkflow { path: path.to_path_buf(), archive, files, names, inflated: Mutex::default() })
     }
 
     /// The state files' names (R1.15 resolves over them).
-    pub(crate) fn listing(&self) -> Vec<String> {
-        self.files.iter().map(|(name, _)| name.clone()).collect()
+    pub(crate) fn listing(&self) -> Arc<[String]> {
+        Arc::clone(&self.names)
     }
 
     /// The contents of file `name`, as text: inflated when first asked for, never
@@ -376,10 +375,10 @@ pub(crate) mod tests {
     #[test]
     fn r1_3_flat_and_single_folder_layouts_list_the_same_states() {
         let flat = load("w.zip", &archive(&[("START.md", "go"), ("CHECK.sh", "echo")])).expect("flat");
-        assert_eq!(flat.listing(), ["START.md", "CHECK.sh"]);
+        assert_eq!(flat.listing().to_vec(), ["START.md", "CHECK.sh"]);
         let folder =
             load("w.zip", &archive(&[("wf/", ""), ("wf/START.md", "go"), ("wf/CHECK.sh", "echo")])).expect("folder");
-        assert_eq!(folder.listing(), ["START.md", "CHECK.sh"]);
+        assert_eq!(folder.listing().to_vec(), ["START.md", "CHECK.sh"]);
         assert_eq!(folder.text("START.md"), Some(Ok(Arc::from("go"))));
         assert_eq!(folder.text("NOPE.md"), None);
     }

@@ -24,6 +24,7 @@ mod error;
 mod platform;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::ids::StateName;
 use crate::text::state_name;
@@ -285,14 +286,14 @@ fn scope_label(scope_dir: &Path) -> String {
 }
 
 /// The file names a workflow's states can resolve to (for scans over a workflow).
-pub(crate) fn state_files(scope: &Path) -> Result<Vec<String>, ResolveError> {
+pub(crate) fn state_files(scope: &Path) -> Result<Arc<[String]>, ResolveError> {
     list_scope(scope)
 }
 
 /// The state files of `scope`: a directory's files, a YAML workflow's virtual
 /// files (read and validated again, R13.8), or a zip archive's files (its hash and
 /// layout checked again if the file changed, R1.4).
-fn list_scope(scope: &Path) -> Result<Vec<String>, ResolveError> {
+fn list_scope(scope: &Path) -> Result<Arc<[String]>, ResolveError> {
     list(&open(scope)?)
 }
 
@@ -302,7 +303,7 @@ pub(crate) fn open(scope: &Path) -> Result<Workflow, ResolveError> {
         .map_err(|error| ResolveError::InvalidScope { scope: scope_label(scope), message: error.to_string() })
 }
 
-fn list(workflow: &Workflow) -> Result<Vec<String>, ResolveError> {
+fn list(workflow: &Workflow) -> Result<Arc<[String]>, ResolveError> {
     workflow.listing().map_err(|error| ResolveError::ScopeUnreadable {
         scope: scope_label(workflow.path()),
         reason: error.to_string(),
