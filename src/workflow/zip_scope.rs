@@ -47,10 +47,11 @@ pub(crate) struct ZipWorkflow {
     path: PathBuf,
     /// The archive over the file's bytes, as read (and hash-checked) once.
     archive: zip::ZipArchive<Cursor<Arc<[u8]>>>,
-    /// (name in the workflow, index in the archive), in archive order.
-    files: Vec<(String, usize)>,
-    /// The names of `files`, made once for `listing` (a run lists at every step).
+    /// The names in the workflow, in archive order, made once for `listing` (a
+    /// run lists at every step).
     names: Arc<[String]>,
+    /// Each name's index in the archive.
+    by_name: HashMap<String, usize>,
     /// The entries inflated so far, and their bytes together.
     inflated: Mutex<Inflated>,
 }
@@ -172,7 +173,13 @@ impl ZipWorkflow {
         }
         let files = strip_layout(entries).map_err(layout)?;
         let names = files.iter().map(|(name, _)| name.clone()).collect();
-        Ok(ZipWorkflow { path: path.to_path_buf(), archive, files, names, inflated: Mutex::default() })
+        let mut by_name = HashMap::with_capacity(files.len());
+        for (name, index) in files {
+            // The first of two names that decode alike (duplicates are refused by
+            // their bytes) is the one read, as a search in archive order would.
+            by_name.entry(name).or_insert(index);
+        }
+        Ok(ZipWorkflow { path: path.to_path_buf(), archive, names, by_name, inflated: Mutex::default() })
     }
 
     /// The state files' names (R1.15 resolves over them).
@@ -183,7 +190,7 @@ impl ZipWorkflow {
     /// The contents of file `name`, as text: inflated when first asked for, never
     /// past the limits whatever the headers say.
     pub(crate) fn text(&self, name: &str) -> Option<Result<Arc<str>, ZipError>> {
-        let index = self.files.iter().find(|(file, _)| file == name)?.1;
+        let index = *self.by_name.get(name)?;
         let mut inflated = self.inflated.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(text) = inflated.texts.get(&index) {
             return Some(text.clone());
@@ -381,6 +388,21 @@ pub(crate) mod tests {
         assert_eq!(folder.listing().to_vec(), ["START.md", "CHECK.sh"]);
         assert_eq!(folder.text("START.md"), Some(Ok(Arc::from("go"))));
         assert_eq!(folder.text("NOPE.md"), None);
+    }
+
+    #[test]
+    fn every_name_of_a_large_archive_reads_its_own_entry_and_the_listing_is_made_once() {
+        // `text` looks a name up in a map made when the archive is opened; a
+        // linear search over every entry ran at each step before.
+        let files: Vec<(String, String)> = (0..500).map(|n| (format!("wf/S{n}.md"), format!("state {n}"))).collect();
+        let files: Vec<(&str, &str)> = files.iter().map(|(name, text)| (name.as_str(), text.as_str())).collect();
+        let workflow = load("w.zip", &archive(&files)).expect("valid");
+        assert!(Arc::ptr_eq(&workflow.listing(), &workflow.listing()), "the names are made once");
+        assert_eq!(workflow.listing().len(), 500);
+        for n in [0, 1, 250, 499] {
+            assert_eq!(workflow.text(&format!("S{n}.md")), Some(Ok(Arc::from(format!("state {n}").as_str()))));
+        }
+        assert_eq!(workflow.text("wf/S1.md"), None, "names are the stripped ones");
     }
 
     #[test]
