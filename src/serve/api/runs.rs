@@ -254,15 +254,22 @@ pub(super) async fn create(
 
 pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String>) -> Result<Json<Value>, ApiError> {
     known_run(&app.store, &run_id)?;
-    let (trace_seq, run) = tokio::task::block_in_place(|| {
+    // Read in the order a run writes them, backwards: who drives it, its state,
+    // then its trace. A run writes its end, then the end's trace line, then lets go
+    // of its lock; so an answer saying "not live" and "completed" has the whole
+    // trace in `trace_seq`. Read trace first, and the run could end in between:
+    // "completed", not live, and one line short.
+    let (holder, live_now, run, trace_seq) = tokio::task::block_in_place(|| {
+        let holder = RunLock::holder(&app.store.run_dir(&run_id));
+        let live_now = live(&app, &run_id, holder.as_deref());
+        let run = app.store.load(&run_id)?;
         let trace_seq = app.with_timeline(&run_id, |timeline| timeline.view(u64::MAX).trace_seq);
-        app.store.load(&run_id).map(|run| (trace_seq, run))
+        Ok::<_, StoreError>((holder, live_now, run, trace_seq))
     })?;
-    let holder = RunLock::holder(&app.store.run_dir(&run_id));
     Ok(Json(json!({
         "run": run,
         "summary": summary(&app, &run),
-        "live": live(&app, &run_id, holder.as_deref()),
+        "live": live_now,
         "pid": holder.and_then(|pid| pid.parse::<u32>().ok()),
         "served": app.supervisor.served(&run_id),
         "driven_here": app.supervisor.drives(&run_id),
