@@ -271,8 +271,10 @@ struct WallSplit {
     lifetimes: Vec<Duration>,
     /// From the launch of `baton run` to the first CLI's spawn.
     before_first: Duration,
-    /// From one CLI's exit to the next one's spawn, summed.
-    between: Duration,
+    /// From each CLI's exit to the next one's spawn.
+    gaps: Vec<Duration>,
+    /// From each CLI's exit to the end of its process group (the leftover check).
+    group_ends: Vec<Duration>,
     /// From the last CLI's exit to `baton run`'s own exit.
     after_last: Duration,
 }
@@ -281,15 +283,17 @@ impl WallSplit {
     /// The split of a run launched at `launched` and ended at `ended`, from its stderr.
     fn read(stderr: &str, launched: jiff::Timestamp, ended: jiff::Timestamp) -> Option<WallSplit> {
         let at = |line: &str| line.split_whitespace().next().and_then(|stamp| stamp.parse::<jiff::Timestamp>().ok());
-        let (mut starts, mut exits) = (Vec::new(), Vec::new());
+        let (mut starts, mut exits, mut ended_groups) = (Vec::new(), Vec::new(), Vec::new());
         for line in stderr.lines() {
             if line.contains("agent CLI started") {
                 starts.push(at(line)?);
             } else if line.contains("agent CLI exited") {
                 exits.push(at(line)?);
+            } else if line.contains("agent CLI's process group ended") {
+                ended_groups.push(at(line)?);
             }
         }
-        if starts.is_empty() || starts.len() != exits.len() {
+        if starts.is_empty() || starts.len() != exits.len() || exits.len() != ended_groups.len() {
             return None;
         }
         let span = |from: jiff::Timestamp, to: jiff::Timestamp| {
@@ -298,14 +302,20 @@ impl WallSplit {
         Some(WallSplit {
             lifetimes: starts.iter().zip(&exits).map(|(start, exit)| span(*start, *exit)).collect(),
             before_first: span(launched, starts[0]),
-            between: exits.iter().zip(&starts[1..]).map(|(exit, next)| span(*exit, *next)).sum(),
+            gaps: exits.iter().zip(&starts[1..]).map(|(exit, next)| span(*exit, *next)).collect(),
+            group_ends: exits.iter().zip(&ended_groups).map(|(exit, ended)| span(*exit, *ended)).collect(),
             after_last: span(exits[exits.len() - 1], ended),
         })
     }
 
+    /// From one CLI's exit to the next one's spawn, summed.
+    fn between(&self) -> Duration {
+        self.gaps.iter().sum()
+    }
+
     /// Baton's own wall time: all but its CLIs' lifetimes.
     fn outside(&self) -> Duration {
-        self.before_first + self.between + self.after_last
+        self.before_first + self.between() + self.after_last
     }
 }
 
@@ -353,12 +363,29 @@ impl BatonRuns {
         };
         let (middle, lowest, highest) = per_step(WallSplit::outside);
         let (before, _, _) = per_step(|split| split.before_first);
-        let (between, _, _) = per_step(|split| split.between);
+        let (between, _, _) = per_step(WallSplit::between);
         let (after, _, _) = per_step(|split| split.after_last);
         println!(
             "{backend}: {label}baton's own wall per markdown step, outside its CLIs (median of {} runs): {middle:.1} ms; range {lowest:.1} to {highest:.1} ms; of it, per step: before the first CLI {before:.1}, between CLIs {between:.1}, after the last {after:.1}",
             self.split.len()
         );
+        // The range's top, split: an outlier's cause is in one part or spread over all.
+        if let Some(slowest) = self.split.iter().max_by_key(|split| split.outside()) {
+            let ms = |part: Duration| part.as_secs_f64() * 1000.0;
+            let gaps: Vec<String> = slowest
+                .gaps
+                .iter()
+                .zip(&slowest.group_ends)
+                .map(|(gap, group)| format!("{:.1} ({:.1} to the group's end)", ms(*gap), ms(*group)))
+                .collect();
+            println!(
+                "{backend}: {label}the slowest of those runs, per step: before the first CLI {:.1}, between CLIs {:.1} (each gap in ms: {}), after the last {:.1}",
+                ms(slowest.before_first) / steps,
+                ms(slowest.between()) / steps,
+                gaps.join(", "),
+                ms(slowest.after_last) / steps
+            );
+        }
         let turns: Vec<String> = (0..self.split[0].lifetimes.len())
             .map(|turn| {
                 let lives = self.split.iter().filter_map(|split| split.lifetimes.get(turn).copied()).collect();
