@@ -17,7 +17,12 @@
 //! threads included) tells whether that holds: it is read before the spawn and at
 //! the check, and when more than half of `pid_max` lie between them, or anything
 //! cannot be read, the check reads every process as before. When the candidates
-//! are few, each is opened by its pid without listing `/proc` at all.
+//! are few, each is opened by its pid without listing `/proc` at all — unless the
+//! machine runs so few tasks that listing them is cheaper: a CLI with a hundred
+//! threads, gone, leaves a hundred candidate pids that each cost an `open` that
+//! fails (4 µs), where listing this machine's 120 processes costs 40 µs
+//! (`docs/benchmarks.md`, issue 22's twentieth round: 0.6 to 0.9 ms of every
+//! Codex turn whose `git` was left a zombie).
 //!
 //! A process can also join a group by `setpgid` from outside it, but only from the
 //! group's own session (Baton's terminal's) and not by being started: nothing does
@@ -35,7 +40,12 @@ pub(crate) struct PidWindow {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Candidates {
     All,
-    Since { group: i32, last: i32 },
+    /// `tasks`: the processes and threads on the machine at the check.
+    Since {
+        group: i32,
+        last: i32,
+        tasks: i32,
+    },
 }
 
 impl PidWindow {
@@ -46,10 +56,10 @@ impl PidWindow {
 
     /// The pids that can belong to `group` now.
     pub(crate) fn candidates(&self, group: i32) -> Candidates {
-        let now = (|| Some((processes_created()?, last_pid()?, pid_max()?)))();
+        let now = (|| Some((processes_created()?, tasks_and_last_pid()?, pid_max()?)))();
         match now {
-            Some((created_now, last, pid_max)) => {
-                Candidates::between(self.created_before, created_now, group, last, pid_max)
+            Some((created_now, (tasks, last), pid_max)) => {
+                Candidates::between(self.created_before, created_now, group, last, pid_max).on(tasks)
             }
             None => Candidates::All,
         }
@@ -66,15 +76,28 @@ impl Candidates {
         if created_now < created_before || created >= half || group <= 0 || last <= 0 {
             return Candidates::All;
         }
-        Candidates::Since { group, last }
+        Candidates::Since { group, last, tasks: i32::MAX }
+    }
+
+    /// The same candidates on a machine running `tasks` processes and threads.
+    fn on(self, tasks: i32) -> Candidates {
+        match self {
+            Candidates::Since { group, last, .. } => Candidates::Since { group, last, tasks },
+            Candidates::All => Candidates::All,
+        }
     }
 
     /// The candidates one by one, when they are few enough that opening each pid's
-    /// `stat` (a missing one fails at once) is cheaper than listing `/proc`, which
-    /// on a desktop holds hundreds of processes.
+    /// `stat` (a missing one fails at once, in about 4 µs) is cheaper than listing
+    /// `/proc` (about 0.3 µs a process), which on a desktop holds hundreds of
+    /// processes. The machine's tasks (threads too) bound what a listing holds.
     pub(crate) fn few(&self) -> Option<std::ops::RangeInclusive<i32>> {
         match *self {
-            Candidates::Since { group, last } if last >= group && last - group < FEW => Some(group..=last),
+            Candidates::Since { group, last, tasks }
+                if last >= group && last - group < FEW && tasks / LISTING_PER_PROBE > last - group =>
+            {
+                Some(group..=last)
+            }
             _ => None,
         }
     }
@@ -82,16 +105,20 @@ impl Candidates {
     pub(crate) fn may_hold(&self, pid: i32) -> bool {
         match *self {
             Candidates::All => true,
-            Candidates::Since { group, last } if last >= group => (group..=last).contains(&pid),
+            Candidates::Since { group, last, .. } if last >= group => (group..=last).contains(&pid),
             // The pids wrapped since the spawn: from the group up, and from the bottom
             // up to the last one.
-            Candidates::Since { group, last } => pid >= group || pid <= last,
+            Candidates::Since { group, last, .. } => pid >= group || pid <= last,
         }
     }
 }
 
 /// Up to this many candidates are probed one by one (`Candidates::few`).
 const FEW: i32 = 256;
+/// Listed processes that cost what one probe of a missing pid costs, rounded down
+/// (4 µs against 0.3 µs a process here), so that threads counted as tasks keep
+/// the rule on the side of probing.
+const LISTING_PER_PROBE: i32 = 8;
 
 /// `processes` in `/proc/stat`: processes and threads created since boot.
 fn processes_created() -> Option<u64> {
@@ -99,10 +126,14 @@ fn processes_created() -> Option<u64> {
     stat.lines().find_map(|line| line.strip_prefix("processes "))?.trim().parse().ok()
 }
 
-/// The last pid handed out in Baton's pid namespace: `/proc/loadavg`'s fifth field.
-fn last_pid() -> Option<i32> {
+/// `/proc/loadavg`'s fourth field's total (the processes and threads on the
+/// machine) and its fifth (the last pid handed out in Baton's pid namespace).
+fn tasks_and_last_pid() -> Option<(i32, i32)> {
     let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
-    loadavg.split_whitespace().nth(4)?.parse().ok()
+    let mut fields = loadavg.split_whitespace().skip(3);
+    let tasks = fields.next()?.split_once('/')?.1.parse().ok()?;
+    let last = fields.next()?.parse().ok()?;
+    Some((tasks, last))
 }
 
 fn pid_max() -> Option<i32> {
@@ -116,7 +147,7 @@ mod tests {
     #[test]
     fn members_lie_from_the_group_to_the_last_pid() {
         let since = Candidates::between(1_000, 1_010, 500, 520, 32_768);
-        assert_eq!(since, Candidates::Since { group: 500, last: 520 });
+        assert_eq!(since, Candidates::Since { group: 500, last: 520, tasks: i32::MAX });
         assert!(since.may_hold(500) && since.may_hold(510) && since.may_hold(520));
         assert!(!since.may_hold(499) && !since.may_hold(521) && !since.may_hold(1));
     }
@@ -128,6 +159,24 @@ mod tests {
         assert_eq!(Candidates::between(0, 10, 500, 756, 32_768).few(), None);
         assert_eq!(Candidates::between(0, 10, 32_760, 305, 32_768).few(), None, "round the wrap");
         assert_eq!(Candidates::All.few(), None);
+    }
+
+    /// A Codex turn whose `git` was left a zombie probed 140 to 190 pids, each a
+    /// thread gone with the CLI, at 4 µs each, on a machine whose 120 processes a
+    /// listing reads in 40 µs: 0.6 to 0.9 ms a turn.
+    #[test]
+    fn a_gone_clis_many_pids_are_listed_not_probed_on_a_quiet_machine() {
+        let range = Candidates::between(0, 10, 500, 660, 32_768);
+        assert_eq!(range.on(300).few(), None, "300 tasks: listing /proc is cheaper");
+        assert_eq!(range.on(1_289).few(), Some(500..=660), "1,289 tasks: probing 161 pids is cheaper");
+        assert_eq!(Candidates::between(0, 10, 500, 505, 32_768).on(300).few(), Some(500..=505));
+        assert_eq!(Candidates::All.on(300), Candidates::All);
+    }
+
+    #[test]
+    fn loadavg_gives_the_tasks_and_the_last_pid() {
+        let (tasks, last) = tasks_and_last_pid().expect("/proc/loadavg");
+        assert!(tasks >= 1 && last >= 1, "{tasks} {last}");
     }
 
     #[test]
@@ -143,7 +192,10 @@ mod tests {
         // Half of pid_max created since the spawn: the pids may have wrapped past
         // the group's own, so nothing can be ruled out.
         assert_eq!(Candidates::between(0, 16_384, 500, 520, 32_768), Candidates::All);
-        assert_eq!(Candidates::between(0, 16_383, 500, 520, 32_768), Candidates::Since { group: 500, last: 520 });
+        assert_eq!(
+            Candidates::between(0, 16_383, 500, 520, 32_768),
+            Candidates::Since { group: 500, last: 520, tasks: i32::MAX }
+        );
         // A counter that went backwards, or pids that make no sense, rule out nothing.
         assert_eq!(Candidates::between(10, 5, 500, 520, 32_768), Candidates::All);
         assert_eq!(Candidates::between(0, 5, 0, 520, 32_768), Candidates::All);
@@ -160,7 +212,7 @@ mod tests {
         let candidates = window.candidates(pid);
         assert!(matches!(candidates, Candidates::Since { .. }), "{candidates:?}");
         assert!(candidates.may_hold(pid));
-        if let Candidates::Since { group, last } = candidates
+        if let Candidates::Since { group, last, .. } = candidates
             && last >= group
         {
             assert!(!candidates.may_hold(1), "init was there before");
