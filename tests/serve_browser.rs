@@ -264,7 +264,8 @@ fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
         if run["run"]["status"] == "completed" && run["live"] == false {
             break;
         }
-        assert!(run["run"]["status"] == "running", "the run stopped: {run}");
+        // Completed but still live: its baton has written the end and not exited yet.
+        assert!(run["run"]["status"] == "running" || run["run"]["status"] == "completed", "the run stopped: {run}");
         assert!(started.elapsed() < Duration::from_secs(600), "10,000 steps took over 10 minutes");
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -266,9 +266,12 @@ pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String
         let trace_seq = app.with_timeline(&run_id, |timeline| timeline.view(u64::MAX).trace_seq);
         Ok::<_, StoreError>((holder, live_now, run, trace_seq))
     })?;
+    // One answer, one reading of who drives the run: the summary's own is later.
+    let mut entry = summary(&app, &run);
+    entry["live"] = json!(live_now);
     Ok(Json(json!({
         "run": run,
-        "summary": summary(&app, &run),
+        "summary": entry,
         "live": live_now,
         "pid": holder.and_then(|pid| pid.parse::<u32>().ok()),
         "served": app.supervisor.served(&run_id),
