@@ -30,6 +30,12 @@ use crate::workflow::target::clean_lexically;
 pub(crate) fn summary(app: &App, run: &RunState) -> Value {
     let run_id = run.run_id.to_string();
     let holder = RunLock::holder(&app.store.run_dir(&run_id));
+    summary_when(app, run, live(app, &run_id, holder.as_deref()))
+}
+
+/// A run's entry, for an answer that has read whether the run is `live` already.
+fn summary_when(app: &App, run: &RunState, live: bool) -> Value {
+    let run_id = run.run_id.to_string();
     json!({
         "run_id": run_id,
         "status": run.status.to_string(),
@@ -42,7 +48,7 @@ pub(crate) fn summary(app: &App, run: &RunState) -> Value {
         "duration_ms": run.elapsed_ms,
         "agents": run.agents.len() + run.terminated.len(),
         "asking": run.asking_agents().len(),
-        "live": live(app, &run_id, holder.as_deref()),
+        "live": live,
         "served": app.supervisor.served(&run_id),
         "error": run.error,
     })
@@ -266,12 +272,10 @@ pub(super) async fn get_one(State(app): State<Shared>, Path(run_id): Path<String
         let trace_seq = app.with_timeline(&run_id, |timeline| timeline.view(u64::MAX).trace_seq);
         Ok::<_, StoreError>((holder, live_now, run, trace_seq))
     })?;
-    // One answer, one reading of who drives the run: the summary's own is later.
-    let mut entry = summary(&app, &run);
-    entry["live"] = json!(live_now);
     Ok(Json(json!({
         "run": run,
-        "summary": entry,
+        // One answer, one reading of who drives the run.
+        "summary": summary_when(&app, &run, live_now),
         "live": live_now,
         "pid": holder.and_then(|pid| pid.parse::<u32>().ok()),
         "served": app.supervisor.served(&run_id),
