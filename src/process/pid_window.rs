@@ -59,7 +59,7 @@ impl PidWindow {
         let now = (|| Some((processes_created()?, tasks_and_last_pid()?, pid_max()?)))();
         match now {
             Some((created_now, (tasks, last), pid_max)) => {
-                Candidates::between(self.created_before, created_now, group, last, pid_max).on(tasks)
+                Candidates::between(self.created_before, created_now, group, last, tasks, pid_max)
             }
             None => Candidates::All,
         }
@@ -70,21 +70,14 @@ impl Candidates {
     /// `created_before` and `created_now` bound the pids handed out in between;
     /// half of `pid_max` leaves a wide margin for the pids below which the kernel
     /// never wraps (300 in the first namespace) and for other namespaces' counts.
-    fn between(created_before: u64, created_now: u64, group: i32, last: i32, pid_max: i32) -> Candidates {
+    /// `tasks`: the processes and threads on the machine now.
+    fn between(created_before: u64, created_now: u64, group: i32, last: i32, tasks: i32, pid_max: i32) -> Candidates {
         let created = created_now.saturating_sub(created_before);
         let half = u64::try_from(pid_max / 2).unwrap_or(0);
         if created_now < created_before || created >= half || group <= 0 || last <= 0 {
             return Candidates::All;
         }
-        Candidates::Since { group, last, tasks: i32::MAX }
-    }
-
-    /// The same candidates on a machine running `tasks` processes and threads.
-    fn on(self, tasks: i32) -> Candidates {
-        match self {
-            Candidates::Since { group, last, .. } => Candidates::Since { group, last, tasks },
-            Candidates::All => Candidates::All,
-        }
+        Candidates::Since { group, last, tasks }
     }
 
     /// The candidates one by one, when they are few enough that opening each pid's
@@ -144,20 +137,23 @@ fn pid_max() -> Option<i32> {
 mod tests {
     use super::*;
 
+    /// A busy machine's tasks: few enough candidates are always probed.
+    const MANY: i32 = 100_000;
+
     #[test]
     fn members_lie_from_the_group_to_the_last_pid() {
-        let since = Candidates::between(1_000, 1_010, 500, 520, 32_768);
-        assert_eq!(since, Candidates::Since { group: 500, last: 520, tasks: i32::MAX });
+        let since = Candidates::between(1_000, 1_010, 500, 520, MANY, 32_768);
+        assert_eq!(since, Candidates::Since { group: 500, last: 520, tasks: MANY });
         assert!(since.may_hold(500) && since.may_hold(510) && since.may_hold(520));
         assert!(!since.may_hold(499) && !since.may_hold(521) && !since.may_hold(1));
     }
 
     #[test]
     fn few_candidates_are_probed_one_by_one() {
-        assert_eq!(Candidates::between(0, 10, 500, 520, 32_768).few(), Some(500..=520));
-        assert_eq!(Candidates::between(0, 10, 500, 755, 32_768).few(), Some(500..=755));
-        assert_eq!(Candidates::between(0, 10, 500, 756, 32_768).few(), None);
-        assert_eq!(Candidates::between(0, 10, 32_760, 305, 32_768).few(), None, "round the wrap");
+        assert_eq!(Candidates::between(0, 10, 500, 520, MANY, 32_768).few(), Some(500..=520));
+        assert_eq!(Candidates::between(0, 10, 500, 755, MANY, 32_768).few(), Some(500..=755));
+        assert_eq!(Candidates::between(0, 10, 500, 756, MANY, 32_768).few(), None);
+        assert_eq!(Candidates::between(0, 10, 32_760, 305, MANY, 32_768).few(), None, "round the wrap");
         assert_eq!(Candidates::All.few(), None);
     }
 
@@ -166,11 +162,10 @@ mod tests {
     /// listing reads in 40 µs: 0.6 to 0.9 ms a turn.
     #[test]
     fn a_gone_clis_many_pids_are_listed_not_probed_on_a_quiet_machine() {
-        let range = Candidates::between(0, 10, 500, 660, 32_768);
-        assert_eq!(range.on(300).few(), None, "300 tasks: listing /proc is cheaper");
-        assert_eq!(range.on(1_289).few(), Some(500..=660), "1,289 tasks: probing 161 pids is cheaper");
-        assert_eq!(Candidates::between(0, 10, 500, 505, 32_768).on(300).few(), Some(500..=505));
-        assert_eq!(Candidates::All.on(300), Candidates::All);
+        let range = |tasks| Candidates::between(0, 10, 500, 660, tasks, 32_768);
+        assert_eq!(range(300).few(), None, "300 tasks: listing /proc is cheaper");
+        assert_eq!(range(1_289).few(), Some(500..=660), "1,289 tasks: probing 161 pids is cheaper");
+        assert_eq!(Candidates::between(0, 10, 500, 505, 300, 32_768).few(), Some(500..=505));
     }
 
     #[test]
@@ -181,7 +176,7 @@ mod tests {
 
     #[test]
     fn members_lie_round_the_wrap_when_the_last_pid_is_lower() {
-        let since = Candidates::between(1_000, 1_010, 32_760, 305, 32_768);
+        let since = Candidates::between(1_000, 1_010, 32_760, 305, MANY, 32_768);
         assert!(since.may_hold(32_760) && since.may_hold(32_767));
         assert!(since.may_hold(300) && since.may_hold(305));
         assert!(!since.may_hold(306) && !since.may_hold(32_759));
@@ -191,15 +186,15 @@ mod tests {
     fn every_pid_is_a_candidate_once_the_pids_may_have_gone_round() {
         // Half of pid_max created since the spawn: the pids may have wrapped past
         // the group's own, so nothing can be ruled out.
-        assert_eq!(Candidates::between(0, 16_384, 500, 520, 32_768), Candidates::All);
+        assert_eq!(Candidates::between(0, 16_384, 500, 520, MANY, 32_768), Candidates::All);
         assert_eq!(
-            Candidates::between(0, 16_383, 500, 520, 32_768),
-            Candidates::Since { group: 500, last: 520, tasks: i32::MAX }
+            Candidates::between(0, 16_383, 500, 520, MANY, 32_768),
+            Candidates::Since { group: 500, last: 520, tasks: MANY }
         );
         // A counter that went backwards, or pids that make no sense, rule out nothing.
-        assert_eq!(Candidates::between(10, 5, 500, 520, 32_768), Candidates::All);
-        assert_eq!(Candidates::between(0, 5, 0, 520, 32_768), Candidates::All);
-        assert_eq!(Candidates::between(0, 5, 500, 0, 32_768), Candidates::All);
+        assert_eq!(Candidates::between(10, 5, 500, 520, MANY, 32_768), Candidates::All);
+        assert_eq!(Candidates::between(0, 5, 0, 520, MANY, 32_768), Candidates::All);
+        assert_eq!(Candidates::between(0, 5, 500, 0, MANY, 32_768), Candidates::All);
         assert!(Candidates::All.may_hold(1));
     }
 
