@@ -82,7 +82,7 @@ pub(crate) async fn run_cli(
     for name in process.env_remove {
         command.env_remove(name);
     }
-    let mut child = command
+    command
         .args(process.arguments)
         .current_dir(process.cwd)
         .envs(process.env)
@@ -90,16 +90,21 @@ pub(crate) async fn run_cli(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| CliProcessError::Spawn { program: process.program.to_path_buf(), source })?;
+        .kill_on_drop(true);
+    let spawning = std::time::Instant::now();
+    let mut child =
+        command.spawn().map_err(|source| CliProcessError::Spawn { program: process.program.to_path_buf(), source })?;
+    let spawn_us = spawning.elapsed().as_micros();
     let cli = process.cli;
     let mut watched = Watched::new(watchdog.cloned(), &child);
     let group = child.id().unwrap_or_default();
     // Timestamps for whoever asks where a step's wall time went (`BATON_LOG=debug`;
     // `cargo bench --bench backend_overhead` reads them): the CLI's lifetime is its
-    // own, the rest of the step is Baton's.
-    tracing::debug!(cli, pid = group, "agent CLI started");
+    // own, the rest of the step is Baton's. The CLI's life began when the spawn call
+    // did, `spawn_us` before this line: the call returns once the child has exec'd,
+    // and on a busy machine the new child keeps the core its parent waits for
+    // (milliseconds of the CLI's own start-up, not of Baton's work).
+    tracing::debug!(cli, pid = group, spawn_us, "agent CLI started");
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(&child);
         return Err(CliProcessError::Read { cli, source: io::Error::other("the child's pipes were not captured") });
