@@ -83,15 +83,10 @@ fn changes_something(method: &Method) -> bool {
     matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE)
 }
 
-/// A refusal, sent with `Connection: close`. The request's body is never read, and
-/// hyper closes a connection whose body it could not drain at once: a client that
-/// was not told so reused it for its next request and read an end of file instead of
-/// an answer (`serve_api::a_foreign_origin_cannot_change_anything_and_a_foreign_host_is_refused`
-/// failed once so in CI, when a POST's body came in a packet after its headers).
+/// A refusal. Its request's body is never read, so its answer says `Connection:
+/// close` (`serve::unread_body`).
 fn refused(status: StatusCode, message: &'static str) -> Response {
-    let mut response = ApiError::new(status, message).into_response();
-    response.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
-    response
+    ApiError::new(status, message).into_response()
 }
 
 pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {

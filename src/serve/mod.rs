@@ -25,6 +25,7 @@ mod step_detail;
 mod supervisor;
 mod timeline;
 mod token;
+mod unread_body;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -86,7 +87,8 @@ pub(crate) async fn serve(cwd: PathBuf, store: RunStore, arguments: ServeOptions
         .layer(middleware::map_response(api::errors_as_json))
         .layer(middleware::map_response(|response| async { assets::secure(response) }))
         .layer(middleware::from_fn_with_state(guard, guard::guard))
-        .layer(middleware::from_fn_with_state(Arc::clone(&app.metrics), metrics::count_requests));
+        .layer(middleware::from_fn_with_state(Arc::clone(&app.metrics), metrics::count_requests))
+        .layer(middleware::from_fn(unread_body::close_if_unread));
 
     let url = format!("http://{bound}/");
     let where_roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
