@@ -5,7 +5,8 @@
 //! headers, it closes the connection after the answer, without saying so. A client
 //! that was not told reuses the connection for its next request and reads an end of
 //! file instead of an answer. Handlers that need no body (`POST
-//! /api/v1/workflows/rescan`, a cancel, a refusal in the guard) never read one, so
+//! /api/v1/workflows/rescan`, `POST /api/v1/shutdown`, a `DELETE`, a refusal in the
+//! guard) never read one, so
 //! every answer is checked here, outermost: a body not seen to its end closes the
 //! connection and the client knows to open another
 //! (`serve_api::a_foreign_origin_cannot_change_anything_and_a_foreign_host_is_refused`
@@ -87,22 +88,8 @@ mod tests {
     }
 
     /// A body still arriving when the handler answers, as a packet after the headers.
-    struct Arriving(Option<Bytes>);
-
-    impl HttpBody for Arriving {
-        type Data = Bytes;
-        type Error = axum::Error;
-
-        fn poll_frame(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-        ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-            Poll::Ready(self.0.take().map(|bytes| Ok(Frame::data(bytes))))
-        }
-    }
-
     fn streamed(text: &'static str) -> Body {
-        Body::new(Arriving(Some(Bytes::from_static(text.as_bytes()))))
+        Body::from_stream(tokio_stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(text.as_bytes()))]))
     }
 
     #[tokio::test]
