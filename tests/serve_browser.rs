@@ -246,6 +246,123 @@ fn markup_in_a_prompt_an_output_or_a_question_shows_as_text_and_never_runs() {
     no_page_errors(&browser);
 }
 
+/// The daemon's `baton_sse_clients`: event streams it is serving now.
+fn sse_clients(daemon: &Daemon) -> u64 {
+    let metrics = daemon.get("/metrics").body;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("baton_sse_clients "))
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .map_or(u64::MAX, |value| value as u64)
+}
+
+fn wait_for_sse_clients(daemon: &Daemon, want: u64, why: &str) {
+    let deadline = Instant::now() + WAIT;
+    while sse_clients(daemon) != want {
+        assert!(
+            Instant::now() < deadline,
+            "{why}: the daemon serves {} event streams, not {want}",
+            sse_clients(daemon)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Regression: a run page left for another kept its event stream open (Chromium
+/// keeps a left page whole in its back/forward cache, fetches included), and a
+/// browser keeps six HTTP/1.1 connections to one host for all its tabs: the
+/// seventh run page opened in a tab never loaded. A page now lets its stream go
+/// when it is hidden or left, and reads what it missed when it is shown again.
+#[test]
+fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_again() {
+    // TICK n waits for the file `gates/n`: the test lets the run go step by step.
+    let test = Test::new();
+    let gates = test.root().join("gates");
+    std::fs::create_dir(&gates).expect("gates");
+    let test = test.file("START.sh", "echo '<goto input=\"10\">TICK</goto>'\n").file(
+        "TICK.sh",
+        &format!(
+            "n=$BATON_INPUT\nuntil [ -e '{}'/$n ]; do sleep 0.02; done\n\
+             if [ \"$n\" -le 0 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
+            gates.display()
+        ),
+    );
+    let open_gates = |gates_to_open: std::ops::RangeInclusive<u32>| {
+        for n in gates_to_open {
+            std::fs::write(gates.join(n.to_string()), "").expect("a gate");
+        }
+    };
+    let daemon = Daemon::start(&test, &[]);
+    let run_id = daemon.start_run("wf", json!({}));
+    daemon.wait_for_run(&run_id, "its first step", |run| run["summary"]["steps"] == 1);
+    let mut browser = Browser::launch();
+    let steps_shown = |browser: &mut Browser| {
+        browser.eval(&format!("Number({}.dataset.steps)", hook("timeline-summary"))).as_u64().unwrap_or(0)
+    };
+
+    // Seven times the page of the run, each load leaving the one before.
+    for _ in 0..7 {
+        open_run(&mut browser, &daemon, &run_id);
+    }
+    wait_for_sse_clients(&daemon, 1, "the last page's stream alone is open");
+    // START and the running TICK 10.
+    assert_eq!(steps_shown(&mut browser), 2);
+
+    // Hidden (as a tab behind another, told by its visibilityState): the stream
+    // goes; shown again, the page reads what it missed.
+    browser.eval(
+        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
+         document.dispatchEvent(new Event('visibilitychange'))",
+    );
+    wait_for_sse_clients(&daemon, 0, "a hidden page lets its stream go");
+    open_gates(6..=10);
+    daemon.wait_for_run(&run_id, "six steps", |run| run["summary"]["steps"] == 6);
+    assert_eq!(steps_shown(&mut browser), 2, "a hidden page has no stream to grow from");
+    browser.eval("delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))");
+    wait_for_sse_clients(&daemon, 1, "a page shown again reconnects");
+    browser.wait_for(&format!("{}.dataset.steps === '7'", hook("timeline-summary")), WAIT);
+
+    // Left for another page, and brought back.
+    browser.eval("window.keptWhole = true");
+    browser.goto("about:blank");
+    wait_for_sse_clients(&daemon, 0, "a page left lets its stream go");
+    open_gates(0..=5);
+    daemon.wait_for_run(&run_id, "its end", |run| run["run"]["status"] == "completed");
+    browser.eval("history.back()");
+    browser
+        .wait_for(&format!("window.baton && window.baton.rendered && window.baton.rendered.run === '{run_id}'"), WAIT);
+    browser.wait_for(
+        &format!(
+            "{}.dataset.status === 'completed' && {}.dataset.steps === '12'",
+            hook("run-status"),
+            hook("timeline-summary")
+        ),
+        WAIT,
+    );
+    let kept_whole = browser.eval("window.keptWhole === true");
+    eprintln!("the page came back from the back/forward cache: {kept_whole}");
+
+    // The run list, hidden while a run starts and ends, shows it when shown again
+    // (its stream had read no event to go on after, so the list is loaded again).
+    browser.goto(&page(&daemon, "/"));
+    browser.wait_for(&format!("document.querySelector('[data-testid=run-row][data-run-id=\"{run_id}\"]')"), WAIT);
+    wait_for_sse_clients(&daemon, 1, "the run list follows the daemon's stream");
+    browser.eval(
+        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
+         document.dispatchEvent(new Event('visibilitychange'))",
+    );
+    wait_for_sse_clients(&daemon, 0, "a hidden run list lets its stream go");
+    let second = daemon.start_run("wf", json!({}));
+    daemon.wait_for_status(&second, "completed");
+    let row =
+        format!("document.querySelector('[data-testid=run-row][data-run-id=\"{second}\"][data-status=completed]')");
+    assert_eq!(browser.eval(&format!("{row} === null")), true, "a hidden run list has no stream to grow from");
+    browser.eval("delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))");
+    browser.wait_for(&row, WAIT);
+    wait_for_sse_clients(&daemon, 1, "a run list shown again follows the daemon's stream");
+    no_page_errors(&browser);
+}
+
 #[test]
 fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
     // Four workers of 2,500 steps each, forked by START and joined by DONE.

@@ -1,5 +1,13 @@
 // Live updates: server-sent events read over fetch (so the token travels as a header,
 // never in a URL), reconnecting with the last event id; the connection badge.
+//
+// An open stream holds one of the connections a browser keeps to the daemon, and over
+// HTTP/1.1 it keeps six to one host, for all its tabs together. Six run pages open, or
+// six left in the back/forward cache with their streams still open (Chromium keeps a
+// page there whole, its fetches included), and every further request to the daemon,
+// a new tab's page among them, waits for a connection that never comes. So a stream
+// lets its connection go while its page is hidden or put away, and when the page is
+// shown again it reconnects from the last event it read, as after a drop.
 
 import { API, needToken, token } from "./api.js";
 
@@ -18,6 +26,27 @@ function setConn(stream, state) {
   conn.textContent = words[shown] || "offline";
 }
 
+/** The streams started in this page and not stopped. */
+const streams = new Set();
+
+function shown() {
+  return document.visibilityState !== "hidden";
+}
+
+document.addEventListener("visibilitychange", () => {
+  for (const stream of streams) {
+    if (shown()) stream.resume();
+    else stream.suspend();
+  }
+});
+window.addEventListener("pagehide", () => {
+  for (const stream of streams) stream.suspend();
+});
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted || !shown()) return;
+  for (const stream of streams) stream.resume();
+});
+
 /**
  * One `text/event-stream` read with fetch (EventSource cannot send a header):
  * parses id/event/data lines, reconnects 1 s after a drop with Last-Event-ID,
@@ -32,19 +61,55 @@ export class EventStream {
     this.controller = null;
     this.timer = null;
     this.state = "off";
+    // Started, but without a connection while its page is hidden.
+    this.suspended = false;
   }
 
   start(after) {
     this.lastId = after === undefined || after === null ? null : String(after);
     this.stopped = false;
-    this.connect();
+    streams.add(this);
+    this.suspended = !shown();
+    if (!this.suspended) this.connect();
   }
 
   stop() {
     this.stopped = true;
+    streams.delete(this);
+    this.disconnect();
+  }
+
+  disconnect() {
     clearTimeout(this.timer);
-    if (this.controller) this.controller.abort();
+    const controller = this.controller;
+    // A read that ends for this abort sees a controller not its own and goes no further.
+    this.controller = null;
+    if (controller) controller.abort();
     this.setState("off");
+  }
+
+  /** Let the connection go until `resume`; what comes meanwhile is read then. */
+  suspend() {
+    if (this.stopped || this.suspended) return;
+    this.suspended = true;
+    this.disconnect();
+  }
+
+  async resume() {
+    if (this.stopped || !this.suspended) return;
+    this.suspended = false;
+    if (this.lastId === null) {
+      // No event read yet, so none to go on after: what came meanwhile is loaded whole,
+      // as after a resync that named no id.
+      try {
+        const next = await this.handlers.onResync(null);
+        if (next !== undefined && next !== null) this.lastId = String(next);
+      } catch (error) {
+        // The views show their own error; connect all the same.
+      }
+      if (this.stopped || this.suspended) return;
+    }
+    this.connect();
   }
 
   setState(state) {
@@ -53,7 +118,7 @@ export class EventStream {
   }
 
   async connect() {
-    if (this.stopped) return;
+    if (this.stopped || this.suspended) return;
     const controller = new AbortController();
     this.controller = controller;
     const current = token();
@@ -69,13 +134,11 @@ export class EventStream {
       const response = await fetch(API + this.path, { headers, signal: controller.signal, cache: "no-store" });
       if (response.status === 401) {
         needToken("The daemon refused this token; it may have been rotated.");
-        this.stopped = true;
-        this.setState("off");
+        this.stop();
         return;
       }
       if (response.status === 404) {
-        this.stopped = true;
-        this.setState("off");
+        this.stop();
         return;
       }
       if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
@@ -145,7 +208,7 @@ export class EventStream {
       } catch (error) {
         // The views show their own error; reconnect all the same.
       }
-      if (this.stopped) return;
+      if (this.stopped || controller !== this.controller) return;
       this.lastId = after === undefined || after === null ? null : String(after);
       this.connect();
       return;
