@@ -1,9 +1,10 @@
 //! `baton serve`'s page in a real headless Chromium against a real daemon: a run
 //! started from the page and watched live to its end, a step opened from the
 //! timeline, a question answered from its form (with a file), a prompt full of
-//! markup shown as text, and a 10,000-step run whose page renders in under a
-//! second. Screenshots go to `target/test-artifacts/serve-*.png` for a person to
-//! look at. Workflows are scripts, or prompts answered by the fake Claude.
+//! markup shown as text, and a 10,000-step run whose page renders every step
+//! without an element each (how fast: `cargo bench --bench serve_render`).
+//! Screenshots go to `target/test-artifacts/serve-*.png` for a person to look at.
+//! Workflows are scripts, or prompts answered by the fake Claude.
 
 use std::time::{Duration, Instant};
 
@@ -363,8 +364,10 @@ fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_agai
     no_page_errors(&browser);
 }
 
+/// How long the first render takes is `cargo bench --bench serve_render`'s to say
+/// (issue 14: under a second); this test checks what it renders.
 #[test]
-fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
+fn the_page_of_a_ten_thousand_step_run_renders_every_step_without_an_element_each() {
     // Four workers of 2,500 steps each, forked by START and joined by DONE.
     let test = Test::new()
         .file("START.sh", &format!("{}echo '<join>DONE</join>'\n", "echo '<fork input=\"2500\">TICK</fork>'\n".repeat(4)))
@@ -393,17 +396,7 @@ fn the_page_of_a_ten_thousand_step_run_renders_in_under_a_second() {
     open_run(&mut browser, &daemon, "big");
     let rendered = browser.eval("window.baton.rendered");
     assert_eq!(rendered["steps"], 10_002);
-    let ms = rendered["ms"].as_f64().expect("a time");
-    eprintln!("the page of a 10,002-step run rendered {ms:.0} ms after navigation");
     browser.screenshot(&artifact_dir().join("serve-10k.png"));
-    let requests = browser.eval(
-        "performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + \
-         Math.round(r.startTime) + '-' + Math.round(r.responseEnd) + ' ms').join(', ')",
-    );
-    assert!(
-        ms < 1000.0,
-        "the page of a 10,000-step run took {ms:.0} ms to render, from navigation; requests: {requests}"
-    );
     assert_eq!(browser.eval(&format!("{}.dataset.steps", hook("timeline-summary"))), "10002");
     assert_eq!(browser.eval(&format!("{}.dataset.agents", hook("timeline-summary"))), "5");
     let nodes = browser.eval("document.getElementsByTagName('*').length").as_u64().unwrap_or(u64::MAX);
