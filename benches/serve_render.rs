@@ -17,11 +17,10 @@ mod support;
 #[path = "../tests/support/user_environment.rs"]
 mod user_environment;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use support::Test;
 use support::browser::Browser;
 use support::serve::Daemon;
 
@@ -39,27 +38,12 @@ fn main() {
         }
     }
 
-    let test = Test::new()
-        .file("START.sh", &format!("{}echo '<join>DONE</join>'\n", "echo '<fork input=\"2500\">TICK</fork>'\n".repeat(4)))
-        .file(
-            "TICK.sh",
-            "n=$BATON_INPUT\nif [ \"$n\" -le 1 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
-        )
-        .file("DONE.sh", "echo '<result>all done</result>'\n");
+    let test = support::serve::ten_thousand_steps();
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "big"}));
-    let started = Instant::now();
-    loop {
-        let run = daemon.get("/api/v1/runs/big").json();
-        if run["run"]["status"] == "completed" && run["live"] == false {
-            break;
-        }
-        assert!(run["run"]["status"] == "running" || run["run"]["status"] == "completed", "the run stopped: {run}");
-        assert!(started.elapsed() < Duration::from_secs(600), "10,000 steps took over 10 minutes");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let made = daemon.wait_for_long_run("big", Duration::from_secs(600));
     let steps = daemon.get("/api/v1/runs/big/steps").json()["steps"].as_array().map(Vec::len).unwrap_or(0);
-    println!("serve_render: a run of {steps} steps, made in {:.1} s", started.elapsed().as_secs_f64());
+    println!("serve_render: a run of {steps} steps, made in {:.1} s", made.as_secs_f64());
 
     let mut browser = Browser::launch();
     let url = format!("{}/#token={}&/runs/big", daemon.url, daemon.token);

@@ -15,7 +15,7 @@ use crate::support::Test;
 use crate::support::browser::{Browser, artifact_dir};
 use crate::support::fake_claude::{FakeClaude, Reply};
 use crate::support::restate_min::{Reaped, RestateOptions, RestateServer, exclusive};
-use crate::support::serve::Daemon;
+use crate::support::serve::{Daemon, ten_thousand_steps};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -368,27 +368,10 @@ fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_agai
 /// (issue 14: under a second); this test checks what it renders.
 #[test]
 fn the_page_of_a_ten_thousand_step_run_renders_every_step_without_an_element_each() {
-    // Four workers of 2,500 steps each, forked by START and joined by DONE.
-    let test = Test::new()
-        .file("START.sh", &format!("{}echo '<join>DONE</join>'\n", "echo '<fork input=\"2500\">TICK</fork>'\n".repeat(4)))
-        .file(
-            "TICK.sh",
-            "n=$BATON_INPUT\nif [ \"$n\" -le 1 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
-        )
-        .file("DONE.sh", "echo '<result>all done</result>'\n");
+    let test = ten_thousand_steps();
     let daemon = Daemon::start(&test, &[]);
     daemon.start_run("wf", json!({"run_id": "big"}));
-    let started = Instant::now();
-    loop {
-        let run = daemon.get("/api/v1/runs/big").json();
-        if run["run"]["status"] == "completed" && run["live"] == false {
-            break;
-        }
-        // Completed but still live: its baton has written the end and not exited yet.
-        assert!(run["run"]["status"] == "running" || run["run"]["status"] == "completed", "the run stopped: {run}");
-        assert!(started.elapsed() < Duration::from_secs(600), "10,000 steps took over 10 minutes");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    daemon.wait_for_long_run("big", Duration::from_secs(600));
     let steps = daemon.get("/api/v1/runs/big/steps").json()["steps"].as_array().map(Vec::len).unwrap_or(0);
     assert_eq!(steps, 10_002);
 

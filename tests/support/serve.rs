@@ -13,6 +13,19 @@ use serde_json::Value;
 
 use super::Test;
 
+/// A project whose workflow `wf` makes a run of 10,002 steps: four workers of 2,500
+/// script steps, forked by START and joined by DONE (the long run page's test and
+/// bench, `cargo bench --bench serve_render`).
+pub(crate) fn ten_thousand_steps() -> Test {
+    Test::new()
+        .file("START.sh", &format!("{}echo '<join>DONE</join>'\n", "echo '<fork input=\"2500\">TICK</fork>'\n".repeat(4)))
+        .file(
+            "TICK.sh",
+            "n=$BATON_INPUT\nif [ \"$n\" -le 1 ]; then echo '<result>done</result>'; else echo \"<goto input=\\\"$((n - 1))\\\">TICK</goto>\"; fi\n",
+        )
+        .file("DONE.sh", "echo '<result>all done</result>'\n")
+}
+
 pub(crate) struct Daemon {
     child: Option<Child>,
     /// `http://127.0.0.1:PORT` (no trailing slash).
@@ -201,6 +214,22 @@ impl Daemon {
             run["run"]["agents"].as_array().into_iter().flatten().any(|agent| agent["status"] == "asking")
         });
         self.get(&format!("/api/v1/runs/{run_id}/asks")).json()["asks"][0].clone()
+    }
+
+    /// Wait until run `run_id` has completed and no process drives it, however long
+    /// it takes up to `limit` (a long run; `wait_for_run` gives a minute); how long it took.
+    pub(crate) fn wait_for_long_run(&self, run_id: &str, limit: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            let run = self.get(&format!("/api/v1/runs/{run_id}")).json();
+            if run["run"]["status"] == "completed" && run["live"] == false {
+                return started.elapsed();
+            }
+            // Completed but still live: its baton has written the end and not exited yet.
+            assert!(run["run"]["status"] == "running" || run["run"]["status"] == "completed", "the run stopped: {run}");
+            assert!(started.elapsed() < limit, "run {run_id} did not complete in {limit:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     /// Wait until run `run_id` has `status` and no process drives it.
