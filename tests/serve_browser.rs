@@ -361,6 +361,39 @@ fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_agai
     browser.eval("delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))");
     browser.wait_for(&row, WAIT);
     wait_for_sse_clients(&daemon, 1, "a run list shown again follows the daemon's stream");
+
+    // Shown, hidden and shown again while the list still reloads (a quick switch of
+    // tabs): two reloads, and one stream connected after them, not one for each.
+    browser.eval(
+        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
+         document.dispatchEvent(new Event('visibilitychange'))",
+    );
+    wait_for_sse_clients(&daemon, 0, "a hidden run list lets its stream go");
+    let third = daemon.start_run("wf", json!({}));
+    daemon.wait_for_status(&third, "completed");
+    browser.eval(
+        "window.flippedAt = performance.now(); \
+         delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange')); \
+         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
+         document.dispatchEvent(new Event('visibilitychange')); \
+         delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))",
+    );
+    browser.wait_for(
+        "performance.getEntriesByType('resource').filter(r => r.startTime >= window.flippedAt && \
+         new URL(r.name).pathname === '/api/v1/runs' && r.responseEnd > 0).length === 2",
+        WAIT,
+    );
+    browser.wait_for(
+        &format!("document.querySelector('[data-testid=run-row][data-run-id=\"{third}\"][data-status=completed]')"),
+        WAIT,
+    );
+    wait_for_sse_clients(&daemon, 1, "a run list shown twice follows the daemon's stream");
+    // Both reloads are done; a second connection would come at once. Watch a while.
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_millis(500) {
+        assert_eq!(sse_clients(&daemon), 1, "one stream after a quick hide and show, not one for each show");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     no_page_errors(&browser);
 }
 

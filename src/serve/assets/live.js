@@ -63,6 +63,9 @@ export class EventStream {
     this.state = "off";
     // Started, but without a connection while its page is hidden.
     this.suspended = false;
+    // Counts the resumes: a page hidden and shown again while one still reloads its
+    // view is resumed twice, and only the last may connect.
+    this.resumes = 0;
   }
 
   start(after) {
@@ -98,16 +101,19 @@ export class EventStream {
   async resume() {
     if (this.stopped || !this.suspended) return;
     this.suspended = false;
+    const attempt = ++this.resumes;
     if (this.lastId === null) {
       // No event read yet, so none to go on after: what came meanwhile is loaded whole,
       // as after a resync that named no id.
+      let next = null;
       try {
-        const next = await this.handlers.onResync(null);
-        if (next !== undefined && next !== null) this.lastId = String(next);
+        next = await this.handlers.onResync(null);
       } catch (error) {
         // The views show their own error; connect all the same.
       }
-      if (this.stopped || this.suspended) return;
+      // Hidden and shown again meanwhile: a later resume reloads and connects.
+      if (this.stopped || this.suspended || attempt !== this.resumes) return;
+      if (next !== undefined && next !== null) this.lastId = String(next);
     }
     this.connect();
   }
