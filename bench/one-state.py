@@ -29,13 +29,21 @@ KIT_SINGLE = os.path.join(HERE, "..", "..", "shared", "bench", "workflows", "sin
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 150
+    try:
+        rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 150
+    except ValueError:
+        rounds = 0
+    if rounds < 1:
+        sys.exit(f"one-state.py: ROUNDS must be a whole number of at least 1, not {sys.argv[1]!r}\n{__doc__}")
     where = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="one-state.", dir="/tmp")
     baton = os.environ.get("BATON", os.path.join(HERE, "..", "target", "release", "baton"))
     raymond = os.environ.get("RAYMOND_GO")
     if not raymond:
         sys.exit("one-state.py: set RAYMOND_GO to the raymond-go binary (see ../shared/bench/README.md)")
     single = os.environ.get("SINGLE", KIT_SINGLE)
+    for path, what in ((baton, "BATON"), (raymond, "RAYMOND_GO"), (single, "SINGLE (the kit's single/START.sh)")):
+        if not os.path.isfile(path):
+            sys.exit(f"one-state.py: {what} is {path}, which is not a file")
     os.makedirs(where, exist_ok=True)
     for source, name in ((baton, "baton"), (raymond, "ray"), (single, "START.sh")):
         shutil.copy2(source, os.path.join(where, name))
@@ -56,9 +64,11 @@ def main():
             for state in (".baton", ".raymond", ".bench"):
                 shutil.rmtree(os.path.join(where, state), ignore_errors=True)
             started = time.perf_counter()
-            subprocess.run(commands[name], cwd=where, env=env, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            done = subprocess.run(commands[name], cwd=where, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[name].append((time.perf_counter() - started) * 1000)
+            if done.returncode != 0:
+                sys.exit(f"one-state.py: `{' '.join(commands[name])}` in {where} exited {done.returncode}")
     print(f"one-state.py: {rounds} rounds in {where}, ms (median, quartiles)")
     for name, ms in times.items():
         ms.sort()
