@@ -269,6 +269,11 @@ fn wait_for_sse_clients(daemon: &Daemon, want: u64, why: &str) {
     }
 }
 
+/// Hide the page as a tab behind another is hidden (its `visibilityState`), and show it.
+const HIDE: &str = "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
+                    document.dispatchEvent(new Event('visibilitychange'))";
+const SHOW: &str = "delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))";
+
 /// Regression: a run page left for another kept its event stream open (Chromium
 /// keeps a left page whole in its back/forward cache, fetches included), and a
 /// browser keeps six HTTP/1.1 connections to one host for all its tabs: the
@@ -311,15 +316,12 @@ fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_agai
 
     // Hidden (as a tab behind another, told by its visibilityState): the stream
     // goes; shown again, the page reads what it missed.
-    browser.eval(
-        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
-         document.dispatchEvent(new Event('visibilitychange'))",
-    );
+    browser.eval(HIDE);
     wait_for_sse_clients(&daemon, 0, "a hidden page lets its stream go");
     open_gates(6..=10);
     daemon.wait_for_run(&run_id, "six steps", |run| run["summary"]["steps"] == 6);
     assert_eq!(steps_shown(&mut browser), 2, "a hidden page has no stream to grow from");
-    browser.eval("delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))");
+    browser.eval(SHOW);
     wait_for_sse_clients(&daemon, 1, "a page shown again reconnects");
     browser.wait_for(&format!("{}.dataset.steps === '7'", hook("timeline-summary")), WAIT);
 
@@ -348,45 +350,30 @@ fn a_page_left_or_hidden_lets_its_event_stream_go_and_catches_up_when_shown_agai
     browser.goto(&page(&daemon, "/"));
     browser.wait_for(&format!("document.querySelector('[data-testid=run-row][data-run-id=\"{run_id}\"]')"), WAIT);
     wait_for_sse_clients(&daemon, 1, "the run list follows the daemon's stream");
-    browser.eval(
-        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
-         document.dispatchEvent(new Event('visibilitychange'))",
-    );
-    wait_for_sse_clients(&daemon, 0, "a hidden run list lets its stream go");
-    let second = daemon.start_run("wf", json!({}));
-    daemon.wait_for_status(&second, "completed");
-    let row =
-        format!("document.querySelector('[data-testid=run-row][data-run-id=\"{second}\"][data-status=completed]')");
+    // Hidden, a run starts and ends; the row that shows it once the list is shown.
+    let run_while_hidden = |browser: &mut Browser| {
+        browser.eval(HIDE);
+        wait_for_sse_clients(&daemon, 0, "a hidden run list lets its stream go");
+        let run = daemon.start_run("wf", json!({}));
+        daemon.wait_for_status(&run, "completed");
+        format!("document.querySelector('[data-testid=run-row][data-run-id=\"{run}\"][data-status=completed]')")
+    };
+    let row = run_while_hidden(&mut browser);
     assert_eq!(browser.eval(&format!("{row} === null")), true, "a hidden run list has no stream to grow from");
-    browser.eval("delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))");
+    browser.eval(SHOW);
     browser.wait_for(&row, WAIT);
     wait_for_sse_clients(&daemon, 1, "a run list shown again follows the daemon's stream");
 
     // Shown, hidden and shown again while the list still reloads (a quick switch of
     // tabs): two reloads, and one stream connected after them, not one for each.
-    browser.eval(
-        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
-         document.dispatchEvent(new Event('visibilitychange'))",
-    );
-    wait_for_sse_clients(&daemon, 0, "a hidden run list lets its stream go");
-    let third = daemon.start_run("wf", json!({}));
-    daemon.wait_for_status(&third, "completed");
-    browser.eval(
-        "window.flippedAt = performance.now(); \
-         delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange')); \
-         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'}); \
-         document.dispatchEvent(new Event('visibilitychange')); \
-         delete document.visibilityState; document.dispatchEvent(new Event('visibilitychange'))",
-    );
+    let row = run_while_hidden(&mut browser);
+    browser.eval(&format!("window.flippedAt = performance.now(); {SHOW}; {HIDE}; {SHOW}"));
     browser.wait_for(
         "performance.getEntriesByType('resource').filter(r => r.startTime >= window.flippedAt && \
          new URL(r.name).pathname === '/api/v1/runs' && r.responseEnd > 0).length === 2",
         WAIT,
     );
-    browser.wait_for(
-        &format!("document.querySelector('[data-testid=run-row][data-run-id=\"{third}\"][data-status=completed]')"),
-        WAIT,
-    );
+    browser.wait_for(&row, WAIT);
     wait_for_sse_clients(&daemon, 1, "a run list shown twice follows the daemon's stream");
     // Both reloads are done; a second connection would come at once. Watch a while.
     let watched = Instant::now();
