@@ -104,13 +104,14 @@ impl NpmCli {
         }
         eprintln!("installing {package} into {} (first use)", dir.display());
         // SCARF_ANALYTICS: restate-server's install-time download counter stays off (as in tests/run).
-        let output = Command::new(npm)
-            .env("SCARF_ANALYTICS", "false")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(dir)
-            .arg(&package)
-            .output()
-            .map_err(|error| failed(format!("cannot run {}: {error} (install Node.js and npm)", npm.display())))?;
+        let output = output_once_not_busy(
+            Command::new(npm)
+                .env("SCARF_ANALYTICS", "false")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(dir)
+                .arg(&package),
+        )
+        .map_err(|error| failed(format!("cannot run {}: {error} (install Node.js and npm)", npm.display())))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let last = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no output");
@@ -152,8 +153,31 @@ impl NpmCli {
     }
 }
 
+/// Run `command` to its end, waiting while its executable is open for writing.
+///
+/// A test that writes an executable and runs it at once (a stand-in `npm`) can be
+/// refused with `ETXTBSY`: another test's thread that forks while the file is still
+/// open hands the child a copy of the writing descriptor, held until that child's
+/// own `exec` (rust-lang/rust#114554). The copy goes within milliseconds, so the
+/// spawn is tried again for up to two seconds.
+fn output_once_not_busy(command: &mut Command) -> std::io::Result<std::process::Output> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match command.output() {
+            Err(error)
+                if error.kind() == std::io::ErrorKind::ExecutableFileBusy && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            done => return done,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::io::BufRead;
+
     use super::super::{claude_cli, codex_cli, pi_cli};
 
     /// Regression: without a reachable registry every Claude test retried the
@@ -175,5 +199,29 @@ mod tests {
             );
             assert!(reason.ends_with(&format!("or set {} to a {name} {} executable", cli.override_var, cli.version)));
         }
+    }
+
+    /// Regression: CI failed this file's other test with "cannot run …/npm: Text file
+    /// busy" — a thread of another test forked while the stand-in `npm` was being
+    /// written. An `npm` still open for writing in another process is run once that
+    /// process lets it go.
+    #[test]
+    fn an_npm_still_open_for_writing_elsewhere_is_run_once_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let npm = dir.path().join("npm");
+        std::fs::write(&npm, "#!/bin/sh\necho 'npm error offline' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        // A process holding `npm` open for writing for a tenth of a second.
+        let mut holder = std::process::Command::new("sh")
+            .args(["-c", "exec 3>>\"$0\"; echo open; sleep 0.1", &npm.to_string_lossy()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "open\n");
+        let reason = claude_cli::CLAUDE.install(&npm, &dir.path().join("claude-code")).unwrap_err();
+        assert!(reason.contains("npm install failed (exit status: 1): npm error offline;"), "{reason}");
+        holder.wait().unwrap();
     }
 }
