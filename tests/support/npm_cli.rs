@@ -180,15 +180,21 @@ mod tests {
 
     use super::super::{claude_cli, codex_cli, pi_cli};
 
+    /// A directory with a stand-in `npm` that prints `error` and exits 1.
+    fn failing_npm(error: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let npm = dir.path().join("npm");
+        std::fs::write(&npm, format!("#!/bin/sh\necho '{error}' >&2\nexit 1\n")).unwrap();
+        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        (dir, npm)
+    }
+
     /// Regression: without a reachable registry every Claude test retried the
     /// install (about 70 s each, 19 minutes in all). A failing install is tried
     /// once and reported in one line naming the way out, for every CLI.
     #[test]
     fn a_failed_install_is_reported_in_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let npm = dir.path().join("npm");
-        std::fs::write(&npm, "#!/bin/sh\necho 'npm error network request failed' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let (dir, npm) = failing_npm("npm error network request failed");
         for (cli, name) in [(&claude_cli::CLAUDE, "claude"), (&pi_cli::PI, "pi"), (&codex_cli::CODEX, "codex")] {
             let reason = cli.install(&npm, &dir.path().join(cli.dir_name)).unwrap_err();
             assert!(!reason.contains('\n'), "{reason}");
@@ -207,10 +213,7 @@ mod tests {
     /// process lets it go.
     #[test]
     fn an_npm_still_open_for_writing_elsewhere_is_run_once_it_is_let_go() {
-        let dir = tempfile::tempdir().unwrap();
-        let npm = dir.path().join("npm");
-        std::fs::write(&npm, "#!/bin/sh\necho 'npm error offline' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let (dir, npm) = failing_npm("npm error offline");
         // A process holding `npm` open for writing for a tenth of a second.
         let mut holder = std::process::Command::new("sh")
             .args(["-c", "exec 3>>\"$0\"; echo open; sleep 0.1", &npm.to_string_lossy()])
