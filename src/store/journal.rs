@@ -14,7 +14,7 @@
 //! The `fdatasync` runs on its own thread (`store::syncer`), beside the next steps.
 //!
 //! The file is **preallocated**: written full of zero bytes ahead of the entries
-//! (64 KiB, doubled when it fills), and entries overwrite the zeros in place. An
+//! (16 KiB, doubled when it fills), and entries overwrite the zeros in place. An
 //! `fdatasync` of a file whose size and blocks did not change flushes its data and
 //! nothing else; an append that grows the file also changes its size, which ext4
 //! can only make durable with a commit of its own journal, and that commit waits
@@ -359,8 +359,11 @@ pub(crate) struct Journal {
     held_to: u64,
 }
 
-/// The zeros a new journal starts with, and the least it grows by.
-const PREALLOCATED: u64 = 64 * 1024;
+/// The zeros a new journal starts with, and the least it grows by. Small, because
+/// they are written before the first step starts: 16 KiB took 31 µs on this
+/// project's ext4 where 64 KiB took 64 (and 357 at the 90th percentile); a short
+/// run needs a few KiB, and a long one doubles them in a few growths.
+const PREALLOCATED: u64 = 16 * 1024;
 
 /// The most a full journal grows by at once (it doubles up to this).
 const MOST_GROWTH: u64 = 8 * 1024 * 1024;
