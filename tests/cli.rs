@@ -212,6 +212,49 @@ fn unknown_flag_is_a_usage_error_with_exit_1() {
     assert!(outcome.stderr.contains("unexpected argument '--frobnicate'"), "{}", outcome.stderr);
 }
 
+/// Regression: `--max-agents -1` was reported as an unexpected argument, with a tip
+/// to pass it as `-- -1` (which makes it a workflow), and `--max-steps -5` as
+/// "invalid digit found in string". Every flag that takes a count or a step number.
+#[test]
+fn a_negative_or_malformed_count_says_what_is_expected() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "wf", "--max-agents", "-1"],
+            "'-1' for '--max-agents <N>': expected a whole number of at least 1, found `-1`",
+        ),
+        (
+            &["run", "wf", "--max-agents=0"],
+            "'0' for '--max-agents <N>': expected a whole number of at least 1, found `0`",
+        ),
+        (
+            &["run", "wf", "--max-agents", "4294967296"],
+            "'4294967296' for '--max-agents <N>': expected a whole number of at most 4294967295, found `4294967296`",
+        ),
+        (
+            &["run", "wf", "--max-steps", "-5"],
+            "'-5' for '--max-steps <N>': expected a whole number of at least 1, found `-5`",
+        ),
+        (
+            &["resume", "test", "--max-steps", "ten"],
+            "'ten' for '--max-steps <N>': expected a whole number of at least 1, found `ten`",
+        ),
+        (&["run", "wf", "--attempts", "-2"], "'-2' for '--attempts <N>': -2 is not in 1..=100"),
+        (&["gc", "--keep", "-1"], "'-1' for '--keep <N>': expected a whole number, found `-1`"),
+        (&["logs", "test", "--step", "-1"], "'-1' for '--step <N>': expected a whole number, found `-1`"),
+        (&["rerun", "test", "--from", "-3"], "'-3' for '--from <STEP>': expected a whole number, found `-3`"),
+        (
+            &["worker", "--max-concurrent-steps", "-1"],
+            "'-1' for '--max-concurrent-steps <N>': expected a whole number of at least 1, found `-1`",
+        ),
+    ];
+    for (args, expected) in cases {
+        let outcome = countdown().args(args.iter().copied()).run();
+        outcome.status(1);
+        let first = outcome.stderr.lines().next().unwrap_or_default();
+        assert_eq!(first, format!("error: invalid value {expected}"), "{args:?}\n{}", outcome.stderr);
+    }
+}
+
 #[test]
 fn resume_of_an_unknown_run_suggests_a_close_one() {
     let outcome = Test::new().file("START.sh", "exit 1\n").run_workflow(&[]).rerun(["resume", "tset"]);

@@ -65,6 +65,27 @@ impl Arguments {
 }
 
 /// The top level of the command line with `subcommand` as its only subcommand.
+/// A whole number from `least` to `most` for a count or a step number. clap's own
+/// parser for unsigned numbers says only "invalid digit found in string" of `-1`,
+/// and without `allow_negative_numbers` clap takes `-1` for an unknown flag.
+fn whole_number<T: TryFrom<u64>>(least: u64, most: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync {
+    move |text| {
+        let expected = match least {
+            0 => "expected a whole number".to_string(),
+            _ => format!("expected a whole number of at least {least}"),
+        };
+        let number = text.trim().parse::<u64>().map_err(|_| format!("{expected}, found `{text}`"))?;
+        if number < least {
+            return Err(format!("{expected}, found `{text}`"));
+        }
+        let too_large = || format!("expected a whole number of at most {most}, found `{text}`");
+        if number > most {
+            return Err(too_large());
+        }
+        T::try_from(number).map_err(|_| too_large())
+    }
+}
+
 fn only(subcommand: clap::Command) -> clap::Command {
     GlobalArguments::augment_args(clap::Command::new("baton").max_term_width(100))
         .subcommand_required(true)
@@ -229,7 +250,7 @@ pub(crate) struct GcArguments {
     #[arg(long, value_name = "AGE")]
     pub(crate) older_than: Option<String>,
     /// Keep the newest N finished runs, however old.
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = whole_number::<usize>(0, u64::MAX))]
     pub(crate) keep: Option<usize>,
     /// Delete the runs whose files cannot be read (`unreadable` in `baton list`: a damaged
     /// state file or journal), and only those, whatever their age.
@@ -273,7 +294,7 @@ pub(crate) struct LogsArguments {
     /// tool calls with their inputs and results, cost and tokens), a script's stdout,
     /// stderr and exit code, the tags found and the transition. Steps are counted per
     /// agent from 1; --agent picks the agent (default: main).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = whole_number::<u64>(0, u64::MAX))]
     pub(crate) step: Option<u64>,
     /// Print the trace's JSON lines (those the filters keep) unchanged.
     #[arg(long)]
@@ -307,13 +328,13 @@ pub(crate) struct ExecutionArguments {
     #[arg(long, value_name = "URL")]
     pub(crate) otel: Option<String>,
     /// Attempts per state for retryable errors.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub(crate) attempts: u32,
     /// Run at most N agents' steps at once; further agents wait in a queue.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = whole_number::<u32>(1, u32::MAX.into()))]
     pub(crate) max_agents: Option<u32>,
     /// Pause the run once N steps have completed (over all resumes).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = whole_number::<u64>(1, u64::MAX))]
     pub(crate) max_steps: Option<u64>,
     /// Pause the run once it has run this long, e.g. 90m, 2h, 1h30m (over all resumes).
     #[arg(long, value_name = "DURATION")]
@@ -460,7 +481,7 @@ pub(crate) struct RerunArguments {
     pub(crate) run: String,
     /// The step to continue after: its journal commit, the `commit` of its `TransitionOccurred`
     /// event (`baton status RUN --steps` lists the steps a rerun can start from).
-    #[arg(long, value_name = "STEP")]
+    #[arg(long, allow_negative_numbers = true, value_name = "STEP", value_parser = whole_number::<u64>(0, u64::MAX))]
     pub(crate) from: u64,
     /// Input for the agent that took STEP, replacing what STEP passed on to its next state
     /// (`{{input}}` / `$BATON_INPUT`); the answer, when STEP was an `<ask>`. `--input=-x` for
@@ -579,14 +600,14 @@ pub(crate) struct WorkerArguments {
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
     /// Run at most N steps at once; more wait [default: 4 per core].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = whole_number::<u32>(1, u32::MAX.into()))]
     pub(crate) max_concurrent_steps: Option<u32>,
     /// The longest a step may run before Restate gives up on it (its inactivity and abort
     /// timeouts for this service), e.g. 30m, 2h.
     #[arg(long, value_name = "DURATION", default_value = "2h")]
     pub(crate) longest_step: String,
     /// Seconds running steps get to finish after SIGTERM or SIGINT, before they are killed.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, allow_negative_numbers = true, value_name = "SECS", default_value_t = 30.0)]
     pub(crate) grace: f64,
     /// Where steps run with --files shipped keep their files: workflows, checkouts, task
     /// folders (docs/distributed-files.md) [default: ~/.cache/baton/worker].
