@@ -203,6 +203,22 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "flock never took the lock");
             std::thread::yield_now();
         }
+        // Regression (a flaky test): flock's fork holds a copy of the locked
+        // descriptor until it closes it just before its exec, so a SIGKILL in that
+        // window left the lock held by a dying child after flock itself was reaped.
+        // With `close`, wait for `sleep` to be running: the copy is gone by then.
+        let children = format!("/proc/{0}/task/{0}/children", child.id());
+        let sleeping = || {
+            // Without the kernel's list of children there is nothing to wait on.
+            let Ok(listed) = std::fs::read_to_string(&children) else { return true };
+            listed.split_whitespace().any(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == "sleep")
+            })
+        };
+        while close && !sleeping() {
+            assert!(std::time::Instant::now() < deadline, "flock's command never started");
+            std::thread::yield_now();
+        }
         child
     }
 
