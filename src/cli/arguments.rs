@@ -64,7 +64,6 @@ impl Arguments {
     }
 }
 
-/// The top level of the command line with `subcommand` as its only subcommand.
 /// A whole number from `least` to `most` for a count or a step number. clap's own
 /// parser for unsigned numbers says only "invalid digit found in string" of `-1`,
 /// and without `allow_negative_numbers` clap takes `-1` for an unknown flag.
@@ -74,9 +73,10 @@ fn whole_number<T: TryFrom<u64>>(least: u64, most: u64) -> impl Fn(&str) -> Resu
             0 => "expected a whole number".to_string(),
             _ => format!("expected a whole number of at least {least}"),
         };
-        let number = text.trim().parse::<u64>().map_err(|_| format!("{expected}, found `{text}`"))?;
+        let not_expected = || format!("{expected}, found `{text}`");
+        let number = text.trim().parse::<u64>().map_err(|_| not_expected())?;
         if number < least {
-            return Err(format!("{expected}, found `{text}`"));
+            return Err(not_expected());
         }
         let too_large = || format!("expected a whole number of at most {most}, found `{text}`");
         if number > most {
@@ -86,6 +86,7 @@ fn whole_number<T: TryFrom<u64>>(least: u64, most: u64) -> impl Fn(&str) -> Resu
     }
 }
 
+/// The top level of the command line with `subcommand` as its only subcommand.
 fn only(subcommand: clap::Command) -> clap::Command {
     GlobalArguments::augment_args(clap::Command::new("baton").max_term_width(100))
         .subcommand_required(true)
